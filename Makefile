@@ -1,0 +1,52 @@
+# switchboard: `make run` to try it, `make test` to test it, `make help` for the rest.
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+UV := $(BIN)/uv
+PG_TEST_URL ?= postgresql+asyncpg://127.0.0.1:5432/test
+
+.DEFAULT_GOAL := help
+.PHONY: help install run test test-sqlite check lint format typecheck bench clean
+
+help: ## List the commands
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(UV): $(BIN)/python
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check "uv==0.13.9"
+
+install: $(UV) ## Create .venv and install the locked dependencies, the browser and the package (idempotent)
+	UV_PROJECT_ENVIRONMENT=$(VENV) $(UV) sync --frozen --python $(BIN)/python --quiet
+	@command -v chromium >/dev/null 2>&1 || { \
+	  command -v apt-get >/dev/null 2>&1 && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+	  || echo "note: install Debian's chromium for the browser tests"; }
+
+run: install ## Migrate, create the demo tenant (prints its admin password once) and serve on :8000
+	SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE=$${SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE:-127.0.0.0/8,::1/128} ; \
+	export SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE ; \
+	$(BIN)/switchboard migrate && $(BIN)/switchboard demo && $(BIN)/switchboard serve
+
+test: install ## Run the whole suite (SQLite, and PostgreSQL when SWITCHBOARD_TEST_POSTGRES_URL is set)
+	$(BIN)/pytest -q
+
+check: install lint typecheck ## ruff (format + lint) and mypy --strict on src/
+
+lint:
+	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench
+
+format: install ## Reformat and autofix
+	$(BIN)/ruff format src tests bench
+	$(BIN)/ruff check --fix src tests bench
+
+typecheck:
+	$(BIN)/mypy
+
+bench: install ## Run the benchmarks (figures go in docs/benchmarks.md)
+	@for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f; done
+
+clean: ## Remove the virtualenv and local data
+	rm -rf $(VENV) var

@@ -1,0 +1,50 @@
+"""One process, three applications: identity provider, platform API and linen portal."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.routing import Mount
+
+from switchboard.identity.app import create_identity_app
+from switchboard.kit.clock import Clock
+from switchboard.kit.http import NoStoreMiddleware
+from switchboard.linen.app import create_linen_app
+from switchboard.platform.app import create_platform_app
+from switchboard.runtime import Runtime
+from switchboard.settings import Settings
+from switchboard.workers import all_workers
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    clock: Clock | None = None,
+    runtime: Runtime | None = None,
+) -> Starlette:
+    runtime = runtime or Runtime(settings or Settings(), clock=clock)
+    if not runtime.workers:
+        runtime.workers.extend(all_workers())
+    identity = create_identity_app(runtime)
+    linen = create_linen_app(runtime)
+    platform = create_platform_app(runtime, extra_openapi=identity)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        async with runtime.lifespan():
+            yield
+
+    app = Starlette(
+        routes=[
+            Mount("/oidc.ashx", app=identity),
+            Mount("/api", app=linen),
+            Mount("", app=platform),
+        ],
+        middleware=[Middleware(NoStoreMiddleware)],
+        lifespan=lifespan,
+    )
+    app.state.runtime = runtime
+    return app

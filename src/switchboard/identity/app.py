@@ -1,0 +1,16 @@
+"""The identity provider as its own ASGI application (mounted at ``/oidc.ashx``)."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+
+from switchboard import __version__
+from switchboard.identity.endpoints import router
+from switchboard.kit.http import new_api
+from switchboard.runtime import Runtime
+
+
+def create_identity_app(runtime: Runtime) -> FastAPI:
+    app = new_api(runtime, title="switchboard identity provider", version=__version__)
+    app.include_router(router)
+    return app

@@ -1,0 +1,240 @@
+"""Who is calling: an OIDC access token (ours or a trusted external issuer's) or an API key."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import time
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+import aiohttp
+import orjson
+from joserfc import jwt
+from joserfc.errors import JoseError
+from joserfc.jwk import KeySet
+from joserfc.jws import extract_compact
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from switchboard.identity.keys import Keyring
+from switchboard.identity.models import ROLES, ApiKey, User
+from switchboard.kit.clock import Clock
+from switchboard.kit.crypto import sha256_hex
+from switchboard.kit.errors import Unauthorized
+from switchboard.tenants import repository as tenants_repo
+from switchboard.tenants import service as tenants
+from switchboard.tenants.config import TenantConfig
+
+API_KEY_PREFIX = "ak_"
+TOKEN_CACHE_MAX = 10_000
+API_KEY_TOUCH_EVERY = dt.timedelta(seconds=60)
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """The authenticated principal of a request."""
+
+    tenant_id: int
+    tenant_name: str
+    subject: str
+    username: str
+    role: str
+    method: Literal["oidc", "apikey", "external"]
+    primary: bool
+
+    @property
+    def is_admin(self) -> bool:
+        return self.role == "admin"
+
+    @property
+    def is_super_admin(self) -> bool:
+        """An admin of the primary tenant: super-admin on super-admin-gated endpoints."""
+        return self.is_admin and self.primary
+
+
+def issuer_for(scheme: str, host: str) -> str:
+    return f"{scheme}://{host}/oidc.ashx"
+
+
+def _role_from(value: Any) -> str | None:
+    values = value if isinstance(value, list) else [value]
+    for role in ROLES:  # the strongest role present wins
+        if role in values:
+            return role
+    return None
+
+
+class ExternalJwks:
+    """JWKS documents of external issuers, fetched over HTTP and cached with a TTL."""
+
+    def __init__(self, ttl_seconds: int) -> None:
+        self._ttl = ttl_seconds
+        self._cache: dict[str, tuple[float, KeySet]] = {}
+
+    async def get(self, url: str, *, refresh: bool = False) -> KeySet:
+        hit = self._cache.get(url)
+        if hit and not refresh and time.monotonic() - hit[0] < self._ttl:
+            return hit[1]
+        timeout = aiohttp.ClientTimeout(total=5)
+        async with (
+            aiohttp.ClientSession(timeout=timeout) as http,
+            http.get(url, allow_redirects=False) as response,
+        ):
+            if response.status != 200:
+                raise Unauthorized("the external issuer's keys are unavailable")
+            document = orjson.loads(await response.read())
+        keys = KeySet.import_key_set(document)
+        self._cache[url] = (time.monotonic(), keys)
+        return keys
+
+
+class Authenticator:
+    def __init__(
+        self, *, keyring: Keyring, clock: Clock, scheme: str, primary_domain: str, jwks_ttl: int
+    ) -> None:
+        self._keyring = keyring
+        self._clock = clock
+        self._scheme = scheme
+        self._primary_domain = primary_domain
+        self._external = ExternalJwks(jwks_ttl)
+        self._tokens: dict[str, tuple[float, Caller]] = {}
+
+    def forget_cached_tokens(self) -> None:
+        self._tokens.clear()
+
+    async def authenticate(self, session: AsyncSession, token: str) -> Caller:
+        if token.startswith(API_KEY_PREFIX):
+            return await self._api_key(session, token)
+        now = self._clock.now().timestamp()
+        hit = self._tokens.get(token)
+        if hit is not None:
+            if hit[0] > now:
+                return hit[1]
+            del self._tokens[token]
+        expires, caller = await self._jwt(session, token, now)
+        if len(self._tokens) >= TOKEN_CACHE_MAX:
+            self._tokens.pop(next(iter(self._tokens)))
+        self._tokens[token] = (expires, caller)
+        return caller
+
+    async def _api_key(self, session: AsyncSession, token: str) -> Caller:
+        stmt = (
+            select(ApiKey, User)
+            .join(User, User.id == ApiKey.user_id)
+            .where(ApiKey.key_hash == sha256_hex(token))
+        )
+        row = (await session.execute(stmt)).first()
+        if row is None:
+            raise Unauthorized("unknown API key")
+        key, user = row
+        if key.revoked_at is not None or user.disabled:
+            raise Unauthorized("the API key was revoked")
+        tenant = await tenants_repo.get_by_id(session, key.tenant_id)
+        assert tenant is not None
+        now = self._clock.now()
+        if key.last_used_at is None or now - key.last_used_at > API_KEY_TOUCH_EVERY:
+            key.last_used_at = now
+        return Caller(
+            tenant_id=tenant.id,
+            tenant_name=tenant.name,
+            subject=str(user.id),
+            username=user.username,
+            role="admin",  # an API key carries the admin authorisation surface (spec 5.2)
+            method="apikey",
+            primary=await self._is_primary(session, tenant.id),
+        )
+
+    async def _is_primary(self, session: AsyncSession, tenant_id: int) -> bool:
+        return await tenants.is_primary(session, tenant_id, self._primary_domain)
+
+    async def _jwt(self, session: AsyncSession, token: str, now: float) -> tuple[float, Caller]:
+        try:
+            header = extract_compact(token.encode()).headers()
+        except (JoseError, ValueError, UnicodeError) as exc:
+            raise Unauthorized("malformed bearer token") from exc
+        kid = str(header.get("kid", ""))
+        if self._keyring.public_key(kid) is None and self._keyring.may_reload_for_unknown_kid():
+            await self._keyring.load(session)
+        key = self._keyring.public_key(kid)
+        if key is not None:
+            claims = self._decode(token, key)
+            return self._check_times(claims, now), await self._local_caller(session, claims)
+        return await self._external_caller(session, token, now)
+
+    def _decode(self, token: str, key: Any) -> dict[str, Any]:
+        try:
+            return dict(jwt.decode(token, key, algorithms=["RS256", "ES256"]).claims)
+        except (JoseError, ValueError) as exc:
+            raise Unauthorized("invalid bearer token") from exc
+
+    @staticmethod
+    def _check_times(claims: dict[str, Any], now: float) -> float:
+        exp = claims.get("exp")
+        if not isinstance(exp, int | float) or exp <= now:
+            raise Unauthorized("the bearer token has expired")
+        nbf = claims.get("nbf")
+        if isinstance(nbf, int | float) and nbf > now + 60:
+            raise Unauthorized("the bearer token is not valid yet")
+        return float(exp)
+
+    async def _local_caller(self, session: AsyncSession, claims: dict[str, Any]) -> Caller:
+        if claims.get("token_use") != "access":
+            raise Unauthorized("not an access token")
+        tenant = await tenants_repo.get_by_name(session, str(claims.get("tenant", "")))
+        issuer_host = urlsplit(str(claims.get("iss", ""))).netloc
+        issued_by = await tenants.resolve_host(session, issuer_host) if issuer_host else None
+        if tenant is None or issued_by is None or issued_by.id != tenant.id:
+            raise Unauthorized("the token's issuer does not match its tenant")
+        role = _role_from(claims.get("role"))
+        if role is None:
+            raise Unauthorized("the token carries no known role")
+        return Caller(
+            tenant_id=tenant.id,
+            tenant_name=tenant.name,
+            subject=str(claims.get("sub", "")),
+            username=str(claims.get("preferred_username", claims.get("sub", ""))),
+            role=role,
+            method="oidc",
+            primary=await self._is_primary(session, tenant.id),
+        )
+
+    async def _external_caller(
+        self, session: AsyncSession, token: str, now: float
+    ) -> tuple[float, Caller]:
+        try:
+            unverified = orjson.loads(base64.urlsafe_b64decode(token.split(".")[1] + "=="))
+        except (ValueError, IndexError, orjson.JSONDecodeError) as exc:
+            raise Unauthorized("malformed bearer token") from exc
+        issuer = str(unverified.get("iss", "")) if isinstance(unverified, dict) else ""
+        for tenant in await tenants_repo.list_all(session):
+            config = TenantConfig.from_settings(tenant.settings or {})
+            external = config.external_issuer
+            if external is None or external.issuer != issuer:
+                continue
+            keys = await self._external.get(external.jwks_url)
+            try:
+                claims = self._decode(token, keys)
+            except Unauthorized:
+                fresh = await self._external.get(external.jwks_url, refresh=True)
+                claims = self._decode(token, fresh)
+            if claims.get("iss") != external.issuer:
+                raise Unauthorized("issuer mismatch")
+            expires = self._check_times(claims, now)
+            if external.tenant_claim and claims.get(external.tenant_claim) != tenant.name:
+                raise Unauthorized("the token belongs to another tenant")
+            role = _role_from(claims.get(external.role_claim))
+            if role is None:
+                raise Unauthorized("the token carries no known role")
+            caller = Caller(
+                tenant_id=tenant.id,
+                tenant_name=tenant.name,
+                subject=str(claims.get("sub", "")),
+                username=str(claims.get("preferred_username", claims.get("sub", ""))),
+                role=role,
+                method="external",
+                primary=await self._is_primary(session, tenant.id),
+            )
+            return expires, caller
+        raise Unauthorized("the token was not issued by a trusted issuer")

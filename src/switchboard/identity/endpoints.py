@@ -1,0 +1,144 @@
+"""``/oidc.ashx``: token, discovery, JWKS and userinfo. The tenant is the one the Host maps to."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Form, Request
+
+from switchboard.identity import service
+from switchboard.identity.bearer import issuer_for
+from switchboard.identity.deps import Caller, HostTenant, request_host
+from switchboard.identity.schemas import Discovery, TokenResponse, UserInfo
+from switchboard.identity.service import OAuthError
+from switchboard.identity.tokens import TokenSet
+from switchboard.kit.http import JsonResponse
+from switchboard.kit.schemas import ErrorBody
+from switchboard.runtime import RuntimeDep, Session
+from switchboard.tenants import service as tenants
+
+router = APIRouter()
+
+OAUTH_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorBody, "description": "OAuth error (invalid_request, invalid_grant, ...)"},
+    401: {"model": ErrorBody, "description": "invalid_client"},
+    429: {"model": ErrorBody, "description": "Too many failed sign-in attempts"},
+}
+
+
+def _issuer(runtime: RuntimeDep, request: Request) -> str:
+    return issuer_for(runtime.settings.public_scheme, request_host(request).lower())
+
+
+@router.post(
+    "/token",
+    response_model=TokenResponse,
+    response_model_exclude_none=True,
+    responses=OAUTH_ERRORS,
+    summary="OAuth 2.0 token endpoint (password and refresh_token grants)",
+)
+async def token(
+    request: Request,
+    runtime: RuntimeDep,
+    grant_type: Annotated[str, Form()],
+    client_id: Annotated[str | None, Form()] = None,
+    username: Annotated[str | None, Form()] = None,
+    password: Annotated[str | None, Form()] = None,
+    scope: Annotated[str | None, Form()] = None,
+    refresh_token: Annotated[str | None, Form()] = None,
+) -> JsonResponse:
+    settings = runtime.settings
+    issuer = _issuer(runtime, request)
+    result: TokenSet | None = None
+    failure: OAuthError | None = None
+    # Failed attempts must be recorded even though the request fails: commit, then answer.
+    async with runtime.db.transaction() as session:
+        tenant = await tenants.resolve_host(session, request_host(request))
+        if tenant is None:
+            raise OAuthError("invalid_request", "no tenant serves this host", status=404)
+        try:
+            if grant_type == "password":
+                result = await service.password_grant(
+                    session,
+                    tenant=tenant,
+                    issuer=issuer,
+                    tokens=runtime.tokens,
+                    clock=runtime.clock,
+                    client_id=client_id,
+                    username=username,
+                    password=password,
+                    scope=scope,
+                    max_failures=settings.login_max_failures,
+                    lockout_seconds=settings.login_lockout_seconds,
+                )
+            elif grant_type == "refresh_token":
+                result = await service.refresh_grant(
+                    session,
+                    tenant=tenant,
+                    issuer=issuer,
+                    tokens=runtime.tokens,
+                    clock=runtime.clock,
+                    client_id=client_id,
+                    refresh_token=refresh_token,
+                    scope=scope,
+                )
+            else:
+                raise OAuthError("unsupported_grant_type", f"grant_type {grant_type!r}")
+        except OAuthError as exc:
+            failure = exc
+    if failure is not None:
+        raise failure
+    assert result is not None
+    return JsonResponse(result.body(), headers={"Pragma": "no-cache"})
+
+
+@router.get(
+    "/.well-known/openid-configuration",
+    response_model=Discovery,
+    summary="OpenID Provider metadata",
+)
+async def discovery(request: Request, runtime: RuntimeDep, tenant: HostTenant) -> Discovery:
+    issuer = _issuer(runtime, request)
+    return Discovery(
+        issuer=issuer,
+        token_endpoint=f"{issuer}/token",
+        jwks_uri=f"{issuer}/jwks",
+        userinfo_endpoint=f"{issuer}/userinfo",
+        grant_types_supported=["password", "refresh_token"],
+        response_types_supported=["token"],
+        subject_types_supported=["public"],
+        id_token_signing_alg_values_supported=["RS256"],
+        token_endpoint_auth_methods_supported=["none"],
+        scopes_supported=list(service.SUPPORTED_SCOPES),
+        claims_supported=[
+            "sub",
+            "iss",
+            "aud",
+            "exp",
+            "iat",
+            "tenant",
+            "role",
+            "preferred_username",
+        ],
+    )
+
+
+@router.get("/jwks", summary="Public signing keys (JWK Set)")
+async def jwks(runtime: RuntimeDep, session: Session) -> JsonResponse:
+    await runtime.keyring.ensure_signer(session)
+    return JsonResponse(runtime.keyring.jwks())
+
+
+@router.get(
+    "/userinfo",
+    response_model=UserInfo,
+    responses={401: {"model": ErrorBody, "description": "Bearer missing or invalid"}},
+    summary="Claims of the bearer's user",
+)
+async def userinfo(caller: Caller) -> UserInfo:
+    return UserInfo(
+        sub=caller.subject,
+        preferred_username=caller.username,
+        tenant=caller.tenant_name,
+        role=caller.role,
+    )

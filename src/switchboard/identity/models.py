@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from sqlalchemy import ForeignKey, Index, String, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from switchboard.kit.db import Base, JsonType, UtcDateTime
+
+ROLES = ("admin", "power-user", "user")
+
+
+class User(Base):
+    __tablename__ = "users"
+    __table_args__ = (UniqueConstraint("tenant_id", "username"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    username: Mapped[str] = mapped_column(String(128))
+    password_hash: Mapped[str] = mapped_column(String(255))
+    role: Mapped[str] = mapped_column(String(16))
+    disabled: Mapped[bool] = mapped_column(default=False)
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)
+    failed_logins: Mapped[int] = mapped_column(default=0)
+    locked_until: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
+
+
+class OidcClient(Base):
+    __tablename__ = "oidc_clients"
+    __table_args__ = (UniqueConstraint("tenant_id", "client_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    client_id: Mapped[str] = mapped_column(String(128))
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)
+
+
+class SigningKey(Base):
+    """An RS256 key pair. ``active`` signs; older keys stay published until retired."""
+
+    __tablename__ = "signing_keys"
+
+    kid: Mapped[str] = mapped_column(String(64), primary_key=True)
+    public_jwk: Mapped[dict[str, Any]] = mapped_column(JsonType)
+    private_jwk_sealed: Mapped[str] = mapped_column(String(8192))
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)
+    active: Mapped[bool] = mapped_column(default=False)
+    retired_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
+
+
+class RefreshToken(Base):
+    __tablename__ = "refresh_tokens"
+    __table_args__ = (Index("ix_refresh_tokens_family", "family_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    family_id: Mapped[str] = mapped_column(String(32))
+    tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    client_id: Mapped[str] = mapped_column(String(128))
+    scope: Mapped[str] = mapped_column(String(255))
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)
+    expires_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)
+    used_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    revoked_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
+
+
+class ApiKey(Base):
+    """An ``ak_`` key: only its SHA-256 hash is kept."""
+
+    __tablename__ = "api_keys"
+
+    id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"), index=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(128), default="")
+    prefix: Mapped[str] = mapped_column(String(16))
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)
+    last_used_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    revoked_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)

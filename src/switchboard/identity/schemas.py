@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+
+class TokenResponse(BaseModel):
+    access_token: str
+    token_type: str
+    expires_in: int
+    scope: str
+    id_token: str | None = None
+    refresh_token: str | None = None
+
+
+class UserInfo(BaseModel):
+    sub: str
+    preferred_username: str
+    tenant: str
+    role: str
+
+
+class Discovery(BaseModel):
+    issuer: str
+    token_endpoint: str
+    jwks_uri: str
+    userinfo_endpoint: str
+    grant_types_supported: list[str]
+    response_types_supported: list[str]
+    subject_types_supported: list[str]
+    id_token_signing_alg_values_supported: list[str]
+    token_endpoint_auth_methods_supported: list[str]
+    scopes_supported: list[str]
+    claims_supported: list[str]

@@ -1,0 +1,263 @@
+"""Identity rules: users, clients, the password and refresh grants, API keys."""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from switchboard.identity.models import ROLES, ApiKey, OidcClient, RefreshToken, User
+from switchboard.identity.passwords import hash_password, verify_password
+from switchboard.identity.tokens import TokenIssuer, TokenSet
+from switchboard.kit.clock import Clock
+from switchboard.kit.crypto import random_token, sha256_hex
+from switchboard.kit.errors import ApiError, BadRequest, Conflict, Forbidden, NotFound
+from switchboard.tenants.models import Tenant
+
+SUPPORTED_SCOPES = ("openid", "offline_access", "profile")
+MAX_LOCKOUT_SECONDS = 3600
+
+
+class OAuthError(ApiError):
+    """An OAuth 2.0 token-endpoint error (RFC 6749 section 5.2)."""
+
+    def __init__(
+        self, code: str, description: str, *, status: int = 400, retry_after: int | None = None
+    ) -> None:
+        headers = {"Retry-After": str(retry_after)} if retry_after is not None else None
+        if status == 401:
+            headers = {**(headers or {}), "WWW-Authenticate": 'Basic realm="oidc"'}
+        super().__init__(description, code=code, status=status, headers=headers)
+
+
+# Users and clients -----------------------------------------------------------------------
+
+
+async def create_user(
+    session: AsyncSession, *, tenant: Tenant, username: str, password: str, role: str, clock: Clock
+) -> User:
+    if role not in ROLES:
+        raise BadRequest(f"role must be one of {', '.join(ROLES)}")
+    if not username or len(username) > 128 or any(c.isspace() for c in username):
+        raise BadRequest("username must be 1-128 characters without spaces")
+    if len(password) < 8:
+        raise BadRequest("password must have at least 8 characters")
+    exists = await session.execute(
+        select(User.id).where(User.tenant_id == tenant.id, User.username == username)
+    )
+    if exists.first() is not None:
+        raise Conflict(f"user {username!r} already exists", code="duplicate_user")
+    user = User(
+        tenant_id=tenant.id,
+        username=username,
+        password_hash=hash_password(password),
+        role=role,
+        created_at=clock.now(),
+    )
+    session.add(user)
+    await session.flush()
+    return user
+
+
+async def get_user(session: AsyncSession, *, tenant_id: int, username: str) -> User:
+    stmt = select(User).where(User.tenant_id == tenant_id, User.username == username)
+    user = (await session.execute(stmt)).scalar_one_or_none()
+    if user is None:
+        raise NotFound(f"no user {username!r} in this tenant")
+    return user
+
+
+async def create_client(
+    session: AsyncSession, *, tenant: Tenant, client_id: str, clock: Clock
+) -> OidcClient:
+    if not client_id or len(client_id) > 128:
+        raise BadRequest("client_id must be 1-128 characters")
+    exists = await session.execute(
+        select(OidcClient.id).where(
+            OidcClient.tenant_id == tenant.id, OidcClient.client_id == client_id
+        )
+    )
+    if exists.first() is not None:
+        raise Conflict(f"client {client_id!r} already exists", code="duplicate_client")
+    client = OidcClient(tenant_id=tenant.id, client_id=client_id, created_at=clock.now())
+    session.add(client)
+    await session.flush()
+    return client
+
+
+# Grants ----------------------------------------------------------------------------------
+
+
+def parse_scopes(scope: str | None) -> list[str]:
+    scopes = list(dict.fromkeys((scope or "openid").split()))
+    unknown = [s for s in scopes if s not in SUPPORTED_SCOPES]
+    if unknown:
+        raise OAuthError("invalid_scope", f"unsupported scope {unknown[0]!r}")
+    return scopes
+
+
+async def _require_client(session: AsyncSession, tenant: Tenant, client_id: str | None) -> str:
+    if not client_id:
+        raise OAuthError("invalid_request", "client_id is required")
+    stmt = select(OidcClient.id).where(
+        OidcClient.tenant_id == tenant.id, OidcClient.client_id == client_id
+    )
+    if (await session.execute(stmt)).first() is None:
+        raise OAuthError("invalid_client", "unknown client", status=401)
+    return client_id
+
+
+async def password_grant(
+    session: AsyncSession,
+    *,
+    tenant: Tenant,
+    issuer: str,
+    tokens: TokenIssuer,
+    clock: Clock,
+    client_id: str | None,
+    username: str | None,
+    password: str | None,
+    scope: str | None,
+    max_failures: int,
+    lockout_seconds: int,
+) -> TokenSet:
+    """Resource-owner password grant; repeated wrong passwords lock the user out for a while.
+
+    Failures are flushed before the error is raised: the caller commits them.
+    """
+    client = await _require_client(session, tenant, client_id)
+    scopes = parse_scopes(scope)
+    if not username or password is None:
+        raise OAuthError("invalid_request", "username and password are required")
+    stmt = select(User).where(User.tenant_id == tenant.id, User.username == username)
+    user = (await session.execute(stmt)).scalar_one_or_none()
+    now = clock.now()
+    if user is not None and user.locked_until is not None and user.locked_until > now:
+        wait = int((user.locked_until - now).total_seconds()) + 1
+        raise OAuthError(
+            "invalid_grant",
+            f"too many failed sign-in attempts; try again in {wait} s",
+            status=429,
+            retry_after=wait,
+        )
+    ok = verify_password(user.password_hash if user else None, password)
+    if user is None or not ok or user.disabled:
+        if user is not None and not ok:
+            user.failed_logins += 1
+            over = user.failed_logins - max_failures
+            if over >= 0:
+                seconds = min(lockout_seconds * 2**over, MAX_LOCKOUT_SECONDS)
+                user.locked_until = now + dt.timedelta(seconds=seconds)
+            await session.flush()
+        raise OAuthError("invalid_grant", "invalid username or password")
+    if user.failed_logins or user.locked_until:
+        user.failed_logins = 0
+        user.locked_until = None
+    return await tokens.issue(
+        session,
+        issuer=issuer,
+        tenant_name=tenant.name,
+        user=user,
+        client_id=client,
+        scopes=scopes,
+    )
+
+
+async def refresh_grant(
+    session: AsyncSession,
+    *,
+    tenant: Tenant,
+    issuer: str,
+    tokens: TokenIssuer,
+    clock: Clock,
+    client_id: str | None,
+    refresh_token: str | None,
+    scope: str | None,
+) -> TokenSet:
+    """Rotate a refresh token; presenting a rotated one again revokes its whole family."""
+    client = await _require_client(session, tenant, client_id)
+    if not refresh_token:
+        raise OAuthError("invalid_request", "refresh_token is required")
+    stmt = select(RefreshToken).where(RefreshToken.token_hash == sha256_hex(refresh_token))
+    row = (await session.execute(stmt)).scalar_one_or_none()
+    now = clock.now()
+    if row is None or row.tenant_id != tenant.id or row.client_id != client:
+        raise OAuthError("invalid_grant", "unknown refresh token")
+    if row.used_at is not None:
+        await session.execute(
+            update(RefreshToken)
+            .where(RefreshToken.family_id == row.family_id, RefreshToken.revoked_at.is_(None))
+            .values(revoked_at=now)
+        )
+        await session.flush()
+        raise OAuthError("invalid_grant", "refresh token reuse detected; the session is revoked")
+    if row.revoked_at is not None or row.expires_at <= now:
+        raise OAuthError("invalid_grant", "the refresh token has expired or was revoked")
+    granted = row.scope.split()
+    scopes = parse_scopes(scope) if scope else granted
+    if not set(scopes) <= set(granted):
+        raise OAuthError("invalid_scope", "cannot widen the scope on refresh")
+    if "offline_access" not in scopes:
+        scopes.append("offline_access")
+    user = await session.get(User, row.user_id)
+    if user is None or user.disabled:
+        raise OAuthError("invalid_grant", "the user is no longer active")
+    row.used_at = now
+    return await tokens.issue(
+        session,
+        issuer=issuer,
+        tenant_name=tenant.name,
+        user=user,
+        client_id=client,
+        scopes=scopes,
+        family_id=row.family_id,
+    )
+
+
+# API keys --------------------------------------------------------------------------------
+
+
+async def create_api_key(
+    session: AsyncSession, *, tenant_id: int, user: User, name: str, clock: Clock
+) -> tuple[ApiKey, str]:
+    """Mint an ``ak_`` key (256 random bits). The plaintext is returned once, never stored."""
+    if user.role != "admin":
+        raise Forbidden("only admins can own API keys")
+    plaintext = random_token("ak_", 32)
+    key = ApiKey(
+        id=secrets.token_hex(8),
+        tenant_id=tenant_id,
+        user_id=user.id,
+        name=name[:128],
+        prefix=plaintext[:10],
+        key_hash=sha256_hex(plaintext),
+        created_at=clock.now(),
+    )
+    session.add(key)
+    await session.flush()
+    return key, plaintext
+
+
+async def list_api_keys(session: AsyncSession, *, tenant_id: int) -> list[tuple[ApiKey, str]]:
+    stmt = (
+        select(ApiKey, User.username)
+        .join(User, User.id == ApiKey.user_id)
+        .where(ApiKey.tenant_id == tenant_id)
+        .order_by(ApiKey.created_at, ApiKey.id)
+    )
+    return [(key, username) for key, username in (await session.execute(stmt)).all()]
+
+
+async def revoke_api_key(
+    session: AsyncSession, *, tenant_id: int, key_id: str, clock: Clock
+) -> ApiKey:
+    stmt = select(ApiKey).where(ApiKey.tenant_id == tenant_id, ApiKey.id == key_id)
+    key = (await session.execute(stmt)).scalar_one_or_none()
+    if key is None:
+        raise NotFound(f"no API key {key_id!r}")
+    if key.revoked_at is None:
+        key.revoked_at = clock.now()
+        await session.flush()
+    return key

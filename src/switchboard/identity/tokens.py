@@ -1,0 +1,121 @@
+"""Minting access, ID and refresh tokens."""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+from joserfc import jwt
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from switchboard.identity.keys import Keyring
+from switchboard.identity.models import RefreshToken, User
+from switchboard.kit.clock import Clock
+from switchboard.kit.crypto import random_token, sha256_hex
+
+
+@dataclass(frozen=True, slots=True)
+class TokenSet:
+    access_token: str
+    expires_in: int
+    scope: str
+    id_token: str | None
+    refresh_token: str | None
+
+    def body(self) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "access_token": self.access_token,
+            "token_type": "Bearer",
+            "expires_in": self.expires_in,
+            "scope": self.scope,
+        }
+        if self.id_token:
+            body["id_token"] = self.id_token
+        if self.refresh_token:
+            body["refresh_token"] = self.refresh_token
+        return body
+
+
+class TokenIssuer:
+    def __init__(
+        self, *, keyring: Keyring, clock: Clock, access_ttl: int, refresh_ttl: int
+    ) -> None:
+        self._keyring = keyring
+        self._clock = clock
+        self.access_ttl = access_ttl
+        self.refresh_ttl = refresh_ttl
+
+    async def issue(
+        self,
+        session: AsyncSession,
+        *,
+        issuer: str,
+        tenant_name: str,
+        user: User,
+        client_id: str,
+        scopes: list[str],
+        family_id: str | None = None,
+    ) -> TokenSet:
+        kid, key = await self._keyring.ensure_signer(session)
+        now = int(self._clock.now().timestamp())
+        scope = " ".join(scopes)
+        common = {
+            "iss": issuer,
+            "sub": str(user.id),
+            "aud": client_id,
+            "iat": now,
+            "exp": now + self.access_ttl,
+            "tenant": tenant_name,
+            "role": user.role,
+            "preferred_username": user.username,
+        }
+        header = {"alg": "RS256", "kid": kid, "typ": "JWT"}
+        access = jwt.encode(
+            header,
+            {
+                **common,
+                "nbf": now,
+                "jti": secrets.token_hex(16),
+                "client_id": client_id,
+                "scope": scope,
+                "token_use": "access",
+            },
+            key,
+        )
+        id_token = None
+        if "openid" in scopes:
+            id_token = jwt.encode(header, {**common, "auth_time": now, "token_use": "id"}, key)
+        refresh = None
+        if "offline_access" in scopes:
+            refresh = await self._new_refresh_token(
+                session, user=user, client_id=client_id, scope=scope, family_id=family_id
+            )
+        return TokenSet(access, self.access_ttl, scope, id_token, refresh)
+
+    async def _new_refresh_token(
+        self,
+        session: AsyncSession,
+        *,
+        user: User,
+        client_id: str,
+        scope: str,
+        family_id: str | None,
+    ) -> str:
+        token = random_token("rt_", 32)
+        now = self._clock.now()
+        session.add(
+            RefreshToken(
+                token_hash=sha256_hex(token),
+                family_id=family_id or secrets.token_hex(16),
+                tenant_id=user.tenant_id,
+                user_id=user.id,
+                client_id=client_id,
+                scope=scope,
+                created_at=now,
+                expires_at=now + dt.timedelta(seconds=self.refresh_ttl),
+            )
+        )
+        await session.flush()
+        return token

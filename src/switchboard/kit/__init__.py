@@ -1,0 +1,1 @@
+"""Shared mechanics: errors, database session, wire casing, paging, clock, crypto."""

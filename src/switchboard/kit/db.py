@@ -1,0 +1,125 @@
+"""Engine, declarative base and the one-transaction-per-request session.
+
+SQLite is the embedded default; PostgreSQL is selected by a ``postgresql+asyncpg`` URL.
+Services flush, never commit: the request (or task) that opened the session commits it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from sqlalchemy import JSON, DateTime, MetaData, event
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.engine import Dialect
+from sqlalchemy.ext.asyncio import (
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
+from sqlalchemy.orm import DeclarativeBase
+from sqlalchemy.pool import ConnectionPoolEntry
+from sqlalchemy.types import TypeDecorator
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class UtcDateTime(TypeDecorator[dt.datetime]):
+    """A timezone-aware UTC datetime on every backend (SQLite keeps naive UTC)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: dt.datetime | None, dialect: Dialect) -> dt.datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetimes are not stored; pass an aware UTC value")
+        value = value.astimezone(dt.UTC)
+        if dialect.name == "sqlite":
+            return value.replace(tzinfo=None)
+        return value
+
+    def process_result_value(
+        self, value: dt.datetime | None, dialect: Dialect
+    ) -> dt.datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=dt.UTC)
+        return value.astimezone(dt.UTC)
+
+
+JsonType = JSON().with_variant(JSONB(), "postgresql")
+
+
+def is_sqlite(url: str) -> bool:
+    return url.startswith("sqlite")
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
+
+
+AfterCommit = Callable[[], Awaitable[None] | None]
+
+
+class Database:
+    """One engine and its session factory; owned by the application's lifespan."""
+
+    def __init__(self, url: str, *, echo: bool = False) -> None:
+        self.url = url
+        kwargs: dict[str, Any] = {"echo": echo}
+        if is_sqlite(url):
+            kwargs["connect_args"] = {"timeout": 10}
+        else:
+            kwargs.update(pool_size=10, max_overflow=20, pool_pre_ping=True)
+        self.engine: AsyncEngine = create_async_engine(url, **kwargs)
+        if is_sqlite(url):
+            event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
+        self.sessionmaker = async_sessionmaker(self.engine, expire_on_commit=False)
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[AsyncSession]:
+        """One unit of work: commit on success, roll back on error, then run after-commit hooks."""
+        async with self.sessionmaker() as session:
+            try:
+                yield session
+                await session.commit()
+            except BaseException:
+                await session.rollback()
+                raise
+            for hook in session.info.pop("after_commit", []):
+                result = hook()
+                if result is not None:
+                    await result
+
+    async def dispose(self) -> None:
+        await self.engine.dispose()
+
+
+def after_commit(session: AsyncSession, hook: AfterCommit) -> None:
+    """Run ``hook`` once the session's transaction has committed (dropped on rollback)."""
+    session.info.setdefault("after_commit", []).append(hook)

@@ -1,0 +1,133 @@
+"""HTTP conventions shared by every sub-application.
+
+Every response carries ``Cache-Control: no-store``; every error, including unknown routes,
+wrong methods and invalid input, is rendered as ``{error, error_description}`` and never as 422.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from switchboard.kit.errors import ApiError
+
+log = logging.getLogger("switchboard.http")
+
+
+class JsonResponse(Response):
+    """JSON through orjson, for bodies that are not pydantic models."""
+
+    media_type = "application/json"
+
+    def render(self, content: Any) -> bytes:
+        return orjson.dumps(content)
+
+
+def error_response(error: ApiError) -> JsonResponse:
+    return JsonResponse(error.body(), status_code=error.status, headers=error.headers)
+
+
+class NoStoreMiddleware:
+    """Adds ``Cache-Control: no-store`` to every HTTP response."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_header(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = [(k, v) for k, v in message.get("headers", []) if k != b"cache-control"]
+                headers.append((b"cache-control", b"no-store"))
+                message["headers"] = headers
+            await send(message)
+
+        await self.app(scope, receive, send_with_header)
+
+
+def describe_validation(errors: Sequence[Any]) -> str:
+    """A one-line, field-naming description of pydantic/FastAPI validation errors."""
+    parts = []
+    for err in list(errors)[:5]:
+        loc = [str(p) for p in err.get("loc", ()) if p not in ("body",)]
+        where = ".".join(loc) if loc else "body"
+        msg = err.get("msg", "invalid value")
+        if err.get("type") == "json_invalid":
+            return "the request body is not valid JSON"
+        parts.append(f"{where}: {msg}")
+    return "; ".join(parts) or "invalid request"
+
+
+_STATUS_CODES = {
+    400: "invalid_request",
+    401: "invalid_token",
+    403: "insufficient_scope",
+    404: "not_found",
+    405: "method_not_allowed",
+    406: "not_acceptable",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+}
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    async def on_api_error(_request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, ApiError)
+        return error_response(exc)
+
+    async def on_validation(_request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, RequestValidationError | ValidationError)
+        return error_response(ApiError(describe_validation(exc.errors())))
+
+    async def on_http(_request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, StarletteHTTPException)
+        code = _STATUS_CODES.get(exc.status_code, "error")
+        if exc.status_code == 404:
+            description = "no such resource"
+        elif exc.status_code == 405:
+            description = "method not allowed on this resource"
+        else:
+            description = str(exc.detail)
+        headers = dict(exc.headers or {})
+        return error_response(
+            ApiError(description, code=code, status=exc.status_code, headers=headers)
+        )
+
+    async def on_unexpected(_request: Request, exc: Exception) -> Response:
+        log.exception("unhandled error", exc_info=exc)
+        return error_response(ApiError("internal error", code="server_error", status=500))
+
+    app.add_exception_handler(ApiError, on_api_error)
+    app.add_exception_handler(RequestValidationError, on_validation)
+    app.add_exception_handler(ValidationError, on_validation)
+    app.add_exception_handler(StarletteHTTPException, on_http)
+    app.add_exception_handler(Exception, on_unexpected)
+
+
+def new_api(runtime: Any, *, title: str, version: str, description: str = "") -> FastAPI:
+    """A sub-application with the shared conventions; standalone it runs its own lifespan."""
+
+    app = FastAPI(
+        title=title,
+        version=version,
+        description=description,
+        openapi_url=None,
+        docs_url=None,
+        redoc_url=None,
+        lifespan=lambda _app: runtime.lifespan(),
+    )
+    app.state.runtime = runtime
+    install_error_handlers(app)
+    return app

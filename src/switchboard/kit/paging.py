@@ -1,0 +1,47 @@
+"""Paging query parameters and the ``next`` link of the collection envelope."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+from urllib.parse import urlencode
+
+from fastapi import Depends, Query, Request
+
+MAX_LIMIT = 500
+DEFAULT_LIMIT = 50
+
+
+@dataclass(frozen=True, slots=True)
+class PageParams:
+    limit: int
+    offset: int
+    path: str
+    query: tuple[tuple[str, str], ...]
+
+    def next_url(self, total: int) -> str | None:
+        """Relative URL of the next page, or None on the last page."""
+        following = self.offset + self.limit
+        if following >= total:
+            return None
+        items = [(k, v) for k, v in self.query if k not in ("offset", "limit")]
+        items += [("limit", str(self.limit)), ("offset", str(following))]
+        return f"{self.path}?{urlencode(items)}"
+
+    def next_offset(self, total: int) -> int | None:
+        following = self.offset + self.limit
+        return following if following < total else None
+
+
+def page_params(
+    request: Request,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Page size")] = DEFAULT_LIMIT,
+    offset: Annotated[int, Query(ge=0, description="Items to skip")] = 0,
+) -> PageParams:
+    path = request.url.path
+    return PageParams(
+        limit=limit, offset=offset, path=path, query=tuple(request.query_params.multi_items())
+    )
+
+
+Paging = Annotated[PageParams, Depends(page_params)]

@@ -1,0 +1,51 @@
+"""The platform API as its own ASGI application (paths ``/api.ashx/v1/...``, ``/signal.ashx``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.routing import APIRouter
+
+from switchboard import __version__
+from switchboard.kit.http import JsonResponse, new_api
+from switchboard.platform.apikeys.endpoints import router as apikeys_router
+from switchboard.platform.catalogue.endpoints import router as catalogue_router
+from switchboard.runtime import Runtime
+
+DESCRIPTION = """Outbound AI calls, virtual numbers, transcripts, routing tables, webhooks and
+the outbound whitelist. Every endpoint except `GET /api.ashx/v1` needs
+`Authorization: Bearer <token>` with `role=admin`: an OIDC access token from
+`/oidc.ashx/token` or an API key (`ak_...`). Errors are `{error, error_description}`."""
+
+ROUTERS: list[APIRouter] = [catalogue_router, apikeys_router]
+
+
+def create_platform_app(runtime: Runtime, *, extra_openapi: FastAPI | None = None) -> FastAPI:
+    """``extra_openapi``: the identity provider, whose paths join this description."""
+    app = new_api(
+        runtime, title="switchboard platform API", version=__version__, description=DESCRIPTION
+    )
+    for router in ROUTERS:
+        app.include_router(router)
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = FastAPI.openapi(app)
+            if extra_openapi is not None:
+                extra = extra_openapi.openapi()
+                for path, item in extra.get("paths", {}).items():
+                    schema["paths"][f"/oidc.ashx{path}"] = item
+                components = schema.setdefault("components", {}).setdefault("schemas", {})
+                components.update(extra.get("components", {}).get("schemas", {}))
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+    @app.get("/openapi.json", include_in_schema=False)
+    @app.get("/.well-known/openapi.json", include_in_schema=False)
+    async def openapi_document() -> JsonResponse:
+        return JsonResponse(app.openapi())
+
+    return app

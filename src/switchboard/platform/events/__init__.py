@@ -1,0 +1,1 @@
+"""Platform events (spec 6.2): written in the transaction of the change that causes them."""

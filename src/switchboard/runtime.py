@@ -1,0 +1,101 @@
+"""The process-wide objects every sub-application shares, and the request-scoped session."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable, Coroutine
+from typing import Annotated, Any
+
+from fastapi import Depends, Request
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from switchboard.identity.bearer import Authenticator
+from switchboard.identity.keys import Keyring
+from switchboard.identity.tokens import TokenIssuer
+from switchboard.kit.clock import Clock, SystemClock
+from switchboard.kit.crypto import SecretBox
+from switchboard.kit.db import Database
+from switchboard.settings import Settings
+
+log = logging.getLogger("switchboard")
+
+Worker = Callable[["Runtime", asyncio.Event], Coroutine[Any, Any, None]]
+
+
+class Runtime:
+    """Settings, clock, database, keyring and background workers of one process."""
+
+    def __init__(self, settings: Settings, *, clock: Clock | None = None) -> None:
+        self.settings = settings
+        self.clock: Clock = clock or SystemClock()
+        self.db = Database(settings.resolved_database_url)
+        self.box = SecretBox(settings.secret_key)
+        self.keyring = Keyring(self.box, self.clock)
+        self.tokens = TokenIssuer(
+            keyring=self.keyring,
+            clock=self.clock,
+            access_ttl=settings.access_token_ttl,
+            refresh_ttl=settings.refresh_token_ttl,
+        )
+        self.authenticator = Authenticator(
+            keyring=self.keyring,
+            clock=self.clock,
+            scheme=settings.public_scheme,
+            primary_domain=settings.primary_domain,
+            jwks_ttl=settings.external_jwks_ttl,
+        )
+        self.workers: list[Worker] = []
+        self._stop = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._started = 0
+
+    async def start(self, *, run_workers: bool | None = None) -> None:
+        self._started += 1
+        if self._started > 1:
+            return
+        if self.settings.database_url == "":
+            self.settings.data_dir.mkdir(parents=True, exist_ok=True)
+        if run_workers if run_workers is not None else self.settings.run_workers:
+            self._stop.clear()
+            for worker in self.workers:
+                self._tasks.append(asyncio.create_task(worker(self, self._stop)))
+
+    async def stop(self) -> None:
+        self._started -= 1
+        if self._started > 0:
+            return
+        self._stop.set()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(asyncio.shield(task), timeout=5)
+            if not task.done():
+                task.cancel()
+        self._tasks.clear()
+        await self.db.dispose()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self) -> AsyncIterator[None]:
+        await self.start()
+        try:
+            yield
+        finally:
+            await self.stop()
+
+
+def get_runtime(request: Request) -> Runtime:
+    runtime: Runtime = request.app.state.runtime
+    return runtime
+
+
+RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
+
+
+async def get_session(runtime: RuntimeDep) -> AsyncIterator[AsyncSession]:
+    """One request, one transaction: committed before the response is sent."""
+    async with runtime.db.transaction() as session:
+        yield session
+
+
+Session = Annotated[AsyncSession, Depends(get_session, scope="function")]

@@ -1,0 +1,90 @@
+"""All configuration, read once from ``SWITCHBOARD_*`` environment variables."""
+
+from __future__ import annotations
+
+import ipaddress
+from functools import cached_property
+from pathlib import Path
+from typing import Annotated, Literal
+from urllib.parse import urlsplit
+
+from pydantic import Field, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+DEV_SECRET = "dev-insecure-secret-change-me"  # noqa: S105 (the refused placeholder)
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="SWITCHBOARD_", extra="ignore")
+
+    env: Literal["dev", "production"] = "dev"
+    data_dir: Path = Path("./var")
+    database_url: str = ""
+    public_base_url: str = "http://127.0.0.1:8000"
+    secret_key: str = Field(default=DEV_SECRET, repr=False)
+    log_level: str = "INFO"
+
+    access_token_ttl: int = Field(default=3600, ge=60, le=86400)
+    refresh_token_ttl: int = Field(default=30 * 86400, ge=3600)
+    login_max_failures: int = Field(default=5, ge=1)
+    login_lockout_seconds: int = Field(default=300, ge=1)
+    external_jwks_ttl: int = Field(default=300, ge=1)
+
+    bridge_url: str = ""
+    bridge_secret: str = Field(default="", repr=False)
+    sim_speed: float = Field(default=1.0, gt=0)
+
+    webhook_retry_delays: Annotated[tuple[float, ...], NoDecode] = (5.0, 30.0, 120.0)
+    webhook_allow_private: Annotated[tuple[str, ...], NoDecode] = ()
+    webhook_timeout: float = Field(default=10.0, gt=0)
+    webhook_log_retention_days: int = Field(default=30, ge=1)
+
+    run_workers: bool = True
+
+    @field_validator("webhook_retry_delays", mode="before")
+    @classmethod
+    def _delays(cls, value: object) -> object:
+        if isinstance(value, str):
+            return tuple(float(part) for part in value.split(",") if part.strip())
+        return value
+
+    @field_validator("webhook_allow_private", mode="before")
+    @classmethod
+    def _cidrs(cls, value: object) -> object:
+        if isinstance(value, str):
+            value = tuple(part.strip() for part in value.split(",") if part.strip())
+        if isinstance(value, tuple | list):
+            for cidr in value:
+                ipaddress.ip_network(cidr, strict=False)
+        return value
+
+    @field_validator("public_base_url")
+    @classmethod
+    def _base_url(cls, value: str) -> str:
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError("must be an absolute http(s) URL")
+        return value.rstrip("/")
+
+    @model_validator(mode="after")
+    def _production_secrets(self) -> Settings:
+        if self.env == "production" and self.secret_key == DEV_SECRET:
+            raise ValueError("SWITCHBOARD_SECRET_KEY must be set outside dev mode")
+        if self.env == "production" and len(self.secret_key) < 32:
+            raise ValueError("SWITCHBOARD_SECRET_KEY must be at least 32 characters")
+        return self
+
+    @cached_property
+    def resolved_database_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite+aiosqlite:///{(self.data_dir / 'switchboard.db').resolve()}"
+
+    @cached_property
+    def primary_domain(self) -> str:
+        """Host (with port when given) of the public base URL: it names the primary tenant."""
+        return urlsplit(self.public_base_url).netloc.lower()
+
+    @cached_property
+    def public_scheme(self) -> str:
+        return urlsplit(self.public_base_url).scheme

@@ -1,0 +1,77 @@
+"""``switchboard tenant ...``"""
+
+from __future__ import annotations
+
+import click
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from switchboard.kit.cli import run_in_transaction
+from switchboard.runtime import Runtime
+from switchboard.tenants import repository, service
+from switchboard.tenants.config import TenantConfig
+
+
+@click.group("tenant")
+def tenant_cli() -> None:
+    """Create and configure tenants."""
+
+
+@tenant_cli.command("create")
+@click.argument("name")
+@click.option("--domain", "domains", multiple=True, required=True, help="Host that maps here")
+def create(name: str, domains: tuple[str, ...]) -> None:
+    """Create tenant NAME served on the given domains."""
+
+    async def work(runtime: Runtime, session: AsyncSession) -> None:
+        tenant = await service.create_tenant(
+            session, name=name, domains=list(domains), clock=runtime.clock, box=runtime.box
+        )
+        click.echo(f"{tenant.id}\t{tenant.name}")
+
+    run_in_transaction(work)
+
+
+@tenant_cli.command("list")
+def list_() -> None:
+    """One line per tenant: id, name, domains."""
+
+    async def work(runtime: Runtime, session: AsyncSession) -> None:
+        for tenant in await repository.list_all(session):
+            domains = ",".join(await repository.domains_of(session, tenant.id))
+            primary = await service.is_primary(session, tenant.id, runtime.settings.primary_domain)
+            click.echo(f"{tenant.id}\t{tenant.name}\t{domains}" + ("\tprimary" if primary else ""))
+
+    run_in_transaction(work)
+
+
+@tenant_cli.command("set")
+@click.argument("name")
+@click.argument("key")
+@click.argument("value")
+def set_(name: str, key: str, value: str) -> None:
+    """Set a tenant setting, e.g. ``Phone:Sfu:AutoPromoteHumanCount 8``."""
+
+    async def work(runtime: Runtime, session: AsyncSession) -> None:
+        tenant = await service.require_by_name(session, name)
+        stored = await service.set_setting(session, tenant, key, value)
+        click.echo(f"{key}\t{stored}")
+
+    run_in_transaction(work)
+
+
+@tenant_cli.command("show")
+@click.argument("name")
+def show(name: str) -> None:
+    """Print a tenant's effective settings (defaults applied, tunables snapped)."""
+
+    async def work(runtime: Runtime, session: AsyncSession) -> None:
+        tenant = await service.require_by_name(session, name)
+        config = TenantConfig.from_settings(tenant.settings or {})
+        click.echo(f"DefaultModel\t{config.default_model}")
+        click.echo(f"DefaultVoice\t{config.default_voice}")
+        click.echo(f"DefaultLanguage\t{config.default_language}")
+        click.echo(f"DefaultTrunkId\t{config.default_trunk_id}")
+        for key, value in config.sfu.items():
+            click.echo(f"Phone:Sfu:{key}\t{value:g}")
+
+    run_in_transaction(work)

@@ -1,0 +1,112 @@
+"""Typed view of a tenant's settings, including the ``Phone:Sfu:*`` tunables (spec 8.1).
+
+Settings are stored as a flat map of keys (``Phone:Sfu:AutoPromoteHumanCount``,
+``DefaultVoice``, ...). Out-of-range tunables snap silently to the nearest bound.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+VOICES = (
+    "Achird", "Aoede", "Autonoe", "Charon", "Erinome", "Fenrir", "Kore",
+    "Laomedeia", "Orus", "Puck", "Sadachbia", "Schedar", "Umbriel", "Zephyr",
+)  # fmt: skip
+
+SFU_PREFIX = "Phone:Sfu:"
+
+
+@dataclass(frozen=True, slots=True)
+class Tunable:
+    default: float
+    low: float
+    high: float
+    integer: bool
+
+    def snap(self, raw: Any) -> float:
+        try:
+            value = float(raw)
+        except (TypeError, ValueError):
+            return self.default
+        if value != value:  # NaN
+            return self.default
+        value = min(max(value, self.low), self.high)
+        return float(round(value)) if self.integer else value
+
+
+SFU_TUNABLES: dict[str, Tunable] = {
+    "AutoPromoteHumanCount": Tunable(6, 2, 100, True),
+    "AutoPromoteBwMinHumans": Tunable(3, 2, 100, True),
+    "StressWindowSec": Tunable(30, 5, 600, True),
+    "MinStressedPeers": Tunable(2, 2, 100, True),
+    "BwDegradedSuppressSec": Tunable(300, 30, 86400, True),
+    "StressBwMbpsThreshold": Tunable(1.5, 0.1, 1000.0, False),
+    "StressLossPctThreshold": Tunable(5.0, 0.1, 50.0, False),
+    "StressRttMsThreshold": Tunable(300, 50, 10000, True),
+}
+
+STRING_SETTINGS: dict[str, str] = {
+    "DefaultModel": "gemini-live-2.5-flash",
+    "DefaultVoice": "Aoede",
+    "DefaultLanguage": "en-US",
+    "DefaultTrunkId": "default",
+    "ExternalOidc:Issuer": "",
+    "ExternalOidc:JwksUrl": "",
+    "ExternalOidc:TenantClaim": "",
+    "ExternalOidc:RoleClaim": "role",
+}
+
+
+def known_key(key: str) -> bool:
+    if key in STRING_SETTINGS:
+        return True
+    return key.startswith(SFU_PREFIX) and key[len(SFU_PREFIX) :] in SFU_TUNABLES
+
+
+@dataclass(frozen=True, slots=True)
+class ExternalIssuer:
+    issuer: str
+    jwks_url: str
+    tenant_claim: str
+    role_claim: str
+
+
+@dataclass(frozen=True, slots=True)
+class TenantConfig:
+    default_model: str
+    default_voice: str
+    default_language: str
+    default_trunk_id: str
+    sfu: dict[str, float] = field(default_factory=dict)
+    external_issuer: ExternalIssuer | None = None
+
+    @classmethod
+    def from_settings(cls, raw: dict[str, Any]) -> TenantConfig:
+        def text(key: str) -> str:
+            value = raw.get(key)
+            return str(value) if value not in (None, "") else STRING_SETTINGS[key]
+
+        sfu = {
+            name: tunable.snap(raw.get(SFU_PREFIX + name, tunable.default))
+            for name, tunable in SFU_TUNABLES.items()
+        }
+        issuer = text("ExternalOidc:Issuer")
+        external = (
+            ExternalIssuer(
+                issuer=issuer,
+                jwks_url=text("ExternalOidc:JwksUrl"),
+                tenant_claim=text("ExternalOidc:TenantClaim"),
+                role_claim=text("ExternalOidc:RoleClaim"),
+            )
+            if issuer
+            else None
+        )
+        return cls(
+            default_model=text("DefaultModel"),
+            default_voice=text("DefaultVoice"),
+            default_language=text("DefaultLanguage"),
+            default_trunk_id=text("DefaultTrunkId"),
+            sfu=sfu,
+            external_issuer=external,
+        )

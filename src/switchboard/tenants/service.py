@@ -1,0 +1,131 @@
+"""Tenant rules: creation, Host resolution, settings, the primary tenant."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from switchboard.kit.clock import Clock
+from switchboard.kit.crypto import SecretBox, random_token
+from switchboard.kit.errors import BadRequest, Conflict, NotFound
+from switchboard.tenants import repository
+from switchboard.tenants.config import SFU_PREFIX, SFU_TUNABLES, TenantConfig, known_key
+from switchboard.tenants.models import Tenant, TenantDomain
+
+NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
+DOMAIN_RE = re.compile(r"^[a-z0-9.-]+(:[0-9]{1,5})?$|^\[[0-9a-f:]+\](:[0-9]{1,5})?$")
+
+
+@dataclass(frozen=True, slots=True)
+class TenantRef:
+    """What request handling needs to know of a tenant."""
+
+    id: int
+    name: str
+    primary: bool
+    config: TenantConfig
+
+    @classmethod
+    def of(cls, tenant: Tenant, *, primary: bool) -> TenantRef:
+        return cls(
+            id=tenant.id,
+            name=tenant.name,
+            primary=primary,
+            config=TenantConfig.from_settings(tenant.settings or {}),
+        )
+
+
+TenantCreatedHook = Callable[[AsyncSession, Tenant], Awaitable[None]]
+_created_hooks: list[TenantCreatedHook] = []
+
+
+def on_tenant_created(hook: TenantCreatedHook) -> TenantCreatedHook:
+    """Register a feature's set-up for every new tenant (runs in the same transaction)."""
+    _created_hooks.append(hook)
+    return hook
+
+
+def normalise_host(host: str) -> str:
+    return host.strip().lower().rstrip(".")
+
+
+async def create_tenant(
+    session: AsyncSession,
+    *,
+    name: str,
+    domains: list[str],
+    clock: Clock,
+    box: SecretBox,
+) -> Tenant:
+    if not NAME_RE.match(name):
+        raise BadRequest("tenant name must be 1-63 lowercase letters, digits or dashes")
+    if not domains:
+        raise BadRequest("a tenant needs at least one domain")
+    if await repository.get_by_name(session, name) is not None:
+        raise Conflict(f"tenant {name!r} already exists", code="duplicate_tenant")
+    clean = [normalise_host(d) for d in domains]
+    for domain in clean:
+        if not DOMAIN_RE.match(domain):
+            raise BadRequest(f"invalid domain {domain!r}")
+        if await repository.domain_taken(session, domain):
+            raise Conflict(f"domain {domain!r} already maps to a tenant", code="duplicate_domain")
+    tenant = Tenant(
+        name=name,
+        settings={},
+        signaling_secret=box.seal(random_token(nbytes=32)),
+        created_at=clock.now(),
+    )
+    session.add(tenant)
+    await session.flush()
+    for domain in dict.fromkeys(clean):
+        session.add(TenantDomain(domain=domain, tenant_id=tenant.id))
+    await session.flush()
+    for hook in _created_hooks:
+        await hook(session, tenant)
+    return tenant
+
+
+async def resolve_host(session: AsyncSession, host: str) -> Tenant | None:
+    """The tenant a Host header maps to: exact match first, then without the port."""
+    host = normalise_host(host)
+    tenant = await repository.get_by_domain(session, host)
+    if tenant is None and ":" in host and not host.endswith("]"):
+        tenant = await repository.get_by_domain(session, host.rsplit(":", 1)[0])
+    return tenant
+
+
+async def require_by_name(session: AsyncSession, name: str) -> Tenant:
+    tenant = await repository.get_by_name(session, name)
+    if tenant is None:
+        raise NotFound(f"no tenant named {name!r}")
+    return tenant
+
+
+def parse_setting(key: str, value: str) -> Any:
+    """Validate a setting key; tunables are stored as numbers (snapped on read)."""
+    if not known_key(key):
+        raise BadRequest(f"unknown setting {key!r}")
+    if key.startswith(SFU_PREFIX):
+        tunable = SFU_TUNABLES[key[len(SFU_PREFIX) :]]
+        try:
+            number = float(value)
+        except ValueError:
+            raise BadRequest(f"{key} takes a number") from None
+        return tunable.snap(number)
+    return value
+
+
+async def set_setting(session: AsyncSession, tenant: Tenant, key: str, value: str) -> Any:
+    parsed = parse_setting(key, value)
+    tenant.settings = {**(tenant.settings or {}), key: parsed}
+    await session.flush()
+    return parsed
+
+
+async def is_primary(session: AsyncSession, tenant_id: int, primary_domain: str) -> bool:
+    primary = await resolve_host(session, primary_domain)
+    return primary is not None and primary.id == tenant_id

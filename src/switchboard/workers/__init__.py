@@ -1,0 +1,11 @@
+"""Background workers (call dispatcher, webhook sender), in-process or `switchboard worker`."""
+
+from __future__ import annotations
+
+from switchboard.runtime import Worker
+
+
+def all_workers() -> list[Worker]:
+    """Every background worker of the product, in start order."""
+    workers: list[Worker] = []
+    return workers

@@ -1,0 +1,149 @@
+"""Test harness: every test gets a fresh database, on SQLite and (when configured) PostgreSQL.
+
+``SWITCHBOARD_TEST_POSTGRES_URL`` (e.g. ``postgresql+asyncpg://127.0.0.1:5432/test``) names a
+server; the run creates its own database there, migrates it once and truncates it between tests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from httpx import ASGITransport, AsyncClient
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from switchboard.app import create_app
+from switchboard.kit.clock import ManualClock
+from switchboard.kit.crypto import SecretBox
+from switchboard.kit.db import Database
+from switchboard.models import Base
+from switchboard.runtime import Runtime
+from switchboard.settings import Settings
+from tests import factories
+
+PG_URL = os.environ.get("SWITCHBOARD_TEST_POSTGRES_URL", "")
+BACKENDS = ["sqlite"] + (["postgres"] if PG_URL else [])
+TEST_SECRET = "test-secret-key-with-at-least-32-characters"
+PRIMARY_HOST = "acme.test"
+
+
+async def _prepare(url: str) -> None:
+    """Create the schema from the models (migrations are checked against it separately) and
+    seed a signing key, which spares every test an RSA key generation."""
+    database = Database(url)
+    async with database.engine.begin() as conn:
+        await conn.run_sync(Base.metadata.create_all)
+    runtime_box = SecretBox(TEST_SECRET)
+    from switchboard.identity.keys import Keyring
+
+    keyring = Keyring(runtime_box, ManualClock())
+    async with database.transaction() as session:
+        await keyring.rotate(session)
+    await database.dispose()
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("template") / "template.db"
+    url = f"sqlite+aiosqlite:///{path}"
+    asyncio.run(_prepare(url))
+    return path
+
+
+def _admin_url(url: str, database: str) -> str:
+    base, _, _ = url.rpartition("/")
+    return f"{base}/{database}"
+
+
+@pytest.fixture(scope="session")
+def postgres_database() -> Iterator[str]:
+    name = f"sb_test_{uuid.uuid4().hex[:10]}"
+
+    async def admin(sql: str) -> None:
+        engine = create_async_engine(PG_URL, isolation_level="AUTOCOMMIT")
+        async with engine.connect() as conn:
+            await conn.execute(text(sql))
+        await engine.dispose()
+
+    asyncio.run(admin(f'CREATE DATABASE "{name}"'))
+    url = _admin_url(PG_URL, name)
+    try:
+        asyncio.run(_prepare(url))
+        yield url
+    finally:
+        asyncio.run(admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+KEEP_TABLES = {"signing_keys"}
+
+
+async def _truncate(url: str) -> None:
+    tables = [t.name for t in Base.metadata.sorted_tables if t.name not in KEEP_TABLES]
+    engine = create_async_engine(url)
+    async with engine.begin() as conn:
+        if tables:
+            await conn.execute(text(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY CASCADE"))
+    await engine.dispose()
+
+
+@pytest.fixture(params=BACKENDS)
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        template: Path = request.getfixturevalue("sqlite_template")
+        target = tmp_path / "switchboard.db"
+        shutil.copyfile(template, target)
+        return f"sqlite+aiosqlite:///{target}"
+    url: str = request.getfixturevalue("postgres_database")
+    asyncio.run(_truncate(url))
+    return url
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest.fixture
+def settings(db_url: str, tmp_path: Path) -> Settings:
+    return Settings(
+        database_url=db_url,
+        data_dir=tmp_path,
+        public_base_url=f"http://{PRIMARY_HOST}",
+        secret_key=TEST_SECRET,
+        run_workers=False,
+        webhook_retry_delays=(0.2, 0.4, 0.8),
+    )
+
+
+@pytest.fixture
+async def runtime(settings: Settings, clock: ManualClock) -> AsyncIterator[Runtime]:
+    runtime = Runtime(settings, clock=clock)
+    yield runtime
+    await runtime.db.dispose()
+
+
+@pytest.fixture
+async def app_client(runtime: Runtime) -> AsyncIterator[AsyncClient]:
+    app = create_app(runtime=runtime)
+    async with runtime.lifespan():
+        transport = ASGITransport(app=app)
+        async with AsyncClient(transport=transport, base_url=f"http://{PRIMARY_HOST}") as client:
+            yield client
+
+
+@pytest.fixture
+async def acme(runtime: Runtime) -> factories.TenantFixture:
+    """The primary tenant, with an admin, a power-user, a user and the client ``cli``."""
+    return await factories.tenant(runtime, "acme", [PRIMARY_HOST])
+
+
+@pytest.fixture
+async def globex(runtime: Runtime) -> factories.TenantFixture:
+    """A second tenant, for isolation tests."""
+    return await factories.tenant(runtime, "globex", ["globex.test"])

@@ -1,0 +1,193 @@
+"""The token endpoint, bearer checks and API keys over HTTP."""
+
+from __future__ import annotations
+
+from httpx import AsyncClient
+
+from switchboard.kit.clock import ManualClock
+from switchboard.runtime import Runtime
+from tests import factories
+from tests.factories import PASSWORD, TenantFixture
+
+
+async def _grant(client: AsyncClient, host: str, **form: str) -> tuple[int, dict[str, object]]:
+    data = {"grant_type": "password", "client_id": "cli", **form}
+    response = await client.post("/oidc.ashx/token", data=data, headers={"Host": host})
+    assert response.headers["cache-control"] == "no-store"
+    return response.status_code, response.json()
+
+
+async def test_password_grant_returns_access_and_id_token(
+    app_client: AsyncClient, acme: TenantFixture
+) -> None:
+    status, body = await _grant(
+        app_client, acme.host, username="admin", password=PASSWORD, scope="openid"
+    )
+    assert status == 200
+    assert body["token_type"] == "Bearer"
+    assert body["expires_in"] == 3600
+    assert "id_token" in body
+    assert "refresh_token" not in body
+
+
+async def test_offline_access_adds_refresh_token_and_rotation_detects_reuse(
+    app_client: AsyncClient, acme: TenantFixture
+) -> None:
+    status, body = await _grant(
+        app_client, acme.host, username="admin", password=PASSWORD, scope="openid offline_access"
+    )
+    assert status == 200
+    first = str(body["refresh_token"])
+
+    async def refresh(token: str) -> tuple[int, dict[str, object]]:
+        response = await app_client.post(
+            "/oidc.ashx/token",
+            data={"grant_type": "refresh_token", "client_id": "cli", "refresh_token": token},
+            headers={"Host": acme.host},
+        )
+        return response.status_code, response.json()
+
+    status, rotated = await refresh(first)
+    assert status == 200
+    second = str(rotated["refresh_token"])
+    assert second != first
+    # Reusing the rotated token is theft: the whole family is revoked, including `second`.
+    status, error = await refresh(first)
+    assert (status, error["error"]) == (400, "invalid_grant")
+    status, error = await refresh(second)
+    assert (status, error["error"]) == (400, "invalid_grant")
+
+
+async def test_wrong_password_unknown_client_and_grant(
+    app_client: AsyncClient, acme: TenantFixture
+) -> None:
+    status, body = await _grant(app_client, acme.host, username="admin", password="nope-nope")
+    assert (status, body["error"]) == (400, "invalid_grant")
+    status, body = await _grant(
+        app_client, acme.host, username="admin", password=PASSWORD, client_id="other"
+    )
+    assert (status, body["error"]) == (401, "invalid_client")
+    response = await app_client.post(
+        "/oidc.ashx/token",
+        data={"grant_type": "client_credentials", "client_id": "cli"},
+        headers={"Host": acme.host},
+    )
+    assert (response.status_code, response.json()["error"]) == (400, "unsupported_grant_type")
+    response = await app_client.post(
+        "/oidc.ashx/token", data={"client_id": "cli"}, headers={"Host": acme.host}
+    )
+    assert (response.status_code, response.json()["error"]) == (400, "invalid_request")
+
+
+async def test_repeated_wrong_passwords_are_throttled(
+    app_client: AsyncClient, acme: TenantFixture, clock: ManualClock
+) -> None:
+    for _ in range(5):
+        status, _body = await _grant(app_client, acme.host, username="admin", password="bad-pass")
+        assert status == 400
+    # Locked: even the right password is refused until the lock expires.
+    status, body = await _grant(app_client, acme.host, username="admin", password=PASSWORD)
+    assert status == 429
+    assert body["error"] == "invalid_grant"
+    clock.advance(301)
+    status, _body = await _grant(app_client, acme.host, username="admin", password=PASSWORD)
+    assert status == 200
+
+
+async def test_tenant_comes_from_host(
+    app_client: AsyncClient, acme: TenantFixture, globex: TenantFixture
+) -> None:
+    token = await globex.token(app_client)
+    response = await app_client.get(
+        "/oidc.ashx/userinfo", headers={"Authorization": f"Bearer {token}"}
+    )
+    assert response.json()["tenant"] == "globex"
+    status, _ = await _grant(app_client, "unknown.test", username="admin", password=PASSWORD)
+    assert status == 404
+
+
+async def test_discovery_and_jwks(app_client: AsyncClient, acme: TenantFixture) -> None:
+    response = await app_client.get("/oidc.ashx/.well-known/openid-configuration")
+    assert response.status_code == 200
+    doc = response.json()
+    assert doc["issuer"] == "http://acme.test/oidc.ashx"
+    assert doc["token_endpoint"] == "http://acme.test/oidc.ashx/token"
+    jwks = (await app_client.get("/oidc.ashx/jwks")).json()
+    assert jwks["keys"]
+    assert all("d" not in key for key in jwks["keys"])
+
+
+async def test_bearer_rules(app_client: AsyncClient, acme: TenantFixture, runtime: Runtime) -> None:
+    url = "/api.ashx/v1/api-keys"
+    missing = await app_client.get(url)
+    assert missing.status_code == 401
+    assert missing.headers["www-authenticate"] == "Bearer"
+    assert missing.json()["error"] == "invalid_token"
+    garbage = await app_client.get(url, headers={"Authorization": "Bearer not.a.jwt"})
+    assert garbage.status_code == 401
+    user = await app_client.get(url, headers=await acme.auth(app_client, "user"))
+    assert (user.status_code, user.json()["error"]) == (403, "insufficient_scope")
+    power = await app_client.get(url, headers=await acme.auth(app_client, "power"))
+    assert power.status_code == 403
+    admin = await app_client.get(url, headers=await acme.auth(app_client))
+    assert admin.status_code == 200
+
+
+async def test_expired_token_is_401(
+    app_client: AsyncClient, acme: TenantFixture, clock: ManualClock
+) -> None:
+    headers = await acme.auth(app_client)
+    assert (await app_client.get("/api.ashx/v1/api-keys", headers=headers)).status_code == 200
+    clock.advance(3601)
+    response = await app_client.get("/api.ashx/v1/api-keys", headers=headers)
+    assert response.status_code == 401
+
+
+async def test_api_keys_mint_use_revoke(
+    app_client: AsyncClient, acme: TenantFixture, runtime: Runtime
+) -> None:
+    headers = await acme.auth(app_client)
+    created = await app_client.post("/api.ashx/v1/api-keys", json={"name": "ci"}, headers=headers)
+    assert created.status_code == 201
+    key = created.json()["key"]
+    assert key.startswith("ak_")
+    assert len(key) >= 3 + 22
+    key_headers = {"Authorization": f"Bearer {key}"}
+    listed = await app_client.get("/api.ashx/v1/api-keys", headers=key_headers)
+    assert listed.status_code == 200
+    assert all("key" not in item for item in listed.json()["data"])
+    # An API key cannot mint another key.
+    refused = await app_client.post("/api.ashx/v1/api-keys", json={}, headers=key_headers)
+    assert (refused.status_code, refused.json()["error"]) == (403, "api_key_cannot_mint")
+    other = await factories.api_key(runtime, acme)
+    revoked = await app_client.delete(
+        f"/api.ashx/v1/api-keys/{created.json()['id']}", headers=headers
+    )
+    assert revoked.status_code == 200
+    assert revoked.json()["revokedAtUtc"] is not None
+    gone = await app_client.get("/api.ashx/v1/api-keys", headers=key_headers)
+    assert gone.status_code == 401
+    still = await app_client.get(
+        "/api.ashx/v1/api-keys", headers={"Authorization": f"Bearer {other}"}
+    )
+    assert still.status_code == 200
+
+
+async def test_key_rotation_keeps_live_tokens_valid(
+    app_client: AsyncClient, acme: TenantFixture, runtime: Runtime
+) -> None:
+    headers = await acme.auth(app_client)
+    runtime.authenticator.forget_cached_tokens()
+    async with runtime.db.transaction() as session:
+        old = (await runtime.keyring.ensure_signer(session))[0]
+        new = await runtime.keyring.rotate(session)
+    assert new != old
+    assert (await app_client.get("/api.ashx/v1/api-keys", headers=headers)).status_code == 200
+    fresh = await acme.auth(app_client)
+    assert (await app_client.get("/api.ashx/v1/api-keys", headers=fresh)).status_code == 200
+    kids = {k["kid"] for k in (await app_client.get("/oidc.ashx/jwks")).json()["keys"]}
+    assert {old, new} <= kids
+    async with runtime.db.transaction() as session:
+        await runtime.keyring.retire(session, old)
+    runtime.authenticator.forget_cached_tokens()
+    assert (await app_client.get("/api.ashx/v1/api-keys", headers=headers)).status_code == 401
