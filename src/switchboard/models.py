@@ -2,7 +2,17 @@
 
 from switchboard.identity import models as identity_models
 from switchboard.kit.db import Base
+from switchboard.linen import models as linen_models  # noqa: F401
 from switchboard.platform.events import models as event_models
+from switchboard.platform.numbers import models as number_models
+from switchboard.platform.transcripts import models as transcript_models
 from switchboard.tenants import models as tenant_models
 
-__all__ = ["Base", "event_models", "identity_models", "tenant_models"]
+__all__ = [
+    "Base",
+    "event_models",
+    "identity_models",
+    "number_models",
+    "tenant_models",
+    "transcript_models",
+]

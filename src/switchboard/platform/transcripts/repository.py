@@ -1,0 +1,75 @@
+"""All SQL for transcripts; every query starts from the tenant-scoped base statement."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import Select, func, literal_column, select, text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from switchboard.platform.transcripts.models import OUTBOUND_SOURCE, Transcript
+
+if TYPE_CHECKING:
+    from switchboard.platform.transcripts.service import TranscriptFilter
+
+# Below three characters a trigram index cannot help; such queries scan the tenant's rows.
+MIN_INDEXED_QUERY = 3
+
+
+def scoped(tenant_id: int) -> Select[Transcript]:
+    return select(Transcript).where(Transcript.tenant_id == tenant_id)
+
+
+def _like_pattern(q: str) -> str:
+    escaped = q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def filtered(tenant_id: int, filter: TranscriptFilter, dialect: str) -> Select[Transcript]:
+    stmt = scoped(tenant_id)
+    if filter.source == OUTBOUND_SOURCE:
+        stmt = stmt.where(Transcript.caller_source == OUTBOUND_SOURCE)
+    elif filter.source == "vnum":
+        stmt = stmt.where(Transcript.caller_source != OUTBOUND_SOURCE)
+    if filter.since is not None:
+        stmt = stmt.where(Transcript.started_at >= filter.since)
+    if filter.q:
+        if dialect == "sqlite" and len(filter.q) >= MIN_INDEXED_QUERY:
+            phrase = '"' + filter.q.replace('"', '""') + '"'
+            fts: Select[Any] = (
+                select(literal_column("rowid"))
+                .select_from(text("transcripts_fts"))
+                .where(text("transcripts_fts MATCH :phrase").bindparams(phrase=phrase))
+            )
+            stmt = stmt.where(Transcript.id.in_(fts))
+        elif dialect == "sqlite":
+            stmt = stmt.where(Transcript.search_text.like(_like_pattern(filter.q), escape="\\"))
+        else:
+            # PostgreSQL: the pg_trgm GIN index serves LIKE; backslash is its default escape.
+            stmt = stmt.where(Transcript.search_text.like(_like_pattern(filter.q)))
+    return stmt
+
+
+async def page(
+    session: AsyncSession, *, tenant_id: int, filter: TranscriptFilter, limit: int, offset: int
+) -> tuple[list[Transcript], int]:
+    dialect = session.get_bind().dialect.name
+    base = filtered(tenant_id, filter, dialect)
+    total = await session.scalar(select(func.count()).select_from(base.subquery()))
+    stmt = (
+        base.order_by(Transcript.started_at.desc(), Transcript.id.desc())
+        .limit(limit)
+        .offset(offset)
+    )
+    return list((await session.execute(stmt)).scalars()), int(total or 0)
+
+
+async def get_by_call_id(
+    session: AsyncSession, *, tenant_id: int, call_id: str
+) -> Transcript | None:
+    stmt = scoped(tenant_id).where(Transcript.call_id == call_id)
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
+def add(session: AsyncSession, row: Transcript) -> None:
+    session.add(row)
