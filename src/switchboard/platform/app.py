@@ -11,6 +11,7 @@ from switchboard import __version__
 from switchboard.kit.http import JsonResponse, new_api
 from switchboard.platform.apikeys.endpoints import router as apikeys_router
 from switchboard.platform.catalogue.endpoints import router as catalogue_router
+from switchboard.platform.tenants.endpoints import router as tenants_router
 from switchboard.runtime import Runtime
 
 DESCRIPTION = """Outbound AI calls, virtual numbers, transcripts, routing tables, webhooks and
@@ -18,7 +19,11 @@ the outbound whitelist. Every endpoint except `GET /api.ashx/v1` needs
 `Authorization: Bearer <token>` with `role=admin`: an OIDC access token from
 `/oidc.ashx/token` or an API key (`ak_...`). Errors are `{error, error_description}`."""
 
-ROUTERS: list[APIRouter] = [catalogue_router, apikeys_router]
+ROUTERS: list[APIRouter] = [
+    catalogue_router,
+    apikeys_router,
+    tenants_router,
+]
 
 
 def create_platform_app(runtime: Runtime, *, extra_openapi: FastAPI | None = None) -> FastAPI:

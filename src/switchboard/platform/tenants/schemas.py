@@ -1,0 +1,17 @@
+from __future__ import annotations
+
+from pydantic import Field
+
+from switchboard.kit.schemas import Schema, StrictInput
+
+
+class TenantItem(Schema):
+    name: str
+    domains: list[str]
+    primary: bool
+    created_at_utc: str
+
+
+class TenantCreate(StrictInput):
+    name: str = Field(min_length=1, max_length=63, pattern=r"^[a-z0-9][a-z0-9-]*$")
+    domains: list[str] = Field(min_length=1, max_length=20)

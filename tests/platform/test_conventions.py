@@ -1,0 +1,96 @@
+"""Conventions every endpoint shares: error body, no-store, 404/405, catalogue, OpenAPI."""
+
+from __future__ import annotations
+
+import pytest
+from httpx import AsyncClient
+
+from tests.factories import TenantFixture
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status", "code"),
+    [
+        ("GET", "/nowhere", 404, "not_found"),
+        ("GET", "/api.ashx/v1/nowhere", 404, "not_found"),
+        ("GET", "/oidc.ashx/nowhere", 404, "not_found"),
+        ("GET", "/api/nowhere", 404, "not_found"),
+        ("DELETE", "/api.ashx/v1", 405, "method_not_allowed"),
+        ("GET", "/oidc.ashx/token", 405, "method_not_allowed"),
+        ("GET", "/api.ashx/v1/api-keys", 401, "invalid_token"),
+    ],
+)
+async def test_errors_use_the_error_body(
+    app_client: AsyncClient, method: str, path: str, status: int, code: str
+) -> None:
+    response = await app_client.request(method, path)
+    assert response.status_code == status
+    assert response.json() == {
+        "error": code,
+        "error_description": response.json()["error_description"],
+    }
+    assert response.json()["error_description"]
+    assert response.headers["cache-control"] == "no-store"
+    if status == 405:
+        assert response.headers["allow"]
+
+
+async def test_bad_body_and_query_are_400_never_422(
+    app_client: AsyncClient, acme: TenantFixture
+) -> None:
+    headers = await acme.auth(app_client)
+    not_json = await app_client.post(
+        "/api.ashx/v1/api-keys",
+        content=b"{not json",
+        headers={**headers, "Content-Type": "application/json"},
+    )
+    assert (not_json.status_code, not_json.json()["error"]) == (400, "invalid_request")
+    wrong_type = await app_client.post("/api.ashx/v1/api-keys", json={"name": 5}, headers=headers)
+    assert wrong_type.status_code == 400
+    assert "name" in wrong_type.json()["error_description"]
+    for query in ("limit=0", "limit=501", "offset=-1", "limit=abc"):
+        response = await app_client.get(f"/api.ashx/v1/api-keys?{query}", headers=headers)
+        assert response.status_code == 400, query
+        assert response.json()["error"] == "invalid_request"
+    listed = await app_client.get("/api.ashx/v1/api-keys", headers=headers)
+    assert listed.json()["total"] == 0  # nothing was written by the rejected requests
+
+
+async def test_paging_envelope_and_next_link(app_client: AsyncClient, acme: TenantFixture) -> None:
+    headers = await acme.auth(app_client)
+    for i in range(3):
+        created = await app_client.post(
+            "/api.ashx/v1/api-keys", json={"Name": f"k{i}"}, headers=headers
+        )
+        assert created.json()["name"] == f"k{i}"  # PascalCase accepted on input
+    first = (await app_client.get("/api.ashx/v1/api-keys?limit=2", headers=headers)).json()
+    assert (first["total"], first["limit"], first["offset"]) == (3, 2, 0)
+    assert len(first["data"]) == 2
+    assert first["next"] == "/api.ashx/v1/api-keys?limit=2&offset=2"
+    second = (await app_client.get(first["next"], headers=headers)).json()
+    assert [k["name"] for k in second["data"]] == ["k2"]
+    assert second["next"] is None
+    default = (await app_client.get("/api.ashx/v1/api-keys", headers=headers)).json()
+    assert (default["limit"], default["offset"]) == (50, 0)
+
+
+async def test_catalogue_is_public_and_lists_every_route(app_client: AsyncClient) -> None:
+    response = await app_client.get("/api.ashx/v1")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["build"]
+    routes = {(r["method"], r["path"]): r for r in body["routes"]}
+    assert ("POST", "/oidc.ashx/token") in routes
+    assert routes[("GET", "/api.ashx/v1/api-keys")]["auth"] is True
+    assert routes[("GET", "/api.ashx/v1")]["auth"] is False
+
+
+async def test_openapi_served_at_both_paths(app_client: AsyncClient) -> None:
+    first = await app_client.get("/openapi.json")
+    second = await app_client.get("/.well-known/openapi.json")
+    assert first.status_code == second.status_code == 200
+    assert first.json() == second.json()
+    document = first.json()
+    assert document["openapi"].startswith("3.1")
+    assert "bearer" in document["components"]["securitySchemes"]
+    assert "/api.ashx/v1/api-keys" in document["paths"]
