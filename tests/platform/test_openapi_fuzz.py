@@ -9,8 +9,8 @@ import asyncio
 
 import hypothesis
 import schemathesis
-from schemathesis.specs.openapi import checks as openapi_checks
 from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi import checks as openapi_checks
 
 from switchboard.app import create_app
 from switchboard.runtime import Runtime
