@@ -33,6 +33,8 @@ class Settings(BaseSettings):
     bridge_url: str = ""
     bridge_secret: str = Field(default="", repr=False)
     sim_speed: float = Field(default=1.0, gt=0)
+    call_lease_seconds: float = Field(default=30.0, gt=0)
+    call_watchdog_grace_seconds: float = Field(default=120.0, ge=0)
 
     webhook_retry_delays: Annotated[tuple[float, ...], NoDecode] = (5.0, 30.0, 120.0)
     webhook_allow_private: Annotated[tuple[str, ...], NoDecode] = ()
