@@ -1,0 +1,159 @@
+"""All SQL of the routing tables; every query starts from a tenant-scoped base statement."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Literal, cast
+
+from sqlalchemy import CursorResult, Select, and_, case, func, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from switchboard.platform.routing.models import InboundRoute, OutboundRoute, RoutingRevision
+
+CATCHALL = "*"
+Table = Literal["inbound", "outbound"]
+
+_is_catchall = and_(InboundRoute.did == CATCHALL, InboundRoute.from_number == "")
+_catchall_last = case((_is_catchall, 1), else_=0)
+
+
+def _inbound(tenant_id: int) -> Select[InboundRoute]:
+    """The tenant's inbound rows in evaluation order: by position, the catchall last."""
+    return (
+        select(InboundRoute)
+        .where(InboundRoute.tenant_id == tenant_id)
+        .order_by(_catchall_last, InboundRoute.position, InboundRoute.id)
+    )
+
+
+def _outbound(tenant_id: int) -> Select[OutboundRoute]:
+    """The tenant's outbound rows in evaluation order."""
+    return (
+        select(OutboundRoute)
+        .where(OutboundRoute.tenant_id == tenant_id)
+        .order_by(OutboundRoute.position, OutboundRoute.id)
+    )
+
+
+# Inbound -------------------------------------------------------------------------------------
+
+
+async def all_inbound(session: AsyncSession, tenant_id: int) -> list[InboundRoute]:
+    return list((await session.execute(_inbound(tenant_id))).scalars())
+
+
+async def page_inbound(
+    session: AsyncSession, tenant_id: int, *, limit: int, offset: int
+) -> tuple[list[InboundRoute], int]:
+    base = _inbound(tenant_id)
+    rows = (await session.execute(base.limit(limit).offset(offset))).scalars()
+    total = await session.scalar(select(func.count()).select_from(base.order_by(None).subquery()))
+    return list(rows), int(total or 0)
+
+
+async def first_inbound_with_did(
+    session: AsyncSession, tenant_id: int, did: str
+) -> InboundRoute | None:
+    stmt = _inbound(tenant_id).where(InboundRoute.did == did).limit(1)
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def first_inbound_with_pair(
+    session: AsyncSession, tenant_id: int, did: str, from_number: str
+) -> InboundRoute | None:
+    stmt = (
+        _inbound(tenant_id)
+        .where(InboundRoute.did == did, InboundRoute.from_number == from_number)
+        .limit(1)
+    )
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def has_catchall(session: AsyncSession, tenant_id: int) -> bool:
+    stmt = _inbound(tenant_id).where(_is_catchall).limit(1)
+    return (await session.execute(stmt)).first() is not None
+
+
+async def next_inbound_position(session: AsyncSession, tenant_id: int) -> int:
+    stmt = select(func.max(InboundRoute.position)).where(InboundRoute.tenant_id == tenant_id)
+    return int(await session.scalar(stmt) or 0) + 1
+
+
+async def add_inbound(
+    session: AsyncSession, tenant_id: int, *, did: str, from_number: str, user: str
+) -> InboundRoute:
+    row = InboundRoute(
+        tenant_id=tenant_id,
+        position=await next_inbound_position(session, tenant_id),
+        did=did,
+        from_number=from_number,
+        user=user,
+    )
+    session.add(row)
+    await session.flush()
+    return row
+
+
+# Outbound ------------------------------------------------------------------------------------
+
+
+async def all_outbound(session: AsyncSession, tenant_id: int) -> list[OutboundRoute]:
+    return list((await session.execute(_outbound(tenant_id))).scalars())
+
+
+async def page_outbound(
+    session: AsyncSession, tenant_id: int, *, limit: int, offset: int
+) -> tuple[list[OutboundRoute], int]:
+    base = _outbound(tenant_id)
+    rows = (await session.execute(base.limit(limit).offset(offset))).scalars()
+    total = await session.scalar(select(func.count()).select_from(base.order_by(None).subquery()))
+    return list(rows), int(total or 0)
+
+
+async def outbound_with_match(
+    session: AsyncSession, tenant_id: int, match: str
+) -> OutboundRoute | None:
+    stmt = _outbound(tenant_id).where(OutboundRoute.match == match).limit(1)
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def add_outbound(
+    session: AsyncSession, tenant_id: int, *, match: str, trunk_ids: list[str]
+) -> OutboundRoute:
+    stmt = select(func.max(OutboundRoute.position)).where(OutboundRoute.tenant_id == tenant_id)
+    position = int(await session.scalar(stmt) or 0) + 1
+    row = OutboundRoute(tenant_id=tenant_id, position=position, match=match, trunk_ids=trunk_ids)
+    session.add(row)
+    await session.flush()
+    return row
+
+
+# Revisions -----------------------------------------------------------------------------------
+
+
+async def revision(session: AsyncSession, tenant_id: int, table: Table) -> str:
+    """The current revision token of a table ("" before its first change)."""
+    column = getattr(RoutingRevision, table)
+    stmt = select(column).where(RoutingRevision.tenant_id == tenant_id)
+    return str(await session.scalar(stmt) or "")
+
+
+async def bump_revision(session: AsyncSession, tenant_id: int, table: Table) -> str:
+    """Replace the table's revision token; holds the row lock until the transaction ends."""
+    token = secrets.token_hex(8)
+    stmt = (
+        update(RoutingRevision)
+        .where(RoutingRevision.tenant_id == tenant_id)
+        .values({table: token})
+        .execution_options(synchronize_session=False)
+    )
+    result = cast(CursorResult[tuple[()]], await session.execute(stmt))
+    if result.rowcount:
+        return token
+    try:
+        async with session.begin_nested():
+            session.add(RoutingRevision(tenant_id=tenant_id, **{table: token}))
+    except IntegrityError:  # created by a concurrent writer: take its lock instead
+        await session.execute(stmt)
+    return token

@@ -1,0 +1,1 @@
+"""The outbound number whitelist, served on the signaling handler ``/signal.ashx``."""

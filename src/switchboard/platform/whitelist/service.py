@@ -1,0 +1,160 @@
+"""Whitelist rules: listing, adding, replacing and matching numbers, and the signature.
+
+Every read goes to the database, so a change committed by one process is seen by all others
+on their next request (the list is small; there is nothing worth caching).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from dataclasses import dataclass
+from typing import Literal
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from switchboard.kit.errors import BadRequest
+from switchboard.platform.whitelist import repository
+from switchboard.platform.whitelist.models import Whitelist
+
+NUMBER_MAX = 32
+COMMENT_MAX = 200
+SEPARATORS = str.maketrans("", "", " -./()")
+
+Action = Literal["list", "add", "write"]
+ACTIONS: tuple[Action, ...] = ("list", "add", "write")
+SIGNATURE_PREFIX = "sha256="
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    number: str
+    comment: str
+
+
+def clean_number(number: object) -> str:
+    """A whitelist number as stored: 1 to 32 characters, surrounding spaces removed."""
+    if not isinstance(number, str):
+        raise BadRequest("number must be a string")
+    number = number.strip()
+    if not 1 <= len(number) <= NUMBER_MAX:
+        raise BadRequest(f"number must be 1 to {NUMBER_MAX} characters")
+    if not number.isprintable():
+        raise BadRequest("number must not contain control characters")
+    return number
+
+
+def clean_comment(comment: object) -> str:
+    """An operator comment, cut to 200 characters."""
+    if comment is None:
+        return ""
+    if not isinstance(comment, str):
+        raise BadRequest("comment must be a string")
+    return comment[:COMMENT_MAX]
+
+
+def match_key(number: str) -> str:
+    """The form numbers are compared in: separators dropped, ``00`` written as ``+``."""
+    key = number.strip().translate(SEPARATORS)
+    return "+" + key[2:] if key.startswith("00") else key
+
+
+def _entries(row: Whitelist | None) -> list[Entry]:
+    """Operator-typed order: the number list, then comment keys that are not in it."""
+    if row is None:
+        return []
+    numbers = list(dict.fromkeys(str(n) for n in row.numbers or []))
+    comments = {str(k): str(v) for k, v in (row.comments or {}).items()}
+    listed = set(numbers)
+    numbers += [key for key in comments if key not in listed]
+    return [Entry(n, comments.get(n, "")) for n in numbers]
+
+
+async def list_entries(session: AsyncSession, *, tenant_id: int) -> list[Entry]:
+    return _entries(await repository.read(session, tenant_id))
+
+
+async def is_whitelisted(session: AsyncSession, *, tenant_id: int, number: str) -> bool:
+    """Whether dialling ``number`` is allowed; ``+49...`` and ``0049...`` are the same number."""
+    wanted = match_key(number)
+    if not wanted:
+        return False
+    entries = await list_entries(session, tenant_id=tenant_id)
+    return any(match_key(entry.number) == wanted for entry in entries)
+
+
+def _apply_add(numbers: list[str], comments: dict[str, str], number: str, comment: str) -> bool:
+    """Add one number in place; an empty comment leaves an existing one alone."""
+    exists = number in comments or number in numbers
+    if not exists:
+        numbers.append(number)
+    if comment:
+        comments[number] = comment
+    return not exists
+
+
+async def add_number(
+    session: AsyncSession, *, tenant_id: int, number: str, comment: str | None = ""
+) -> tuple[bool, int]:
+    """Add ``number`` (idempotent); returns (added, count). BadRequest on an invalid number."""
+    number = clean_number(number)
+    comment = clean_comment(comment)
+    row = await repository.lock(session, tenant_id)
+    numbers = [str(n) for n in row.numbers or []]
+    comments = {str(k): str(v) for k, v in (row.comments or {}).items()}
+    added = _apply_add(numbers, comments, number, comment)
+    await repository.store(session, row, numbers=numbers, comments=comments)
+    return added, len(_entries(row))
+
+
+async def comment_of(session: AsyncSession, *, tenant_id: int, number: str) -> str:
+    for entry in await list_entries(session, tenant_id=tenant_id):
+        if entry.number == number:
+            return entry.comment
+    return ""
+
+
+async def write_numbers(
+    session: AsyncSession, *, tenant_id: int, entries: list[Entry], confirm_empty: bool
+) -> int:
+    """Replace the whole whitelist; an empty list needs ``confirm_empty``. Returns the count.
+
+    Entries apply in order as ``add`` would: a repeated number keeps its first position and
+    its last non-empty comment.
+    """
+    if not entries and not confirm_empty:
+        raise BadRequest(
+            "writing an empty whitelist removes every number; repeat with confirmEmpty=1",
+            code="confirmation_required",
+        )
+    numbers: list[str] = []
+    comments: dict[str, str] = {}
+    for entry in entries:
+        _apply_add(numbers, comments, clean_number(entry.number), clean_comment(entry.comment))
+    row = await repository.lock(session, tenant_id)
+    await repository.store(session, row, numbers=numbers, comments=comments)
+    return len(numbers)
+
+
+# Signatures -----------------------------------------------------------------------------------
+
+
+def canonical_string(action: Action, tenant: str, body_length: int) -> str:
+    """What ``X-Platform-Admin-Signature`` signs (spec 4.8)."""
+    if action == "list":
+        return f"whitelist-list|{tenant}"
+    return f"whitelist-{action}|{tenant}|{body_length}"
+
+
+def sign(secret: str, canonical: str) -> str:
+    """Lowercase hex HMAC-SHA256 of the canonical string, keyed with the signaling secret."""
+    return hmac.new(secret.encode(), canonical.encode(), hashlib.sha256).hexdigest()
+
+
+def signature_valid(secret: str, canonical: str, presented: str) -> bool:
+    """Compare in constant time; an optional ``sha256=`` prefix and hex case are ignored."""
+    presented = presented.strip()
+    if presented[: len(SIGNATURE_PREFIX)].lower() == SIGNATURE_PREFIX:
+        presented = presented[len(SIGNATURE_PREFIX) :]
+    expected = sign(secret, canonical)
+    return hmac.compare_digest(expected.encode(), presented.lower().encode("utf-8", "replace"))
