@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from httpx import AsyncClient
 
+from switchboard.kit.clock import ManualClock
 from tests.factories import TenantFixture
 
 
@@ -56,9 +57,12 @@ async def test_bad_body_and_query_are_400_never_422(
     assert listed.json()["total"] == 0  # nothing was written by the rejected requests
 
 
-async def test_paging_envelope_and_next_link(app_client: AsyncClient, acme: TenantFixture) -> None:
+async def test_paging_envelope_and_next_link(
+    app_client: AsyncClient, acme: TenantFixture, clock: ManualClock
+) -> None:
     headers = await acme.auth(app_client)
     for i in range(3):
+        clock.advance(1)
         created = await app_client.post(
             "/api.ashx/v1/api-keys", json={"Name": f"k{i}"}, headers=headers
         )

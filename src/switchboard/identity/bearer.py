@@ -30,6 +30,7 @@ from switchboard.tenants.config import TenantConfig
 API_KEY_PREFIX = "ak_"
 TOKEN_CACHE_MAX = 10_000
 API_KEY_TOUCH_EVERY = dt.timedelta(seconds=60)
+PRIMARY_LOOKUP_EVERY = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +101,7 @@ class Authenticator:
         self._primary_domain = primary_domain
         self._external = ExternalJwks(jwks_ttl)
         self._tokens: dict[str, tuple[float, Caller]] = {}
+        self._primary: tuple[float, int | None] | None = None
 
     def forget_cached_tokens(self) -> None:
         self._tokens.clear()
@@ -147,7 +149,12 @@ class Authenticator:
         )
 
     async def _is_primary(self, session: AsyncSession, tenant_id: int) -> bool:
-        return await tenants.is_primary(session, tenant_id, self._primary_domain)
+        """Whether the tenant owns the public base URL's host (looked up at most every 30 s)."""
+        now = time.monotonic()
+        if self._primary is None or now - self._primary[0] > PRIMARY_LOOKUP_EVERY:
+            tenant = await tenants.resolve_host(session, self._primary_domain)
+            self._primary = (now, tenant.id if tenant else None)
+        return self._primary[1] == tenant_id
 
     async def _jwt(self, session: AsyncSession, token: str, now: float) -> tuple[float, Caller]:
         try:

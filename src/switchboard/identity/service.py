@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import secrets
 
-from sqlalchemy import select, update
+from sqlalchemy import Select, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.identity.models import ROLES, ApiKey, OidcClient, RefreshToken, User
@@ -240,14 +240,19 @@ async def create_api_key(
     return key, plaintext
 
 
-async def list_api_keys(session: AsyncSession, *, tenant_id: int) -> list[tuple[ApiKey, str]]:
-    stmt = (
+def api_keys_statement(tenant_id: int) -> Select[tuple[ApiKey, str]]:
+    """A tenant's keys with their owner's username, oldest first."""
+    return (
         select(ApiKey, User.username)
         .join(User, User.id == ApiKey.user_id)
         .where(ApiKey.tenant_id == tenant_id)
         .order_by(ApiKey.created_at, ApiKey.id)
     )
-    return [(key, username) for key, username in (await session.execute(stmt)).all()]
+
+
+async def list_api_keys(session: AsyncSession, *, tenant_id: int) -> list[tuple[ApiKey, str]]:
+    rows = (await session.execute(api_keys_statement(tenant_id))).all()
+    return [(key, username) for key, username in rows]
 
 
 async def revoke_api_key(

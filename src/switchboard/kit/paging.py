@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any
 from urllib.parse import urlencode
 
 from fastapi import Depends, Query, Request
+from sqlalchemy import Select, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 MAX_LIMIT = 500
 DEFAULT_LIMIT = 50
@@ -45,3 +47,14 @@ def page_params(
 
 
 Paging = Annotated[PageParams, Depends(page_params)]
+
+
+async def fetch_page(
+    session: AsyncSession, stmt: Select[Any], paging: PageParams
+) -> tuple[list[Any], int]:
+    """One page of ``stmt`` (already ordered) and the total count, both computed by the database."""
+    total = (
+        await session.execute(select(func.count()).select_from(stmt.order_by(None).subquery()))
+    ).scalar_one()
+    rows = (await session.execute(stmt.limit(paging.limit).offset(paging.offset))).all()
+    return list(rows), int(total)

@@ -9,7 +9,7 @@ from switchboard.identity.deps import AdminCaller
 from switchboard.identity.models import ApiKey, User
 from switchboard.kit.clock import iso_utc
 from switchboard.kit.errors import Forbidden, NotFound
-from switchboard.kit.paging import Paging
+from switchboard.kit.paging import Paging, fetch_page
 from switchboard.kit.schemas import ERROR_RESPONSES, ErrorBody, Page
 from switchboard.platform.apikeys.schemas import ApiKeyCreate, ApiKeyCreated, ApiKeyItem
 from switchboard.runtime import RuntimeDep, Session
@@ -31,15 +31,13 @@ def _item(key: ApiKey, username: str) -> ApiKeyItem:
 
 @router.get("", response_model=Page[ApiKeyItem], summary="List API keys (hashes are never shown)")
 async def list_keys(caller: AdminCaller, session: Session, paging: Paging) -> Page[ApiKeyItem]:
-    rows = await service.list_api_keys(session, tenant_id=caller.tenant_id)
-    items = [_item(k, u) for k, u in rows]
-    window = items[paging.offset : paging.offset + paging.limit]
+    rows, total = await fetch_page(session, service.api_keys_statement(caller.tenant_id), paging)
     return Page(
-        data=window,
-        total=len(items),
+        data=[_item(key, username) for key, username in rows],
+        total=total,
         limit=paging.limit,
         offset=paging.offset,
-        next=paging.next_url(len(items)),
+        next=paging.next_url(total),
     )
 
 
