@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 MAX_LIMIT = 500
 DEFAULT_LIMIT = 50
+MAX_OFFSET = 2**31 - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +39,7 @@ class PageParams:
 def page_params(
     request: Request,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Page size")] = DEFAULT_LIMIT,
-    offset: Annotated[int, Query(ge=0, description="Items to skip")] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET, description="Items to skip")] = 0,
 ) -> PageParams:
     path = request.url.path
     return PageParams(
