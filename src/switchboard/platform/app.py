@@ -8,8 +8,10 @@ from fastapi import FastAPI
 from fastapi.routing import APIRouter
 
 from switchboard import __version__
+from switchboard.bridge.endpoints import router as bridge_router
 from switchboard.kit.http import JsonResponse, new_api
 from switchboard.platform.apikeys.endpoints import router as apikeys_router
+from switchboard.platform.calls.endpoints import router as calls_router
 from switchboard.platform.catalogue.endpoints import router as catalogue_router
 from switchboard.platform.tenants.endpoints import router as tenants_router
 from switchboard.runtime import Runtime
@@ -23,6 +25,8 @@ ROUTERS: list[APIRouter] = [
     catalogue_router,
     apikeys_router,
     tenants_router,
+    calls_router,
+    bridge_router,
 ]
 
 

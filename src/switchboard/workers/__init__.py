@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from switchboard.platform.calls.tasks import dispatcher_worker as call_dispatcher
 from switchboard.runtime import Worker
 
 
 def all_workers() -> list[Worker]:
     """Every background worker of the product, in start order."""
-    workers: list[Worker] = []
+    workers: list[Worker] = [call_dispatcher]
     return workers

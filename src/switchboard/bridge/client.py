@@ -1,0 +1,154 @@
+"""The platform's side of the bridge protocol: dial, hang up, status, health.
+
+``SWITCHBOARD_BRIDGE_URL`` chooses the bridge: empty runs the simulated bridge in this process
+(reached over HTTP through an in-process transport), a URL names an external bridge, ``none``
+means no bridge is configured (POST /v1/calls answers 503).
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from typing import TYPE_CHECKING
+
+import httpx
+import orjson
+
+from switchboard.bridge import protocol
+from switchboard.bridge.protocol import CallRef, DialRequest, StatusReply
+from switchboard.kit.errors import ApiError, BadGateway, ServiceUnavailable
+
+if TYPE_CHECKING:
+    from switchboard.bridge.simulator import SimulatedBridge
+    from switchboard.runtime import Runtime
+
+log = logging.getLogger("switchboard.bridge")
+
+SIMULATOR_BASE = "http://bridge-sim.internal"
+TIMEOUT = httpx.Timeout(10.0, connect=3.0)
+
+
+class BridgeRejected(ApiError):
+    """The bridge answered a request with an error status (502)."""
+
+    status = 502
+    code = "bridge_rejected"
+
+
+class BridgeClient:
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        secret: str,
+        callback_url: str,
+        transport: httpx.AsyncBaseTransport | None = None,
+        simulator: SimulatedBridge | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.callback_url = callback_url
+        self.simulator = simulator
+        self._secret = secret
+        self._http = httpx.AsyncClient(base_url=self.base_url, transport=transport, timeout=TIMEOUT)
+
+    async def aclose(self) -> None:
+        if self.simulator is not None:
+            await self.simulator.aclose()
+        await self._http.aclose()
+
+    async def _post(self, path: str, payload: dict[str, object]) -> httpx.Response:
+        body = orjson.dumps(payload)
+        headers = {
+            protocol.SIGNATURE_HEADER: protocol.sign(self._secret, body),
+            "Content-Type": "application/json",
+        }
+        try:
+            response = await self._http.post(path, content=body, headers=headers)
+        except httpx.HTTPError as exc:
+            raise BadGateway(f"the media bridge is unreachable ({type(exc).__name__})") from exc
+        if response.status_code >= 500:
+            raise BadGateway(f"the media bridge failed with HTTP {response.status_code}")
+        if response.status_code >= 300:
+            raise BridgeRejected(f"the media bridge refused the request: {response.text[:200]}")
+        return response
+
+    async def health(self) -> str:
+        try:
+            response = await self._http.get("/v1/health")
+        except httpx.HTTPError as exc:
+            raise BadGateway(f"the media bridge is unreachable ({type(exc).__name__})") from exc
+        if response.status_code != 200:
+            raise BadGateway(f"the media bridge health check failed ({response.status_code})")
+        return response.text
+
+    async def dial(self, request: DialRequest) -> str:
+        """Place one attempt; idempotent per (callId, attempt). Returns the raw reply body."""
+        response = await self._post("/v1/calls", request.model_dump(mode="json"))
+        return response.text
+
+    async def hangup(self, *, call_id: str, attempt: int, actor: str) -> None:
+        ref = CallRef(call_id=call_id, attempt=attempt, actor=actor)
+        await self._post(f"/v1/calls/{call_id}/hangup", ref.model_dump(mode="json"))
+
+    async def status(self, *, call_id: str, attempt: int) -> StatusReply:
+        ref = CallRef(call_id=call_id, attempt=attempt)
+        response = await self._post(f"/v1/calls/{call_id}/status", ref.model_dump(mode="json"))
+        return StatusReply.model_validate_json(response.content)
+
+
+_clients: weakref.WeakKeyDictionary[Runtime, BridgeClient] = weakref.WeakKeyDictionary()
+
+
+def bridge_secret(runtime: Runtime) -> str:
+    return protocol.derive_secret(runtime.settings.bridge_secret, runtime.settings.secret_key)
+
+
+def bridge_for(runtime: Runtime) -> BridgeClient:
+    """This process's bridge client; raises 503 ``bridge_not_configured`` when there is none."""
+    client = _clients.get(runtime)
+    if client is not None:
+        return client
+    settings = runtime.settings
+    url = settings.bridge_url.strip()
+    callback_url = settings.public_base_url + protocol.CALLBACK_PATH
+    if url.lower() == "none":
+        raise ServiceUnavailable("no media bridge is configured (SWITCHBOARD_BRIDGE_URL=none)")
+    if url:
+        if not settings.bridge_secret:
+            raise ServiceUnavailable("an external media bridge needs SWITCHBOARD_BRIDGE_SECRET")
+        client = BridgeClient(
+            base_url=url, secret=settings.bridge_secret, callback_url=callback_url
+        )
+    else:
+        client = _in_process_simulator(runtime, callback_url)
+    _clients[runtime] = client
+    return client
+
+
+def _in_process_simulator(runtime: Runtime, callback_url: str) -> BridgeClient:
+    from switchboard.bridge.endpoints import create_bridge_callback_app
+    from switchboard.bridge.simulator import SimulatedBridge
+
+    secret = bridge_secret(runtime)
+    callbacks = httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=create_bridge_callback_app(runtime)),
+        base_url=runtime.settings.public_base_url,
+        timeout=TIMEOUT,
+    )
+    simulator = SimulatedBridge(
+        secret=secret, speed=runtime.settings.sim_speed, clock=runtime.clock,
+        callback_client=callbacks,
+    )  # fmt: skip
+    return BridgeClient(
+        base_url=SIMULATOR_BASE,
+        secret=secret,
+        callback_url=callback_url,
+        transport=httpx.ASGITransport(app=simulator.app),
+        simulator=simulator,
+    )
+
+
+async def close_bridge(runtime: Runtime) -> None:
+    client = _clients.pop(runtime, None)
+    if client is not None:
+        await client.aclose()

@@ -1,0 +1,149 @@
+"""The bridge protocol, version 1 (docs/bridge-protocol.md): message bodies and signatures.
+
+Every request in either direction carries ``X-Bridge-Signature: sha256=<hex>``, the HMAC-SHA256
+of the raw body keyed with the shared bridge secret.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+PROTOCOL_VERSION = 1
+SIGNATURE_HEADER = "X-Bridge-Signature"
+CALLBACK_PATH = "/bridge.ashx/v1/events"
+
+
+def derive_secret(bridge_secret: str, secret_key: str) -> str:
+    """The shared secret: the configured one, or one derived from the platform's key (the
+    built-in simulator lives in-process, so both sides can derive it)."""
+    if bridge_secret:
+        return bridge_secret
+    return hashlib.sha256(f"bridge-secret:{secret_key}".encode()).hexdigest()
+
+
+def sign(secret: str, body: bytes) -> str:
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def verify(secret: str, body: bytes, header: str | None) -> bool:
+    if not header:
+        return False
+    return hmac.compare_digest(sign(secret, body), header.strip())
+
+
+class Message(BaseModel):
+    """camelCase on the wire in both directions."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, serialize_by_alias=True, extra="ignore"
+    )
+
+
+class DialRequest(Message):
+    """platform → bridge ``POST /v1/calls``: place one attempt of an outbound call."""
+
+    protocol: int = PROTOCOL_VERSION
+    call_id: str
+    attempt: int
+    tenant: str
+    phone: str
+    display_name: str
+    trunk_ids: list[str]
+    voice: str
+    language: str
+    model: str
+    max_seconds: int
+    system_prompt: str = Field(repr=False)
+    api_key: str = Field(repr=False)
+    callback_url: str
+
+
+class DialReply(Message):
+    accepted: bool
+    call_id: str
+    attempt: int
+    bridge_call_id: str = ""
+
+
+class CallRef(Message):
+    """platform → bridge ``POST /v1/calls/{callId}/hangup`` and ``/status``."""
+
+    protocol: int = PROTOCOL_VERSION
+    call_id: str
+    attempt: int
+    actor: str = ""
+
+
+BridgeCallState = Literal["ringing", "answered", "ended", "unknown"]
+
+
+class Turn(Message):
+    speaker: Literal["AI", "Caller"]
+    text: str
+    ts: str
+
+
+class EndedFields(Message):
+    outcome: str = ""
+    answered: bool = False
+    talk_sec: int = Field(default=0, ge=0)
+    error_detail: str = ""
+    input_turns: int = Field(default=0, ge=0)
+    output_turns: int = Field(default=0, ge=0)
+    tokens_prompt: int = Field(default=0, ge=0)
+    tokens_total: int = Field(default=0, ge=0)
+    turns: list[Turn] = Field(default_factory=list)
+
+
+class StatusReply(Message):
+    call_id: str
+    attempt: int
+    state: BridgeCallState
+    ended: EndedFields | None = None
+
+
+CallbackType = Literal[
+    "answered", "ai-started", "transferred", "ended",
+    "inbound-answered", "inbound-started", "inbound-transferred", "inbound-ended",
+]  # fmt: skip
+
+
+class Callback(Message):
+    """bridge → platform ``POST /bridge.ashx/v1/events``: one event of a call.
+
+    Outbound events name ``callId`` and ``attempt``; inbound events also name the ``tenant``
+    and the inbound fields (``source``, ``number``, ``did``, ``fromNumber``, ``room``).
+    """
+
+    protocol: int = PROTOCOL_VERSION
+    event_id: str
+    type: CallbackType
+    call_id: str
+    attempt: int = 1
+    ts: str = ""
+    # answered
+    trunk_id: str = ""
+    answer_ms: int = Field(default=0, ge=0)
+    # transferred
+    to_user: str = ""
+    to_phone: str = ""
+    transfer_type: str = ""
+    # ended
+    ended: EndedFields | None = None
+    # inbound calls
+    tenant: str = ""
+    source: str = ""
+    number: str = ""
+    did: str = ""
+    from_number: str = ""
+    room: str = ""
+    display_name: str = ""
+    voice: str = ""
+    language: str = ""
+    model: str = ""
+    rule: str = ""

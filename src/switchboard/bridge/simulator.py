@@ -1,0 +1,337 @@
+"""The simulated media bridge: a carrier plus an AI agent, speaking bridge protocol v1 over HTTP.
+
+It serves ``/v1/health``, ``/v1/calls`` (dial), ``/v1/calls/{callId}/hangup`` and
+``/v1/calls/{callId}/status``, and posts signed callbacks to the ``callbackUrl`` of each dial.
+Dials are idempotent per ``(callId, attempt)``: a repeated dial is answered without placing a
+second call. Calls live in memory: a restarted simulator knows none of them (``unknown``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+import secrets
+from collections.abc import Awaitable
+from dataclasses import dataclass, field
+
+import httpx
+import orjson
+from pydantic import ValidationError
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from switchboard.bridge import protocol
+from switchboard.bridge.protocol import (
+    BridgeCallState,
+    Callback,
+    CallRef,
+    DialReply,
+    DialRequest,
+    EndedFields,
+    StatusReply,
+    Turn,
+)
+from switchboard.bridge.scenarios import Script, Step, inbound_script, outbound_script
+from switchboard.kit.clock import Clock, iso_utc
+
+log = logging.getLogger("switchboard.bridge.sim")
+
+# Real-time delays between callback retries: the platform answers 404 until the dialling
+# request has committed, and 5xx while it is restarting.
+CALLBACK_RETRY_DELAYS = (0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 4.0, 8.0)
+
+
+@dataclass
+class SimCall:
+    dial: DialRequest
+    started: dt.datetime
+    state: BridgeCallState = "ringing"
+    turns: list[Turn] = field(default_factory=list)
+    answered_at: float | None = None
+    position: float = 0.0
+    ended: EndedFields | None = None
+    task: asyncio.Task[None] | None = None
+    hangup_requested: bool = False
+
+
+def _json(data: object, status: int = 200) -> Response:
+    return Response(orjson.dumps(data), status_code=status, media_type="application/json")
+
+
+class SimulatedBridge:
+    """One simulator instance; ``app`` is its ASGI application."""
+
+    def __init__(
+        self,
+        *,
+        secret: str,
+        speed: float,
+        clock: Clock,
+        callback_client: httpx.AsyncClient,
+    ) -> None:
+        self.secret = secret
+        self.speed = speed
+        self.clock = clock
+        self.instance = "sim-" + secrets.token_hex(4)
+        self._http = callback_client
+        self._calls: dict[tuple[str, int], SimCall] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.dials = 0
+        self.app = Starlette(
+            routes=[
+                Route("/v1/health", self._health, methods=["GET"]),
+                Route("/v1/calls", self._dial, methods=["POST"]),
+                Route("/v1/calls/{call_id}/hangup", self._hangup, methods=["POST"]),
+                Route("/v1/calls/{call_id}/status", self._status, methods=["POST"]),
+            ]
+        )
+
+    # HTTP side -------------------------------------------------------------------------
+
+    async def _health(self, _request: Request) -> Response:
+        return _json({"ok": True, "protocol": protocol.PROTOCOL_VERSION, "bridge": self.instance})
+
+    async def _signed_body(self, request: Request) -> bytes | Response:
+        body = await request.body()
+        if not protocol.verify(self.secret, body, request.headers.get(protocol.SIGNATURE_HEADER)):
+            return _json({"error": "bad_signature"}, 401)
+        return body
+
+    async def _dial(self, request: Request) -> Response:
+        body = await self._signed_body(request)
+        if isinstance(body, Response):
+            return body
+        try:
+            dial = DialRequest.model_validate_json(body)
+        except ValidationError:
+            return _json({"error": "invalid_request"}, 400)
+        key = (dial.call_id, dial.attempt)
+        call = self._calls.get(key)
+        if call is None:
+            self.dials += 1
+            call = SimCall(dial=dial, started=self.clock.now())
+            self._calls[key] = call
+            call.task = self._spawn(self._play_outbound(call))
+        reply = DialReply(
+            accepted=True,
+            call_id=dial.call_id,
+            attempt=dial.attempt,
+            bridge_call_id=f"{self.instance}-{dial.call_id}-{dial.attempt}",
+        )
+        return _json(reply.model_dump(mode="json"))
+
+    async def _ref(self, request: Request) -> CallRef | Response:
+        body = await self._signed_body(request)
+        if isinstance(body, Response):
+            return body
+        try:
+            return CallRef.model_validate_json(body)
+        except ValidationError:
+            return _json({"error": "invalid_request"}, 400)
+
+    async def _hangup(self, request: Request) -> Response:
+        ref = await self._ref(request)
+        if isinstance(ref, Response):
+            return ref
+        call = self._calls.get((ref.call_id, ref.attempt))
+        if call is None:
+            return _json({"ok": True, "state": "unknown"})
+        if call.state != "ended" and call.task is not None:
+            call.hangup_requested = True
+            call.task.cancel()
+        return _json({"ok": True, "state": call.state})
+
+    async def _status(self, request: Request) -> Response:
+        ref = await self._ref(request)
+        if isinstance(ref, Response):
+            return ref
+        call = self._calls.get((ref.call_id, ref.attempt))
+        reply = StatusReply(
+            call_id=ref.call_id,
+            attempt=ref.attempt,
+            state=call.state if call else "unknown",
+            ended=call.ended if call else None,
+        )
+        return _json(reply.model_dump(mode="json"))
+
+    # Playing a script ------------------------------------------------------------------
+
+    def _spawn(self, work: Awaitable[None]) -> asyncio.Task[None]:
+        task: asyncio.Task[None] = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def wait_idle(self) -> None:
+        """Wait until every simulated call has ended and delivered its callbacks."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def aclose(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        await self._http.aclose()
+
+    def _ts(self, call: SimCall, at: float) -> str:
+        return iso_utc(call.started + dt.timedelta(seconds=at)) or ""
+
+    async def _wait_until(self, call: SimCall, at: float) -> None:
+        delay = max(0.0, at - call.position) / self.speed
+        if delay:
+            await asyncio.sleep(delay)
+        call.position = max(call.position, at)
+
+    async def _post(self, url: str, event: Callback) -> bool:
+        body = orjson.dumps(event.model_dump(mode="json"))
+        headers = {
+            protocol.SIGNATURE_HEADER: protocol.sign(self.secret, body),
+            "Content-Type": "application/json",
+        }
+        for delay in (*CALLBACK_RETRY_DELAYS, None):
+            try:
+                response = await self._http.post(url, content=body, headers=headers)
+            except httpx.HTTPError as exc:
+                log.info("callback %s for %s failed: %s", event.type, event.call_id, exc)
+            else:
+                if response.status_code < 300:
+                    return True
+                if response.status_code not in (404, 409, 429) and response.status_code < 500:
+                    log.warning(
+                        "callback %s for %s refused: %s", event.type, event.call_id,
+                        response.status_code,
+                    )  # fmt: skip
+                    return False
+            if delay is None:
+                break
+            await asyncio.sleep(delay)
+        log.warning("giving up on callback %s for %s", event.type, event.call_id)
+        return False
+
+    def _event(self, call: SimCall, kind: str, at: float, **fields: object) -> Callback:
+        data = {
+            "event_id": secrets.token_hex(8),
+            "type": kind,
+            "call_id": call.dial.call_id,
+            "attempt": call.dial.attempt,
+            "ts": self._ts(call, at),
+            **fields,
+        }
+        return Callback.model_validate(data)
+
+    def _ended_fields(self, call: SimCall, step: Step | None, at: float) -> EndedFields:
+        if step is not None:
+            outcome, error_detail = step.outcome, step.error_detail
+        else:
+            outcome, error_detail = "cancelled", ""
+        ai = sum(1 for t in call.turns if t.speaker == "AI")
+        prompt_tokens = max(1, len(call.dial.system_prompt) // 4)
+        spoken = sum(len(t.text) // 4 + 1 for t in call.turns)
+        answered = call.answered_at is not None
+        talk = round(at - call.answered_at) if call.answered_at is not None else 0
+        return EndedFields(
+            outcome=outcome,
+            answered=answered,
+            talk_sec=max(0, talk),
+            error_detail=error_detail,
+            input_turns=len(call.turns) - ai,
+            output_turns=ai,
+            tokens_prompt=prompt_tokens if answered else 0,
+            tokens_total=prompt_tokens + spoken if answered else 0,
+            turns=list(call.turns),
+        )
+
+    async def _play_outbound(self, call: SimCall) -> None:
+        dial = call.dial
+        script = outbound_script(
+            number=dial.phone,
+            trunk_ids=dial.trunk_ids,
+            prompt=dial.system_prompt,
+            display_name=dial.display_name,
+            max_seconds=dial.max_seconds,
+        )
+        await self._play(call, script, dial.callback_url, inbound={})
+
+    async def _play(
+        self, call: SimCall, script: Script, url: str, *, inbound: dict[str, object]
+    ) -> None:
+        prefix = "inbound-" if inbound else ""
+        final: Step | None = None
+        try:
+            for step in script.steps:
+                await self._wait_until(call, step.at)
+                if step.kind == "turn":
+                    call.turns.append(
+                        Turn(speaker=step.speaker, text=step.text, ts=self._ts(call, step.at))
+                    )
+                    continue
+                if step.kind == "ended":
+                    final = step
+                    break
+                extra: dict[str, object] = dict(inbound)
+                if step.kind == "answered":
+                    call.state = "answered"
+                    call.answered_at = step.at
+                    extra.update(trunk_id=step.trunk_id, answer_ms=round(step.at * 1000))
+                elif step.kind == "transferred":
+                    extra.update(
+                        to_user="reception",
+                        transfer_type="outbound-to-user" if not inbound else "vnum-to-officetab",
+                        trunk_id=step.trunk_id,
+                    )
+                ok = await self._post(url, self._event(call, prefix + step.kind, step.at, **extra))
+                if not ok:
+                    call.state = "ended"
+                    return
+        except asyncio.CancelledError:
+            if not call.hangup_requested:
+                raise
+        at = final.at if final is not None else call.position
+        call.ended = self._ended_fields(call, final, at)
+        call.state = "ended"
+        await self._post(url, self._event(call, prefix + "ended", at, ended=call.ended, **inbound))
+
+    # Inbound calls, produced on demand ---------------------------------------------------
+
+    async def inbound_call(
+        self,
+        *,
+        callback_url: str,
+        tenant: str,
+        sip: bool,
+        number: str,
+        from_number: str,
+        display_name: str,
+        prompt: str,
+        outcome: str = "finished",
+        voice: str = "Aoede",
+        language: str = "en-US",
+        model: str = "",
+    ) -> str:
+        """Play one inbound call to the end; returns its call id."""
+        call_id = ("sip-" if sip else "vnum-") + secrets.token_hex(6)
+        dial = DialRequest(
+            call_id=call_id, attempt=1, tenant=tenant, phone=from_number,
+            display_name=display_name, trunk_ids=[], voice=voice, language=language,
+            model=model, max_seconds=3500, system_prompt=prompt, api_key="",
+            callback_url=callback_url,
+        )  # fmt: skip
+        call = SimCall(dial=dial, started=self.clock.now())
+        inbound: dict[str, object] = {
+            "tenant": tenant,
+            "source": "sip" if sip else "vnum",
+            "number": number,
+            "did": number if sip else "",
+            "from_number": from_number,
+            "room": "" if sip else f"vnum-{number}-{secrets.token_hex(3)}",
+            "display_name": display_name,
+            "voice": voice,
+            "language": language,
+            "model": model,
+        }
+        script = inbound_script(prompt=prompt, display_name=display_name, sip=sip, outcome=outcome)
+        await self._play(call, script, callback_url, inbound=inbound)
+        return call_id

@@ -1,0 +1,84 @@
+"""/api.ashx/v1/calls: place, list, read and hang up outbound AI calls (spec 4.2)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+
+from switchboard.identity.deps import AdminCaller
+from switchboard.kit.paging import Paging
+from switchboard.kit.schemas import ERROR_RESPONSES, ErrorBody, Page
+from switchboard.platform.calls import service
+from switchboard.platform.calls.schemas import CallCreate, CallCreated, CallRecord, HangupResult
+from switchboard.platform.calls.tasks import PROCESS_OWNER
+from switchboard.runtime import RuntimeDep, Session
+
+router = APIRouter(prefix="/api.ashx/v1/calls", tags=["calls"], responses=ERROR_RESPONSES)
+
+NOT_FOUND: dict[int | str, dict[str, Any]] = {
+    404: {"model": ErrorBody, "description": "No such call (code `not_found`)"}
+}
+BRIDGE_ERRORS: dict[int | str, dict[str, Any]] = {
+    502: {"model": ErrorBody, "description": "The media bridge is unreachable"},
+    503: {"model": ErrorBody, "description": "No media bridge is configured"},
+}
+
+
+@router.post(
+    "",
+    response_model=CallCreated,
+    responses=BRIDGE_ERRORS,
+    summary="Place an outbound AI call (now, or at scheduleAtUtc)",
+)
+async def create_call(
+    body: CallCreate, caller: AdminCaller, session: Session, runtime: RuntimeDep
+) -> CallCreated:
+    return await service.create_call(
+        session, runtime=runtime, caller=caller, body=body, owner=PROCESS_OWNER
+    )
+
+
+@router.get("", response_model=Page[CallRecord], summary="List calls, newest first")
+async def list_calls(
+    caller: AdminCaller,
+    session: Session,
+    paging: Paging,
+    status: Annotated[
+        str | None, Query(description="Comma-separated status values, e.g. in-flight,scheduled")
+    ] = None,
+) -> Page[CallRecord]:
+    statuses = service.parse_statuses(status)
+    rows, total = await service.list_calls(
+        session, tenant_id=caller.tenant_id, statuses=statuses, limit=paging.limit,
+        offset=paging.offset,
+    )  # fmt: skip
+    return Page(
+        data=[service.record(row, caller.tenant_name) for row in rows],
+        total=total,
+        limit=paging.limit,
+        offset=paging.offset,
+        next=paging.next_url(total),
+    )
+
+
+@router.get("/{call_id}", response_model=CallRecord, responses=NOT_FOUND, summary="One call record")
+async def get_call(call_id: str, caller: AdminCaller, session: Session) -> CallRecord:
+    call = await service.get_call(session, tenant_id=caller.tenant_id, call_id=call_id)
+    return service.record(call, caller.tenant_name)
+
+
+@router.post(
+    "/{call_id}/hangup",
+    response_model=HangupResult,
+    response_model_exclude_none=True,
+    responses=NOT_FOUND,
+    summary="Hang up or cancel a call; a no-op (wasNoop) on an ended call",
+)
+async def hangup(
+    call_id: str, caller: AdminCaller, session: Session, runtime: RuntimeDep
+) -> HangupResult:
+    return await service.hangup(
+        session, runtime=runtime, tenant_id=caller.tenant_id, call_id=call_id,
+        actor=caller.username,
+    )  # fmt: skip

@@ -1,0 +1,178 @@
+"""All SQL of outbound calls.
+
+Request-side queries start from ``_scoped(tenant_id)``. The dispatcher, the watchdog and the
+bridge callbacks act for the whole platform (a bridge event names a call, not a tenant); their
+queries are the ``system_*`` functions below and never serve a tenant's request.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Select, and_, case, func, or_, select, update
+from sqlalchemy.engine import CursorResult
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from switchboard.platform.calls.models import Call, InboundCall
+from switchboard.tenants.models import Tenant
+
+SCHEDULED = "scheduled"
+DISPATCHING = "dispatching"
+IN_FLIGHT = "in-flight"
+RETRY_PENDING = "ended-failed-retry-pending"
+
+
+def _scoped(tenant_id: int) -> Select[Call]:
+    return select(Call).where(Call.tenant_id == tenant_id)
+
+
+async def get(session: AsyncSession, *, tenant_id: int, call_id: str) -> Call | None:
+    stmt = _scoped(tenant_id).where(Call.call_id == call_id)
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def page(
+    session: AsyncSession, *, tenant_id: int, statuses: Sequence[str], limit: int, offset: int
+) -> tuple[list[Call], int]:
+    stmt = _scoped(tenant_id)
+    if statuses:
+        stmt = stmt.where(Call.status.in_(statuses))
+    total = (await session.execute(select(func.count()).select_from(stmt.subquery()))).scalar_one()
+    rows = await session.execute(stmt.order_by(Call.id.desc()).limit(limit).offset(offset))
+    return list(rows.scalars()), int(total)
+
+
+def add(session: AsyncSession, call: Call) -> None:
+    session.add(call)
+
+
+async def _rowcount(session: AsyncSession, stmt: Any) -> int:
+    result = await session.execute(stmt, execution_options={"synchronize_session": False})
+    assert isinstance(result, CursorResult)
+    return int(result.rowcount)
+
+
+async def guarded_update(
+    session: AsyncSession, *, pk: int, where: Sequence[Any], values: dict[str, Any]
+) -> bool:
+    """Apply ``values`` only when every condition holds: the atomic guard of each transition
+    (a duplicate or stale bridge event, a concurrent watchdog, matches nothing)."""
+    stmt = update(Call).where(Call.id == pk, *where).values(**values)
+    return await _rowcount(session, stmt) == 1
+
+
+# System-wide queries (workers and bridge callbacks) ------------------------------------------
+
+
+async def system_by_call_id(session: AsyncSession, call_id: str) -> Call | None:
+    stmt = select(Call).where(Call.call_id == call_id).execution_options(populate_existing=True)
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def system_by_pk(session: AsyncSession, pk: int) -> Call | None:
+    stmt = select(Call).where(Call.id == pk).execution_options(populate_existing=True)
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def tenant_name(session: AsyncSession, tenant_id: int) -> str:
+    return str(
+        (await session.execute(select(Tenant.name).where(Tenant.id == tenant_id))).scalar_one()
+    )
+
+
+async def tenant_by_name(session: AsyncSession, name: str) -> Tenant | None:
+    return (await session.execute(select(Tenant).where(Tenant.name == name))).scalar_one_or_none()
+
+
+async def system_claim_due(
+    session: AsyncSession, *, now: dt.datetime, owner: str, lease_until: dt.datetime, limit: int
+) -> list[int]:
+    """Claim up to ``limit`` calls to dial: due scheduled calls and retries, and dispatching
+    calls whose lease expired (their dialler died). ``FOR UPDATE SKIP LOCKED`` on PostgreSQL
+    lets several workers claim side by side; SQLite serialises writers anyway."""
+    due = or_(
+        and_(Call.status.in_((SCHEDULED, RETRY_PENDING)), Call.due_at <= now),
+        and_(Call.status == DISPATCHING, Call.lease_until <= now),
+    )
+    candidates = (
+        select(Call.id)
+        .where(due)
+        .order_by(Call.due_at)
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+        .scalar_subquery()
+    )
+    is_retry = Call.status == RETRY_PENDING
+    stmt = (
+        update(Call)
+        .where(Call.id.in_(candidates), due)
+        .values(
+            status=DISPATCHING,
+            lease_owner=owner,
+            lease_until=lease_until,
+            attempt=case((is_retry, Call.attempt + 1), else_=Call.attempt),
+            retries_left=case((is_retry, Call.retries_left - 1), else_=Call.retries_left),
+            dispatched_at=case((is_retry, None), else_=Call.dispatched_at),
+            answered_at=case((is_retry, None), else_=Call.answered_at),
+            ai_started_at=case((is_retry, None), else_=Call.ai_started_at),
+            transferred_at=case((is_retry, None), else_=Call.transferred_at),
+            ended_at=case((is_retry, None), else_=Call.ended_at),
+            ended_reason=case((is_retry, ""), else_=Call.ended_reason),
+            outcome=case((is_retry, ""), else_=Call.outcome),
+            duration_sec=case((is_retry, 0), else_=Call.duration_sec),
+            error_detail=case((is_retry, ""), else_=Call.error_detail),
+        )
+        .returning(Call.id)
+        .execution_options(synchronize_session=False)
+    )
+    return [int(pk) for pk in (await session.execute(stmt)).scalars()]
+
+
+async def system_extend_leases(
+    session: AsyncSession, *, owner: str, lease_until: dt.datetime
+) -> int:
+    """Heartbeat: this process still holds the calls it dialled."""
+    stmt = (
+        update(Call)
+        .where(Call.lease_owner == owner, Call.attempt_open.is_(True))
+        .values(lease_until=lease_until)
+    )
+    return await _rowcount(session, stmt)
+
+
+async def system_orphaned(session: AsyncSession, *, now: dt.datetime, limit: int) -> list[int]:
+    """Open attempts whose dialling process stopped renewing its lease."""
+    stmt = (
+        select(Call.id)
+        .where(Call.attempt_open.is_(True), Call.lease_until <= now)
+        .order_by(Call.lease_until)
+        .limit(limit)
+    )
+    return [int(pk) for pk in (await session.execute(stmt)).scalars()]
+
+
+async def system_overdue(session: AsyncSession, *, now: dt.datetime, limit: int) -> list[int]:
+    stmt = (
+        select(Call.id)
+        .where(Call.attempt_open.is_(True), Call.deadline_at <= now)
+        .order_by(Call.deadline_at)
+        .limit(limit)
+    )
+    return [int(pk) for pk in (await session.execute(stmt)).scalars()]
+
+
+# Inbound calls -------------------------------------------------------------------------------
+
+
+async def system_inbound(session: AsyncSession, call_id: str) -> InboundCall | None:
+    stmt = select(InboundCall).where(InboundCall.call_id == call_id)
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def guarded_inbound_update(
+    session: AsyncSession, *, pk: int, where: Sequence[Any], values: dict[str, Any]
+) -> bool:
+    stmt = update(InboundCall).where(InboundCall.id == pk, *where).values(**values)
+    return await _rowcount(session, stmt) == 1

@@ -1,0 +1,146 @@
+"""Request and response bodies of /api.ashx/v1/calls (spec 2.2-2.4, 3.1)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from pydantic import Field, field_validator
+
+from switchboard.kit.clock import parse_iso_utc
+from switchboard.kit.schemas import Schema, StrictInput
+from switchboard.tenants.config import VOICES
+
+E164_RE = re.compile(r"^\+[1-9][0-9]{6,14}$")
+EMAIL_RE = re.compile(
+    r"^[^@\s]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$"
+)
+LOCALE_RE = re.compile(r"^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*$")
+UTC_SUFFIX_RE = re.compile(r"(?:Z|z|[+-]00:?00)$")
+
+
+class CallCreate(StrictInput):
+    """POST /v1/calls (spec 2.2)."""
+
+    phone: str = Field(description="E.164, e.g. +14155550100")
+    display_name: str | None = Field(default=None, max_length=128)
+    email: str = Field(max_length=254)
+    system_prompt: str = Field(max_length=50_000, description="Plain text or a prompt slug")
+    api_key: str = Field(max_length=1024, description="AI engine API key; stored sealed")
+    model: str | None = Field(default=None, max_length=128)
+    voice: str | None = Field(default=None, description="One of " + ", ".join(VOICES))
+    language: str | None = Field(default=None, max_length=35, description="Locale tag")
+    max_seconds: int = Field(default=300, ge=10, le=3600)
+    retries: int = Field(default=0, ge=0, le=10)
+    retry_delay_minutes: int = Field(default=5, ge=1, le=1440)
+    schedule_at_utc: str | None = Field(default=None, description="ISO 8601 UTC")
+
+    @field_validator("phone")
+    @classmethod
+    def _phone(cls, value: str) -> str:
+        if not E164_RE.match(value):
+            raise ValueError("must be an E.164 number such as +14155550100")
+        return value
+
+    @field_validator("email")
+    @classmethod
+    def _email(cls, value: str) -> str:
+        if not EMAIL_RE.match(value):
+            raise ValueError("must be an email address")
+        return value
+
+    @field_validator("system_prompt", "api_key")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        return value
+
+    @field_validator("display_name", "model")
+    @classmethod
+    def _optional_text(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            return None
+        return value
+
+    @field_validator("voice")
+    @classmethod
+    def _voice(cls, value: str | None) -> str | None:
+        if value is not None and value not in VOICES:
+            raise ValueError("must be one of " + ", ".join(VOICES))
+        return value
+
+    @field_validator("language")
+    @classmethod
+    def _language(cls, value: str | None) -> str | None:
+        if value is not None and not LOCALE_RE.match(value):
+            raise ValueError("must be a locale tag such as en-US")
+        return value
+
+    @field_validator("schedule_at_utc")
+    @classmethod
+    def _schedule(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        text = value.strip()
+        try:
+            parsed = parse_iso_utc(text)
+        except ValueError:
+            raise ValueError("must be ISO 8601 UTC, e.g. 2026-05-01T09:00:00Z") from None
+        if "T" not in text.upper() or (
+            re.search(r"[+-]\d\d:?\d\d$", text) and not UTC_SUFFIX_RE.search(text)
+        ):
+            raise ValueError("must be ISO 8601 UTC, e.g. 2026-05-01T09:00:00Z")
+        return parsed.isoformat()
+
+    def schedule_at(self) -> dt.datetime | None:
+        return dt.datetime.fromisoformat(self.schedule_at_utc) if self.schedule_at_utc else None
+
+
+class CallCreated(Schema):
+    """Spec 2.3."""
+
+    ok: bool
+    call_id: str
+    tenant: str
+    whitelist_added: bool
+    whitelist_error: str | None
+    bridge_reply: str = Field(description="The media bridge's raw reply, as a string")
+
+
+class CallRecord(Schema):
+    """Spec 2.4."""
+
+    call_id: str
+    tenant: str
+    requested_by: str
+    phone: str
+    display_name: str
+    email: str
+    voice: str
+    language: str
+    model: str
+    status: str
+    created_at_utc: str
+    scheduled_for_utc: str | None
+    dispatched_at_utc: str
+    answered_at_utc: str
+    ended_at_utc: str | None
+    ended_reason: str
+    duration_sec: int
+    trunk_id: str
+    transcript_path: str
+    error_detail: str
+    attempt: int
+    retries_left: int
+    retry_delay_minutes: int
+
+
+class HangupResult(Schema):
+    """Spec 3.1 / 4.2; ``wasNoop`` is present (true) only when the call had already ended."""
+
+    ok: bool
+    call_id: str
+    new_status: str
+    actor: str
+    was_noop: bool | None = Field(default=None, description="true when the call had ended")

@@ -1,0 +1,262 @@
+"""Background work of outbound calls: the dispatcher, the watchdog and reconciliation.
+
+One pass of each is a plain function (``dispatch_due``, ``watchdog_pass``, ``reconcile``),
+which tests call directly; ``dispatcher_worker`` loops over them in ``switchboard worker`` and
+in ``serve``.
+
+Leases: a call being dialled, and an attempt in flight, carry the id of the process that dialled
+it (``lease_owner``) and an expiry (``lease_until``) that the process renews while it lives. An
+expired dialling lease is claimed again and the same attempt redialled (dials are idempotent per
+``callId`` and ``attempt`` at the bridge); an expired in-flight lease is reconciled with the
+bridge's own view of the call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import logging
+import os
+import secrets
+import socket
+
+from switchboard.bridge.client import BridgeClient, bridge_for
+from switchboard.bridge.protocol import EndedFields
+from switchboard.kit.db import after_commit
+from switchboard.kit.errors import ApiError
+from switchboard.platform.calls import repository, service
+from switchboard.platform.calls.models import Call
+from switchboard.platform.calls.repository import DISPATCHING
+from switchboard.runtime import Runtime
+
+log = logging.getLogger("switchboard.calls.dispatcher")
+
+PROCESS_OWNER = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+CLAIM_BATCH = 200
+DIAL_CONCURRENCY = 32
+POLL_SECONDS = 0.2
+MAX_DIAL_FAILURES = 8
+LOST_DETAIL = "the bridge no longer knows this call (bridge or worker restarted)"
+WATCHDOG_DETAIL = "the bridge did not report the end of the call within maxSeconds plus grace"
+
+
+def _lease(runtime: Runtime, now: dt.datetime) -> dt.datetime:
+    return now + dt.timedelta(seconds=runtime.settings.call_lease_seconds)
+
+
+def _dial_backoff(failures: int) -> dt.timedelta:
+    return dt.timedelta(seconds=min(600, 15 * 2 ** max(0, failures - 1)))
+
+
+async def dispatch_due(
+    runtime: Runtime, *, owner: str = PROCESS_OWNER, limit: int = CLAIM_BATCH
+) -> int:
+    """Claim the due calls (scheduled, retries, abandoned dials) and dial each once; returns
+    how many were claimed."""
+    now = runtime.clock.now()
+    async with runtime.db.transaction() as session:
+        claimed = await repository.system_claim_due(
+            session, now=now, owner=owner, lease_until=_lease(runtime, now), limit=limit
+        )
+    if not claimed:
+        return 0
+    try:
+        bridge = bridge_for(runtime)
+    except ApiError as exc:
+        for pk in claimed:
+            await _dial_failed(runtime, pk, owner, exc.description)
+        return len(claimed)
+    gate = asyncio.Semaphore(DIAL_CONCURRENCY)
+
+    async def one(pk: int) -> None:
+        async with gate:
+            await _dial(runtime, bridge, pk, owner)
+
+    await asyncio.gather(*(one(pk) for pk in claimed))
+    return len(claimed)
+
+
+async def _dial(runtime: Runtime, bridge: BridgeClient, pk: int, owner: str) -> None:
+    async with runtime.db.transaction() as session:
+        call = await repository.system_by_pk(session, pk)
+        if call is None or call.status != DISPATCHING or call.lease_owner != owner:
+            return
+        tenant = await repository.tenant_name(session, call.tenant_id)
+        request = service.dial_request(
+            call, tenant_name=tenant, runtime=runtime, callback_url=bridge.callback_url
+        )
+    try:
+        reply = await bridge.dial(request)
+    except ApiError as exc:
+        await _dial_failed(runtime, pk, owner, exc.description)
+        return
+    now = runtime.clock.now()
+    async with runtime.db.transaction() as session:
+        call = await repository.system_by_pk(session, pk)
+        assert call is not None
+        accepted = await repository.guarded_update(
+            session,
+            pk=pk,
+            where=[
+                Call.status == DISPATCHING,
+                Call.lease_owner == owner,
+                Call.attempt == request.attempt,
+            ],
+            values=service.in_flight_values(
+                call, now=now, runtime=runtime, owner=owner, reply=reply
+            ),
+        )
+    if not accepted:
+        # Cancelled while dialling: the bridge must not keep the call.
+        log.info("call %s was cancelled while dialling; hanging up", request.call_id)
+        try:
+            await bridge.hangup(
+                call_id=request.call_id, attempt=request.attempt, actor="dispatcher"
+            )
+        except ApiError as exc:
+            log.warning("hangup of %s failed: %s", request.call_id, exc.description)
+
+
+async def _dial_failed(runtime: Runtime, pk: int, owner: str, detail: str) -> None:
+    now = runtime.clock.now()
+    async with runtime.db.transaction() as session:
+        call = await repository.system_by_pk(session, pk)
+        if call is None or call.status != DISPATCHING or call.lease_owner != owner:
+            return
+        failures = call.dial_failures + 1
+        log.warning("dialling %s failed (%d): %s", call.call_id, failures, detail)
+        if failures >= MAX_DIAL_FAILURES:
+            call.attempt_open = True  # close_attempt ends it once, with its events
+            await session.flush()
+            await service.close_attempt(
+                session, runtime=runtime, call=call, attempt=call.attempt,
+                ended=EndedFields(error_detail=f"the media bridge did not take the call: {detail}"),
+            )  # fmt: skip
+            return
+        call.dial_failures = failures
+        call.error_detail = detail[:500]
+        call.lease_owner = None
+        call.lease_until = now + _dial_backoff(failures)
+
+
+async def watchdog_pass(runtime: Runtime, *, limit: int = CLAIM_BATCH) -> int:
+    """End attempts that outlived maxSeconds plus the ring allowance and the grace period."""
+    now = runtime.clock.now()
+    closed = 0
+    async with runtime.db.transaction() as session:
+        overdue = await repository.system_overdue(session, now=now, limit=limit)
+    for pk in overdue:
+        async with runtime.db.transaction() as session:
+            call = await repository.system_by_pk(session, pk)
+            if call is None or not call.attempt_open:
+                continue
+            answered = call.answered_at is not None
+            talk = round((now - call.answered_at).total_seconds()) if call.answered_at else 0
+            attempt, cid = call.attempt, call.call_id
+            done = await service.close_attempt(
+                session, runtime=runtime, call=call, attempt=attempt,
+                ended=EndedFields(
+                    outcome="max-duration" if answered else "", answered=answered,
+                    talk_sec=max(0, min(talk, call.max_seconds)), error_detail=WATCHDOG_DETAIL,
+                ),
+            )  # fmt: skip
+            if done:
+                closed += 1
+                after_commit(session, _hangup_later(runtime, cid, attempt, "watchdog"))
+    return closed
+
+
+def _hangup_later(runtime: Runtime, call_id: str, attempt: int, actor: str):  # type: ignore[no-untyped-def]
+    async def send() -> None:
+        try:
+            await bridge_for(runtime).hangup(call_id=call_id, attempt=attempt, actor=actor)
+        except ApiError as exc:
+            log.info("hangup of %s not delivered: %s", call_id, exc.description)
+
+    return send
+
+
+async def heartbeat(runtime: Runtime, *, owner: str = PROCESS_OWNER) -> int:
+    now = runtime.clock.now()
+    async with runtime.db.transaction() as session:
+        return await repository.system_extend_leases(
+            session, owner=owner, lease_until=_lease(runtime, now)
+        )
+
+
+async def reconcile(
+    runtime: Runtime, *, owner: str = PROCESS_OWNER, limit: int = CLAIM_BATCH
+) -> int:
+    """Take over in-flight attempts whose dialling process stopped renewing its lease: ask the
+    bridge; an attempt it no longer knows is closed (a technical failure), one it reports as
+    ended is closed with the bridge's figures, a live one is kept under this process's lease."""
+    now = runtime.clock.now()
+    async with runtime.db.transaction() as session:
+        orphans = await repository.system_orphaned(session, now=now, limit=limit)
+    if not orphans:
+        return 0
+    try:
+        bridge = bridge_for(runtime)
+    except ApiError:
+        return 0
+    handled = 0
+    for pk in orphans:
+        async with runtime.db.transaction() as session:
+            call = await repository.system_by_pk(session, pk)
+            if (
+                call is None
+                or not call.attempt_open
+                or call.lease_until is None
+                or call.lease_until > now
+            ):
+                continue
+            taken = await repository.guarded_update(
+                session,
+                pk=pk,
+                where=[Call.attempt_open.is_(True), Call.lease_until <= now],
+                values={"lease_owner": owner, "lease_until": _lease(runtime, now)},
+            )
+            attempt, cid = call.attempt, call.call_id
+        if not taken:
+            continue
+        try:
+            state = await bridge.status(call_id=cid, attempt=attempt)
+        except ApiError as exc:
+            log.warning("reconciling %s: bridge status failed: %s", cid, exc.description)
+            continue
+        if state.state in ("ringing", "answered"):
+            continue
+        async with runtime.db.transaction() as session:
+            call = await repository.system_by_pk(session, pk)
+            if call is None:
+                continue
+            ended = (
+                state.ended
+                if state.state == "ended" and state.ended
+                else EndedFields(answered=call.answered_at is not None, error_detail=LOST_DETAIL)
+            )
+            if await service.close_attempt(
+                session, runtime=runtime, call=call, attempt=attempt, ended=ended
+            ):
+                handled += 1
+                log.info("reconciled %s attempt %d (%s)", cid, attempt, state.state)
+    return handled
+
+
+async def dispatcher_worker(runtime: Runtime, stop: asyncio.Event) -> None:
+    """The dispatcher loop: heartbeat, reconcile, dispatch, watchdog, until ``stop``."""
+    log.info("call dispatcher running as %s", PROCESS_OWNER)
+    while not stop.is_set():
+        claimed = 0
+        try:
+            await heartbeat(runtime)
+            await reconcile(runtime)
+            claimed = await dispatch_due(runtime)
+            await watchdog_pass(runtime)
+        except Exception:
+            log.exception("call dispatcher pass failed")
+        if claimed >= CLAIM_BATCH:
+            continue
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), timeout=POLL_SECONDS)
