@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from switchboard.identity import service as identity
 from switchboard.identity.cli import apikey_cli, client_cli, keys_cli, user_cli
 from switchboard.kit.cli import run_in_transaction
+from switchboard.platform.webhooks.cli import webhook_cli
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
 from switchboard.tenants import service as tenants
@@ -86,7 +87,7 @@ def demo(name: str) -> None:
     run_in_transaction(work)
 
 
-for group in (tenant_cli, user_cli, client_cli, apikey_cli, keys_cli, worker_cli):
+for group in (tenant_cli, user_cli, client_cli, apikey_cli, keys_cli, worker_cli, webhook_cli):
     main.add_command(group)
 
 logging.getLogger("switchboard").addHandler(logging.NullHandler())

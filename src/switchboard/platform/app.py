@@ -14,6 +14,7 @@ from switchboard.platform.apikeys.endpoints import router as apikeys_router
 from switchboard.platform.calls.endpoints import router as calls_router
 from switchboard.platform.catalogue.endpoints import router as catalogue_router
 from switchboard.platform.tenants.endpoints import router as tenants_router
+from switchboard.platform.webhooks.endpoints import router as webhooks_router
 from switchboard.runtime import Runtime
 
 DESCRIPTION = """Outbound AI calls, virtual numbers, transcripts, routing tables, webhooks and
@@ -24,6 +25,7 @@ the outbound whitelist. Every endpoint except `GET /api.ashx/v1` needs
 ROUTERS: list[APIRouter] = [
     catalogue_router,
     apikeys_router,
+    webhooks_router,
     tenants_router,
     calls_router,
     bridge_router,

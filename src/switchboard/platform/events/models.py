@@ -13,7 +13,10 @@ class Event(Base):
     """One emitted event: the transactional outbox row that webhook deliveries fan out from."""
 
     __tablename__ = "events"
-    __table_args__ = (Index("ix_events_tenant_created", "tenant_id", "id"),)
+    __table_args__ = (
+        Index("ix_events_tenant_created", "tenant_id", "id"),
+        Index("ix_events_created_at", "created_at"),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))

@@ -1,4 +1,8 @@
-"""Emitting events: one outbox row, in the caller's transaction (a rollback drops it)."""
+"""Emitting events: one outbox row, in the caller's transaction (a rollback drops it).
+
+The same transaction fans the event out to one webhook delivery per active subscription
+that wants it, so a committed change always has its deliveries and a rolled-back one none.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from switchboard.kit.clock import Clock
 from switchboard.platform.events.catalogue import ALL_EVENTS
 from switchboard.platform.events.models import Event
+from switchboard.platform.webhooks import service as webhooks
 
 
 async def emit(
@@ -20,10 +25,12 @@ async def emit(
     data: dict[str, Any],
     clock: Clock,
 ) -> Event:
-    """Record ``event`` for ``tenant``; webhook deliveries are created from it."""
+    """Record ``event`` for the tenant and queue its webhook deliveries (not yet sent: the
+    sender picks them up once the caller's transaction commits)."""
     if event not in ALL_EVENTS:
         raise ValueError(f"unknown event {event!r}")
     row = Event(tenant_id=tenant_id, name=event, payload=data, created_at=clock.now())
     session.add(row)
     await session.flush()
+    await webhooks.fan_out(session, event=row, tenant_name=tenant_name)
     return row

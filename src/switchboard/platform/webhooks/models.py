@@ -1,0 +1,89 @@
+"""Subscriptions, the delivery outbox and the per-attempt delivery log."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import Boolean, ForeignKey, Index, Integer, LargeBinary, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from switchboard.kit.db import Base, JsonType, UtcDateTime
+
+PENDING = "pending"
+SUCCEEDED = "succeeded"
+FAILED = "failed"
+
+
+class Subscription(Base):
+    """A receiver URL, the events it wants and its sealed HMAC secret."""
+
+    __tablename__ = "webhook_subscriptions"
+    __table_args__ = (Index("ix_webhook_subscriptions_tenant", "tenant_id", "created_at"),)
+
+    id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    url: Mapped[str] = mapped_column(String(2048))
+    events: Mapped[list[str]] = mapped_column(JsonType)
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    secret_sealed: Mapped[str] = mapped_column(String(512))
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)
+    created_by: Mapped[str] = mapped_column(String(128))
+    last_fired_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, default=None)
+    failures: Mapped[int] = mapped_column(Integer, default=0)
+
+    def wants(self, event: str) -> bool:
+        return "*" in self.events or event in self.events
+
+
+class Delivery(Base):
+    """One event for one subscription: the outbox row the sender claims with a lease.
+
+    ``body`` is fixed when the event is emitted, so every attempt sends identical bytes.
+    ``attempts`` counts finished attempts; the one in flight is ``attempts + 1``.
+    """
+
+    __tablename__ = "webhook_deliveries"
+    __table_args__ = (
+        Index("ix_webhook_deliveries_due", "status", "next_attempt_at"),
+        Index("ix_webhook_deliveries_subscription", "subscription_id", "created_at"),
+    )
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    subscription_id: Mapped[str] = mapped_column(
+        ForeignKey("webhook_subscriptions.id", ondelete="CASCADE")
+    )
+    event: Mapped[str] = mapped_column(String(64))
+    body: Mapped[bytes] = mapped_column(LargeBinary)
+    status: Mapped[str] = mapped_column(String(16), default=PENDING)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)
+    next_attempt_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)
+    lease_token: Mapped[str | None] = mapped_column(String(32), default=None)
+    lease_until: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, default=None)
+    completed_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, default=None)
+    last_status_code: Mapped[int | None] = mapped_column(Integer, default=None)
+    last_error: Mapped[str | None] = mapped_column(String(200), default=None)
+
+
+class Attempt(Base):
+    """One POST of a delivery: the delivery log operators read."""
+
+    __tablename__ = "webhook_attempts"
+    __table_args__ = (Index("ix_webhook_attempts_subscription", "subscription_id", "id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    subscription_id: Mapped[str] = mapped_column(
+        ForeignKey("webhook_subscriptions.id", ondelete="CASCADE")
+    )
+    delivery_id: Mapped[str] = mapped_column(
+        ForeignKey("webhook_deliveries.id", ondelete="CASCADE"), index=True
+    )
+    event: Mapped[str] = mapped_column(String(64))
+    attempt: Mapped[int] = mapped_column(Integer)
+    started_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)
+    status_code: Mapped[int | None] = mapped_column(Integer, default=None)
+    latency_ms: Mapped[int] = mapped_column(Integer)
+    error: Mapped[str | None] = mapped_column(String(200), default=None)
+    response_snippet: Mapped[str] = mapped_column(String(512), default="")

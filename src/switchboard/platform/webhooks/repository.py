@@ -1,0 +1,333 @@
+"""All SQL of webhooks.
+
+Tenant-facing reads start from ``_subscriptions`` / ``_deliveries`` / ``_attempts``, each
+scoped to one tenant. The sender's claim, completion and pruning statements are the only
+cross-tenant ones: they serve every tenant's outbox and never reach an API caller.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from sqlalchemy import Select, Table, bindparam, delete, func, insert, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql.expression import type_coerce
+
+from switchboard.kit.db import UtcDateTime
+from switchboard.platform.events.models import Event
+from switchboard.platform.webhooks.models import (
+    FAILED,
+    PENDING,
+    SUCCEEDED,
+    Attempt,
+    Delivery,
+    Subscription,
+)
+
+_deliveries_table = cast(Table, Delivery.__table__)
+_attempts_table = cast(Table, Attempt.__table__)
+
+
+def _subscriptions(tenant_id: int) -> Select[Subscription]:
+    return select(Subscription).where(Subscription.tenant_id == tenant_id)
+
+
+def _deliveries(tenant_id: int) -> Select[Delivery]:
+    return select(Delivery).where(Delivery.tenant_id == tenant_id)
+
+
+def _attempts(tenant_id: int) -> Select[Attempt]:
+    return select(Attempt).where(Attempt.tenant_id == tenant_id)
+
+
+async def page_subscriptions(
+    session: AsyncSession, tenant_id: int, *, limit: int, offset: int
+) -> tuple[list[Subscription], int]:
+    base = _subscriptions(tenant_id)
+    total = await session.scalar(select(func.count()).select_from(base.subquery()))
+    rows = await session.scalars(
+        base.order_by(Subscription.created_at, Subscription.id).limit(limit).offset(offset)
+    )
+    return list(rows), int(total or 0)
+
+
+async def get_subscription(
+    session: AsyncSession, tenant_id: int, subscription_id: str
+) -> Subscription | None:
+    stmt = _subscriptions(tenant_id).where(Subscription.id == subscription_id)
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def active_subscriptions(session: AsyncSession, tenant_id: int) -> list[Subscription]:
+    stmt = _subscriptions(tenant_id).where(Subscription.active.is_(True))
+    return list(await session.scalars(stmt))
+
+
+async def get_delivery(session: AsyncSession, tenant_id: int, delivery_id: str) -> Delivery | None:
+    stmt = _deliveries(tenant_id).where(Delivery.id == delivery_id)
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def page_attempts(
+    session: AsyncSession, tenant_id: int, subscription_id: str, *, limit: int, offset: int
+) -> list[Attempt]:
+    stmt = (
+        _attempts(tenant_id)
+        .where(Attempt.subscription_id == subscription_id)
+        .order_by(Attempt.id.desc())
+        .limit(limit)
+        .offset(offset)
+    )
+    return list(await session.scalars(stmt))
+
+
+async def requeue_failed_since(
+    session: AsyncSession,
+    tenant_id: int,
+    *,
+    since: dt.datetime,
+    subscription_ids: Sequence[str],
+    now: dt.datetime,
+) -> int:
+    """Put every failed delivery created at or after ``since`` back in the queue."""
+    ids = select(Delivery.id).where(
+        Delivery.tenant_id == tenant_id,
+        Delivery.status == FAILED,
+        Delivery.created_at >= since,
+        Delivery.subscription_id.in_(list(subscription_ids)),
+    )
+    stmt = (
+        update(Delivery)
+        .where(Delivery.id.in_(ids.scalar_subquery()))
+        .values(**_requeue_values(now))
+        .execution_options(synchronize_session=False)
+    )
+    result = await session.execute(stmt)
+    return int(getattr(result, "rowcount", 0) or 0)
+
+
+def _requeue_values(now: dt.datetime) -> dict[str, Any]:
+    return {
+        "status": PENDING,
+        "attempts": 0,
+        "next_attempt_at": now,
+        "lease_token": None,
+        "lease_until": None,
+        "completed_at": None,
+    }
+
+
+async def requeue(session: AsyncSession, delivery: Delivery, *, now: dt.datetime) -> None:
+    for key, value in _requeue_values(now).items():
+        setattr(delivery, key, value)
+    await session.flush()
+
+
+async def fail_pending(
+    session: AsyncSession, subscription_id: str, *, now: dt.datetime, reason: str
+) -> None:
+    """Finish every queued delivery of a paused or deleted subscription as failed."""
+    await session.execute(
+        update(Delivery)
+        .where(Delivery.subscription_id == subscription_id, Delivery.status == PENDING)
+        .values(
+            status=FAILED, completed_at=now, lease_token=None, lease_until=None, last_error=reason
+        )
+        .execution_options(synchronize_session=False)
+    )
+
+
+# The sender: cross-tenant by nature.
+
+
+@dataclass(frozen=True, slots=True)
+class Claimed:
+    """A delivery leased to one sender, with what sending it needs."""
+
+    id: str
+    token: str
+    tenant_id: int
+    subscription_id: str
+    event: str
+    body: bytes
+    attempt: int
+    url: str
+    secret_sealed: str
+    active: bool
+
+
+async def due_candidates(
+    session: AsyncSession,
+    *,
+    now: dt.datetime,
+    limit: int,
+    exclude: Sequence[str],
+    skip_locked: bool,
+) -> list[tuple[str, str]]:
+    """``(delivery id, subscription id)`` of due, unleased deliveries, oldest first."""
+    stmt = (
+        select(Delivery.id, Delivery.subscription_id)
+        .where(
+            Delivery.status == PENDING,
+            Delivery.next_attempt_at <= now,
+            or_(Delivery.lease_until.is_(None), Delivery.lease_until < now),
+        )
+        .order_by(Delivery.next_attempt_at)
+        .limit(limit)
+    )
+    if exclude:
+        stmt = stmt.where(Delivery.subscription_id.not_in(list(exclude)))
+    if skip_locked:
+        stmt = stmt.with_for_update(skip_locked=True)
+    return [(row[0], row[1]) for row in await session.execute(stmt)]
+
+
+async def lease(
+    session: AsyncSession,
+    ids: Sequence[str],
+    *,
+    now: dt.datetime,
+    until: dt.datetime,
+    token: str,
+) -> list[Claimed]:
+    """Lease ``ids`` still due and unleased (a conditional UPDATE: one winner per row)."""
+    if not ids:
+        return []
+    leased = await session.execute(
+        update(Delivery)
+        .where(
+            Delivery.id.in_(list(ids)),
+            Delivery.status == PENDING,
+            or_(Delivery.lease_until.is_(None), Delivery.lease_until < now),
+        )
+        .values(lease_token=token, lease_until=until)
+        .returning(Delivery.id)
+        .execution_options(synchronize_session=False)
+    )
+    won = [row[0] for row in leased]
+    if not won:
+        return []
+    rows = await session.execute(
+        select(
+            Delivery.id,
+            Delivery.tenant_id,
+            Delivery.subscription_id,
+            Delivery.event,
+            Delivery.body,
+            Delivery.attempts,
+            Subscription.url,
+            Subscription.secret_sealed,
+            Subscription.active,
+        )
+        .join(Subscription, Subscription.id == Delivery.subscription_id)
+        .where(Delivery.id.in_(won))
+        .order_by(Delivery.next_attempt_at)
+    )
+    return [
+        Claimed(
+            id=r.id,
+            token=token,
+            tenant_id=r.tenant_id,
+            subscription_id=r.subscription_id,
+            event=r.event,
+            body=r.body,
+            attempt=r.attempts + 1,
+            url=r.url,
+            secret_sealed=r.secret_sealed,
+            active=r.active,
+        )
+        for r in rows
+    ]
+
+
+async def next_due(session: AsyncSession) -> dt.datetime | None:
+    """When the earliest pending delivery becomes claimable (its lease may hold it)."""
+    effective = func.coalesce(Delivery.lease_until, Delivery.next_attempt_at)
+    stmt = select(type_coerce(func.min(effective), UtcDateTime)).where(Delivery.status == PENDING)
+    return cast("dt.datetime | None", await session.scalar(stmt))
+
+
+async def existing_deliveries(session: AsyncSession, ids: Sequence[str]) -> set[str]:
+    if not ids:
+        return set()
+    return set(await session.scalars(select(Delivery.id).where(Delivery.id.in_(list(ids)))))
+
+
+async def record_attempts(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> None:
+    if rows:
+        await session.execute(insert(_attempts_table), list(rows))
+
+
+async def finish_deliveries(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> None:
+    """Apply outcomes; a row whose lease was lost (token changed) is left alone."""
+    if not rows:
+        return
+    t = _deliveries_table
+    stmt = (
+        update(t)
+        .where(t.c.id == bindparam("b_id"), t.c.lease_token == bindparam("b_token"))
+        .values(
+            status=bindparam("b_status"),
+            attempts=bindparam("b_attempts"),
+            next_attempt_at=bindparam("b_next"),
+            completed_at=bindparam("b_completed"),
+            last_status_code=bindparam("b_code"),
+            last_error=bindparam("b_error"),
+            lease_token=None,
+            lease_until=None,
+        )
+    )
+    await session.execute(stmt, list(rows))
+
+
+async def tally(
+    session: AsyncSession,
+    subscription_id: str,
+    *,
+    reset: bool,
+    failures: int,
+    now: dt.datetime,
+    pause_at: int,
+) -> bool:
+    """Update the consecutive-failure tally; returns True when this pauses the subscription."""
+    await session.execute(
+        update(Subscription)
+        .where(Subscription.id == subscription_id)
+        .values(last_fired_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    if not reset and failures == 0:
+        return False
+    tally_value = failures if reset else Subscription.failures + failures
+    result = await session.execute(
+        update(Subscription)
+        .where(Subscription.id == subscription_id, Subscription.active.is_(True))
+        .values(failures=tally_value)
+        .returning(Subscription.failures)
+        .execution_options(synchronize_session=False)
+    )
+    current = result.scalar_one_or_none()
+    if current is None or current < pause_at:
+        return False
+    await session.execute(
+        update(Subscription)
+        .where(Subscription.id == subscription_id)
+        .values(active=False, failures=pause_at)
+        .execution_options(synchronize_session=False)
+    )
+    return True
+
+
+async def prune(session: AsyncSession, *, before: dt.datetime) -> int:
+    """Drop finished deliveries, their log and events older than ``before``."""
+    await session.execute(delete(Attempt).where(Attempt.started_at < before))
+    result = await session.execute(
+        delete(Delivery).where(
+            Delivery.status.in_((SUCCEEDED, FAILED)), Delivery.completed_at < before
+        )
+    )
+    await session.execute(delete(Event).where(Event.created_at < before))
+    return int(getattr(result, "rowcount", 0) or 0)

@@ -1,0 +1,445 @@
+"""The webhook sender: claims due deliveries with a lease, POSTs them, records the outcomes.
+
+One ``Sender`` per process holds one aiohttp ``ClientSession``. It claims only as many
+deliveries as it has free slots (``MAX_IN_FLIGHT``) and at most ``PER_SUBSCRIPTION`` at a time
+for one subscription, so a slow receiver occupies a few slots and never the whole sender.
+Outcomes are written back in batches, one transaction per batch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import datetime as dt
+import logging
+import secrets
+import time
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+import aiohttp
+import asyncpg  # type: ignore[import-untyped]
+from sqlalchemy.engine import make_url
+
+from switchboard import __version__
+from switchboard.platform.webhooks import repository, service
+from switchboard.platform.webhooks.destinations import (
+    GuardedResolver,
+    RefusedDestination,
+    check_literal_host,
+    parse_networks,
+)
+from switchboard.platform.webhooks.models import FAILED, PENDING, SUCCEEDED
+from switchboard.platform.webhooks.repository import Claimed
+from switchboard.platform.webhooks.signing import (
+    platform_signature,
+    standard_key,
+    standard_signature,
+)
+from switchboard.runtime import Runtime
+
+log = logging.getLogger("switchboard.webhooks")
+
+MAX_IN_FLIGHT = 128
+PER_SUBSCRIPTION = 16
+SNIPPET_MAX = 512
+IDLE_POLL_SQLITE = 0.05
+IDLE_POLL_POSTGRES = 2.0
+PRUNE_EVERY = 3600.0
+USER_AGENT = f"switchboard-webhooks/{__version__}"
+
+
+@dataclass(slots=True)
+class Outcome:
+    claimed: Claimed
+    started_at: dt.datetime
+    status_code: int | None = None
+    latency_ms: int = 0
+    error: str | None = None
+    snippet: str = ""
+    sent: bool = True
+
+    @property
+    def ok(self) -> bool:
+        return self.status_code is not None and 200 <= self.status_code < 300
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, aiohttp.ClientConnectorDNSError) and isinstance(
+        exc.os_error, RefusedDestination
+    ):
+        return f"refused: {exc.os_error}"
+    if isinstance(exc, RefusedDestination):
+        return f"refused: {exc}"
+    if isinstance(exc, TimeoutError):
+        return "timeout"
+    return f"{type(exc).__name__}: {exc}"[:200]
+
+
+class Sender:
+    """Claims, sends and completes deliveries for one process."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        max_in_flight: int = MAX_IN_FLIGHT,
+        per_subscription: int = PER_SUBSCRIPTION,
+    ) -> None:
+        settings = runtime.settings
+        self.runtime = runtime
+        self.max_in_flight = max_in_flight
+        self.per_subscription = per_subscription
+        self.allow = parse_networks(settings.webhook_allow_private)
+        self.delays = settings.webhook_retry_delays or (0.0,)
+        self.timeout = settings.webhook_timeout
+        self.lease_seconds = 2 * self.timeout + 10
+        self.postgres = runtime.db.dialect == "postgresql"
+        self._http: aiohttp.ClientSession | None = None
+        self._in_flight: collections.Counter[str] = collections.Counter()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._done: list[Outcome] = []
+        self._kick = asyncio.Event()
+        self._secrets: dict[str, tuple[str, bytes]] = {}
+
+    async def __aenter__(self) -> Sender:
+        connector = aiohttp.TCPConnector(
+            resolver=GuardedResolver(self.allow),
+            limit=self.max_in_flight,
+            ttl_dns_cache=10,
+        )
+        self._http = aiohttp.ClientSession(
+            connector=connector,
+            timeout=aiohttp.ClientTimeout(total=self.timeout, connect=min(self.timeout, 5.0)),
+            headers={"User-Agent": USER_AGENT},
+            auto_decompress=False,
+            cookie_jar=aiohttp.DummyCookieJar(),
+        )
+        service.add_waker(self.kick)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        service.remove_waker(self.kick)
+        if self._tasks:
+            await asyncio.wait(self._tasks, timeout=min(self.timeout, 4.0))
+        for task in self._tasks:
+            task.cancel()
+        with contextlib.suppress(Exception):
+            await self.flush()
+        if self._http is not None:
+            await self._http.close()
+
+    def kick(self) -> None:
+        """Wake the idle loop (new deliveries committed, or a send finished)."""
+        self._kick.set()
+
+    @property
+    def free(self) -> int:
+        return self.max_in_flight - len(self._tasks)
+
+    # Claiming.
+
+    def _pick(self, candidates: list[tuple[str, str]]) -> list[str]:
+        chosen: list[str] = []
+        taken: collections.Counter[str] = collections.Counter()
+        for delivery_id, subscription_id in candidates:
+            if len(chosen) >= self.free:
+                break
+            if self._in_flight[subscription_id] + taken[subscription_id] >= self.per_subscription:
+                continue
+            taken[subscription_id] += 1
+            chosen.append(delivery_id)
+        return chosen
+
+    async def claim(self) -> list[Claimed]:
+        """Lease due deliveries: SKIP LOCKED on PostgreSQL, a conditional UPDATE on SQLite."""
+        if self.free <= 0:
+            return []
+        now = self.runtime.clock.now()
+        until = now + dt.timedelta(seconds=self.lease_seconds)
+        token = secrets.token_hex(8)
+        saturated = [s for s, n in self._in_flight.items() if n >= self.per_subscription]
+        db = self.runtime.db
+        async with db.transaction() as session:
+            candidates = await repository.due_candidates(
+                session,
+                now=now,
+                limit=self.free * 2,
+                exclude=saturated,
+                skip_locked=self.postgres,
+            )
+            if self.postgres:
+                return await repository.lease(
+                    session, self._pick(candidates), now=now, until=until, token=token
+                )
+        if not candidates:
+            return []
+        async with db.transaction() as session:
+            return await repository.lease(
+                session, self._pick(candidates), now=now, until=until, token=token
+            )
+
+    # Sending.
+
+    def start(self, claimed: list[Claimed]) -> None:
+        for item in claimed:
+            if not item.active:
+                self._done.append(
+                    Outcome(item, self.runtime.clock.now(), error="paused", sent=False)
+                )
+                continue
+            self._in_flight[item.subscription_id] += 1
+            task = asyncio.create_task(self._send(item))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    def _keys(self, sealed: str) -> tuple[str, bytes]:
+        keys = self._secrets.get(sealed)
+        if keys is None:
+            secret = self.runtime.box.open(sealed)
+            keys = (secret, standard_key(secret))
+            if len(self._secrets) > 10_000:
+                self._secrets.clear()
+            self._secrets[sealed] = keys
+        return keys
+
+    def headers(self, item: Claimed, timestamp: int) -> dict[str, str]:
+        secret, key = self._keys(item.secret_sealed)
+        return {
+            "Content-Type": "application/json",
+            "X-Platform-Event": item.event,
+            "X-Platform-Signature": platform_signature(secret, item.body),
+            "X-Platform-Delivery-Id": item.id,
+            "X-Platform-Attempt": str(min(item.attempt, service.MAX_ATTEMPTS)),
+            "webhook-id": item.id,
+            "webhook-timestamp": str(timestamp),
+            "webhook-signature": standard_signature(key, item.id, timestamp, item.body),
+        }
+
+    async def _send(self, item: Claimed) -> None:
+        assert self._http is not None
+        outcome = Outcome(item, self.runtime.clock.now())
+        began = time.perf_counter()
+        try:
+            check_literal_host(item.url, self.allow)
+            headers = self.headers(item, int(time.time()))
+            async with self._http.post(
+                item.url, data=item.body, headers=headers, allow_redirects=False
+            ) as response:
+                outcome.status_code = response.status
+                raw = await response.content.read(SNIPPET_MAX)
+                outcome.snippet = raw.decode("utf-8", "replace")[:SNIPPET_MAX]
+        except (TimeoutError, aiohttp.ClientError, RefusedDestination, ValueError) as exc:
+            outcome.error = _describe(exc)
+        finally:
+            outcome.latency_ms = int((time.perf_counter() - began) * 1000)
+            self._in_flight[item.subscription_id] -= 1
+            if self._in_flight[item.subscription_id] <= 0:
+                del self._in_flight[item.subscription_id]
+            self._done.append(outcome)
+            self._kick.set()
+
+    # Completing.
+
+    async def flush(self) -> int:
+        """Write every finished attempt back in one transaction; returns how many."""
+        done, self._done = self._done, []
+        if not done:
+            return 0
+        now = self.runtime.clock.now()
+        attempts: list[dict[str, Any]] = []
+        finished: list[dict[str, Any]] = []
+        tallies: dict[str, list[int]] = {}  # subscription -> [reset, final failures since]
+        for o in done:
+            c = o.claimed
+            if not o.sent:
+                status, next_at = FAILED, now
+            elif o.ok:
+                status, next_at = SUCCEEDED, now
+                tallies[c.subscription_id] = [1, 0]
+            elif c.attempt < service.MAX_ATTEMPTS:
+                delay = self.delays[min(c.attempt - 1, len(self.delays) - 1)]
+                status, next_at = PENDING, now + dt.timedelta(seconds=delay)
+            else:
+                status, next_at = FAILED, now
+                tallies.setdefault(c.subscription_id, [0, 0])[1] += 1
+            finished.append(
+                {
+                    "b_id": c.id,
+                    "b_token": c.token,
+                    "b_status": status,
+                    "b_attempts": c.attempt if o.sent else c.attempt - 1,
+                    "b_next": next_at,
+                    "b_completed": None if status == PENDING else now,
+                    "b_code": o.status_code,
+                    "b_error": o.error,
+                }
+            )
+            if o.sent:
+                attempts.append(
+                    {
+                        "tenant_id": c.tenant_id,
+                        "subscription_id": c.subscription_id,
+                        "delivery_id": c.id,
+                        "event": c.event,
+                        "attempt": min(c.attempt, service.MAX_ATTEMPTS),
+                        "started_at": o.started_at,
+                        "status_code": o.status_code,
+                        "latency_ms": o.latency_ms,
+                        "error": o.error,
+                        "response_snippet": o.snippet,
+                    }
+                )
+        try:
+            async with self.runtime.db.transaction() as session:
+                existing = await repository.existing_deliveries(
+                    session, [o.claimed.id for o in done]
+                )
+                await repository.record_attempts(
+                    session, [a for a in attempts if a["delivery_id"] in existing]
+                )
+                await repository.finish_deliveries(
+                    session, [f for f in finished if f["b_id"] in existing]
+                )
+                for subscription_id, (reset, failures) in tallies.items():
+                    paused = await repository.tally(
+                        session,
+                        subscription_id,
+                        reset=bool(reset),
+                        failures=failures,
+                        now=now,
+                        pause_at=service.PAUSE_AFTER_FAILURES,
+                    )
+                    if paused:
+                        log.warning(
+                            "webhook subscription %s paused after %d consecutive failures",
+                            subscription_id,
+                            service.PAUSE_AFTER_FAILURES,
+                        )
+                        await repository.fail_pending(
+                            session, subscription_id, now=now, reason="subscription paused"
+                        )
+                # Touch lastFiredUtc of subscriptions whose attempts failed but were not final.
+                for subscription_id in {o.claimed.subscription_id for o in done if o.sent}:
+                    if subscription_id not in tallies:
+                        await repository.tally(
+                            session,
+                            subscription_id,
+                            reset=False,
+                            failures=0,
+                            now=now,
+                            pause_at=service.PAUSE_AFTER_FAILURES,
+                        )
+        except Exception:
+            self._done = done + self._done
+            raise
+        return len(done)
+
+    # Driving.
+
+    async def pass_once(self) -> int:
+        """One claim, every claimed delivery sent, outcomes recorded; returns the count."""
+        claimed = await self.claim()
+        self.start(claimed)
+        if self._tasks:
+            await asyncio.wait(set(self._tasks))
+        await self.flush()
+        return len(claimed)
+
+    async def _idle_timeout(self) -> float:
+        poll = IDLE_POLL_POSTGRES if self.postgres else IDLE_POLL_SQLITE
+        if self.free <= 0:
+            return poll
+        async with self.runtime.db.transaction() as session:
+            due = await repository.next_due(session)
+        if due is None:
+            return poll
+        wait = (due - self.runtime.clock.now()).total_seconds()
+        return max(0.0, min(poll, wait))
+
+    async def prune(self) -> int:
+        days = self.runtime.settings.webhook_log_retention_days
+        before = self.runtime.clock.now() - dt.timedelta(days=days)
+        async with self.runtime.db.transaction() as session:
+            return await repository.prune(session, before=before)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        listener = asyncio.create_task(self._listen(stop)) if self.postgres else None
+        next_prune = time.monotonic()
+        try:
+            while not stop.is_set():
+                self._kick.clear()
+                try:
+                    flushed = await self.flush()
+                    claimed = await self.claim()
+                    self.start(claimed)
+                    if time.monotonic() >= next_prune:
+                        next_prune = time.monotonic() + PRUNE_EVERY
+                        await self.prune()
+                    if claimed or flushed:
+                        await asyncio.sleep(0)
+                        continue
+                    timeout = await self._idle_timeout()
+                except Exception:
+                    log.exception("webhook sender pass failed; retrying")
+                    timeout = 1.0
+                if timeout > 0:
+                    await self._wait(stop, timeout)
+        finally:
+            if listener is not None:
+                listener.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await listener
+
+    async def _wait(self, stop: asyncio.Event, seconds: float) -> None:
+        waiters = [asyncio.create_task(self._kick.wait()), asyncio.create_task(stop.wait())]
+        try:
+            await asyncio.wait(waiters, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiter in waiters:
+                waiter.cancel()
+
+    async def _listen(self, stop: asyncio.Event) -> None:
+        """LISTEN for NOTIFYs of other processes' commits; reconnect when the link drops."""
+        dsn = (
+            make_url(self.runtime.db.url)
+            .set(drivername="postgresql")
+            .render_as_string(hide_password=False)
+        )
+        while not stop.is_set():
+            try:
+                await self._listen_once(dsn)
+            except (OSError, asyncpg.PostgresError):
+                log.warning("webhook LISTEN connection failed; retrying")
+            await asyncio.sleep(1.0)
+
+    async def _listen_once(self, dsn: str) -> None:
+        conn = await asyncpg.connect(dsn)
+        lost = asyncio.Event()
+        try:
+            await conn.add_listener(service.NOTIFY_CHANNEL, lambda *_: self.kick())
+            conn.add_termination_listener(lambda _conn: lost.set())
+            self.kick()  # catch up on what was committed while not listening
+            await lost.wait()
+        finally:
+            with contextlib.suppress(Exception):
+                await conn.close(timeout=1)
+
+
+async def deliver_due(runtime: Runtime) -> int:
+    """One claim-and-send pass, for tests and scripts; returns the deliveries attempted."""
+    async with Sender(runtime) as sender:
+        return await sender.pass_once()
+
+
+async def sender(runtime: Runtime, stop: asyncio.Event) -> None:
+    """The long-running webhook sender worker."""
+    async with Sender(runtime) as worker:
+        await worker.run(stop)

@@ -1,0 +1,146 @@
+"""A real local HTTP receiver, and helpers to subscribe and emit."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from switchboard.platform.events.service import emit
+from switchboard.platform.webhooks import service
+from switchboard.platform.webhooks.destinations import parse_networks
+from switchboard.runtime import Runtime
+from switchboard.settings import Settings
+from switchboard.tenants import service as tenants
+from tests.factories import TenantFixture
+
+LOOPBACK = ("127.0.0.0/8",)
+
+
+@dataclass
+class Received:
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    at: float
+
+
+@dataclass
+class Receiver:
+    """Records every POST; ``status[path]`` (a list consumed in order, or a code) decides the
+    answer, ``gate[path]`` (an event) holds the answer until the test releases it."""
+
+    base: str = ""
+    requests: list[Received] = field(default_factory=list)
+    status: dict[str, Any] = field(default_factory=dict)
+    gate: dict[str, asyncio.Event] = field(default_factory=dict)
+    arrived: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def url(self, path: str) -> str:
+        return f"{self.base}{path}"
+
+    def at(self, path: str) -> list[Received]:
+        return [r for r in self.requests if r.path == path]
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        body = await request.read()
+        self.requests.append(Received(request.path, dict(request.headers), body, time.monotonic()))
+        self.arrived.set()
+        gate = self.gate.get(request.path)
+        if gate is not None:
+            await gate.wait()
+        if request.path == "/redirect":
+            raise web.HTTPFound(self.url("/target"))
+        answer = self.status.get(request.path, 200)
+        code = (answer.pop(0) if answer else 200) if isinstance(answer, list) else answer
+        return web.Response(status=int(code), text=f"answer {code}")
+
+    async def wait_for(self, predicate: Callable[[], bool], within: float = 10.0) -> None:
+        async with asyncio.timeout(within):
+            while not predicate():
+                self.arrived.clear()
+                if predicate():
+                    return
+                await self.arrived.wait()
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    return settings.model_copy(update={"webhook_allow_private": LOOPBACK, "webhook_timeout": 5.0})
+
+
+async def bare_tenant(runtime: Runtime, name: str) -> TenantFixture:
+    """A tenant without users: enough for everything but HTTP calls (no password hashing)."""
+    async with runtime.db.transaction() as session:
+        row = await tenants.create_tenant(
+            session, name=name, domains=[f"{name}.test"], clock=runtime.clock, box=runtime.box
+        )
+    return TenantFixture(id=row.id, name=name, host=f"{name}.test")
+
+
+@pytest.fixture
+async def org(runtime: Runtime) -> TenantFixture:
+    return await bare_tenant(runtime, "initech")
+
+
+@pytest.fixture
+async def other_org(runtime: Runtime) -> TenantFixture:
+    return await bare_tenant(runtime, "umbrella")
+
+
+@pytest.fixture
+async def receiver() -> AsyncIterator[Receiver]:
+    rec = Receiver()
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", rec.handle)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    rec.base = f"http://127.0.0.1:{port}"
+    yield rec
+    for gate in rec.gate.values():
+        gate.set()
+    await runner.cleanup()
+
+
+async def subscribe(
+    runtime: Runtime, tenant: TenantFixture, url: str, events: list[str] | None = None
+) -> tuple[str, str]:
+    async with runtime.db.transaction() as session:
+        row, secret = await service.create_subscription(
+            session,
+            tenant_id=tenant.id,
+            url=url,
+            events=events or ["*"],
+            created_by="test",
+            clock=runtime.clock,
+            box=runtime.box,
+            allow=parse_networks(runtime.settings.webhook_allow_private),
+        )
+    return row.id, secret
+
+
+async def fire(
+    runtime: Runtime,
+    tenant: TenantFixture,
+    event: str = "call.started",
+    data: dict[str, Any] | None = None,
+    count: int = 1,
+) -> None:
+    async with runtime.db.transaction() as session:
+        for n in range(count):
+            await emit(
+                session,
+                tenant_id=tenant.id,
+                tenant_name=tenant.name,
+                event=event,
+                data=data if data is not None else {"callId": f"c{n}"},
+                clock=runtime.clock,
+            )
