@@ -1,0 +1,173 @@
+"""``/signal.ashx?whitelist=list|add|write``: the outbound whitelist of the Host's tenant."""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated, Any
+
+import orjson
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials
+from pydantic import BaseModel, ValidationError
+
+from switchboard.identity.deps import HostTenant, bearer_scheme
+from switchboard.kit.errors import ApiError, BadRequest, Forbidden, Unauthorized
+from switchboard.kit.http import describe_validation
+from switchboard.kit.schemas import ERROR_RESPONSES, ErrorBody
+from switchboard.platform.whitelist import service
+from switchboard.platform.whitelist.schemas import (
+    POST_BODY_OPENAPI,
+    WhitelistAddBody,
+    WhitelistAdded,
+    WhitelistEntry,
+    WhitelistList,
+    WhitelistWriteBody,
+    WhitelistWritten,
+)
+from switchboard.platform.whitelist.service import ACTIONS, Action
+from switchboard.runtime import RuntimeDep, Session
+
+log = logging.getLogger("switchboard.whitelist")
+
+PATH = "/signal.ashx"
+SIGNATURE_HEADER = "X-Platform-Admin-Signature"
+
+router = APIRouter(tags=["whitelist"], responses=ERROR_RESPONSES)
+
+signature_scheme = APIKeyHeader(
+    name=SIGNATURE_HEADER,
+    auto_error=False,
+    scheme_name="signaling-signature",
+    description="Lowercase hex HMAC-SHA256 (optionally `sha256=`-prefixed) of the canonical "
+    "string, keyed with the tenant's signaling secret (`switchboard tenant signaling-secret`).",
+)
+
+WRONG_HOST: dict[int | str, dict[str, Any]] = {
+    404: {"model": ErrorBody, "description": "No tenant serves this Host"}
+}
+WRONG_METHOD: dict[int | str, dict[str, Any]] = {
+    405: {"model": ErrorBody, "description": "Action not served on this method"}
+}
+
+
+def _action(request: Request, value: str | None) -> Action:
+    if value is None:
+        raise BadRequest("the whitelist query parameter is required: list, add or write")
+    if value not in ACTIONS:
+        raise BadRequest(f"unknown whitelist action {value!r}; expected list, add or write")
+    action: Action = value
+    wanted = "GET" if action == "list" else "POST"
+    if request.method != wanted:
+        raise ApiError(f"whitelist={action} takes {wanted}", code="method_not_allowed", status=405)
+    return action
+
+
+async def authorise(
+    request: Request,
+    session: Session,
+    runtime: RuntimeDep,
+    tenant: HostTenant,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer_scheme)],
+    signature: Annotated[str | None, Depends(signature_scheme)],
+    whitelist: Annotated[
+        str | None,
+        Query(
+            description="`list` (GET), `add` or `write` (POST)",
+            json_schema_extra={"enum": list(ACTIONS)},
+        ),
+    ] = None,
+) -> Action:
+    """An admin bearer of the Host's tenant, or a valid signature; returns the action."""
+    action = _action(request, whitelist)
+    if signature is not None:
+        body = await request.body() if action != "list" else b""
+        canonical = service.canonical_string(action, tenant.name, len(body))
+        secret = runtime.box.open(tenant.signaling_secret)
+        if not service.signature_valid(secret, canonical, signature):
+            raise ApiError(
+                f"{SIGNATURE_HEADER} does not match", code="invalid_signature", status=401
+            )
+        return action
+    if credentials is None or credentials.scheme.lower() != "bearer" or not credentials.credentials:
+        raise Unauthorized(f"a bearer token or {SIGNATURE_HEADER} is required")
+    caller = await runtime.authenticator.authenticate(session, credentials.credentials)
+    if caller.tenant_id != tenant.id:
+        raise Forbidden("the bearer belongs to another tenant than this Host's")
+    if not caller.is_admin:
+        raise Forbidden("the whitelist requires role=admin")
+    return action
+
+
+WhitelistAction = Annotated[Action, Depends(authorise)]
+
+
+def _parse(raw: bytes, model: type[BaseModel]) -> Any:
+    try:
+        document = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        raise BadRequest("the request body is not valid JSON") from None
+    if not isinstance(document, dict):
+        raise BadRequest("the request body must be a JSON object")
+    try:
+        return model.model_validate(document)
+    except ValidationError as exc:
+        raise BadRequest(describe_validation(exc.errors())) from None
+
+
+@router.get(
+    PATH,
+    response_model=WhitelistList,
+    responses={**WRONG_HOST, **WRONG_METHOD},
+    summary="Whitelist of the Host's tenant (`whitelist=list`; signs `whitelist-list|<tenant>`)",
+)
+async def whitelist_list(
+    action: WhitelistAction, tenant: HostTenant, session: Session
+) -> WhitelistList:
+    entries = await service.list_entries(session, tenant_id=tenant.id)
+    return WhitelistList(
+        tenant=tenant.name,
+        numbers=[WhitelistEntry(number=e.number, comment=e.comment) for e in entries],
+        count=len(entries),
+    )
+
+
+@router.post(
+    PATH,
+    response_model=WhitelistAdded | WhitelistWritten,
+    responses={**WRONG_HOST, **WRONG_METHOD},
+    openapi_extra=POST_BODY_OPENAPI,
+    summary="Add one number (`whitelist=add`) or replace the list (`whitelist=write`); signs "
+    "`whitelist-<action>|<tenant>|<bodyLen>`",
+)
+async def whitelist_change(
+    request: Request,
+    action: WhitelistAction,
+    tenant: HostTenant,
+    session: Session,
+    confirm_empty: Annotated[
+        str | None,
+        Query(alias="confirmEmpty", description="`1` to allow writing an empty list"),
+    ] = None,
+) -> WhitelistAdded | WhitelistWritten:
+    raw = await request.body()
+    if action == "add":
+        body: WhitelistAddBody = _parse(raw, WhitelistAddBody)
+        added, count = await service.add_number(
+            session, tenant_id=tenant.id, number=body.number, comment=body.comment
+        )
+        number = service.clean_number(body.number)
+        comment = await service.comment_of(session, tenant_id=tenant.id, number=number)
+        log.info("whitelist add tenant=%s added=%s count=%d", tenant.name, added, count)
+        return WhitelistAdded(
+            tenant=tenant.name, number=number, comment=comment, added=added, count=count
+        )
+    write: WhitelistWriteBody = _parse(raw, WhitelistWriteBody)
+    entries = [service.Entry(e.number, e.comment or "") for e in write.numbers]
+    count = await service.write_numbers(
+        session,
+        tenant_id=tenant.id,
+        entries=entries,
+        confirm_empty=confirm_empty in ("1", "true"),
+    )
+    log.info("whitelist write tenant=%s count=%d", tenant.name, count)
+    return WhitelistWritten(tenant=tenant.name, count=count)
