@@ -6,12 +6,14 @@ import contextlib
 from collections.abc import AsyncIterator
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.routing import Mount
 
+from switchboard.bridge.simulator import mounted_simulator
 from switchboard.identity.app import create_identity_app
 from switchboard.kit.clock import Clock
-from switchboard.kit.http import NoStoreMiddleware
+from switchboard.kit.http import NoStoreMiddleware, http_exception_response
 from switchboard.linen.app import create_linen_app
 from switchboard.platform.app import create_platform_app
 from switchboard.runtime import Runtime
@@ -41,9 +43,11 @@ def create_app(
         routes=[
             Mount("/oidc.ashx", app=identity),
             Mount("/api", app=linen),
+            Mount("/bridge-sim", app=mounted_simulator(runtime).app),
             Mount("", app=platform),
         ],
         middleware=[Middleware(NoStoreMiddleware)],
+        exception_handlers={HTTPException: http_exception_response},
         lifespan=lifespan,
     )
     app.state.runtime = runtime

@@ -98,3 +98,10 @@ async def test_openapi_served_at_both_paths(app_client: AsyncClient) -> None:
     assert document["openapi"].startswith("3.1")
     assert "bearer" in document["components"]["securitySchemes"]
     assert "/api.ashx/v1/api-keys" in document["paths"]
+
+
+async def test_unroutable_paths_still_get_the_error_body(app_client: AsyncClient) -> None:
+    response = await app_client.get("/api.ashx/v1/calls/a%0Ab")
+    assert response.status_code == 404
+    assert response.json()["error"] == "not_found"
+    assert response.headers["cache-control"] == "no-store"

@@ -82,6 +82,20 @@ _STATUS_CODES = {
 }
 
 
+async def http_exception_response(_request: Any, exc: Exception) -> Response:
+    """Starlette's own 404/405 (unknown route, wrong method) in the shared error body."""
+    assert isinstance(exc, StarletteHTTPException)
+    code = _STATUS_CODES.get(exc.status_code, "error")
+    if exc.status_code == 404:
+        description = "no such resource"
+    elif exc.status_code == 405:
+        description = "method not allowed on this resource"
+    else:
+        description = str(exc.detail)
+    headers = dict(exc.headers or {})
+    return error_response(ApiError(description, code=code, status=exc.status_code, headers=headers))
+
+
 def install_error_handlers(app: FastAPI) -> None:
     async def on_api_error(_request: Request, exc: Exception) -> Response:
         assert isinstance(exc, ApiError)
@@ -91,19 +105,8 @@ def install_error_handlers(app: FastAPI) -> None:
         assert isinstance(exc, RequestValidationError | ValidationError)
         return error_response(ApiError(describe_validation(exc.errors())))
 
-    async def on_http(_request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, StarletteHTTPException)
-        code = _STATUS_CODES.get(exc.status_code, "error")
-        if exc.status_code == 404:
-            description = "no such resource"
-        elif exc.status_code == 405:
-            description = "method not allowed on this resource"
-        else:
-            description = str(exc.detail)
-        headers = dict(exc.headers or {})
-        return error_response(
-            ApiError(description, code=code, status=exc.status_code, headers=headers)
-        )
+    async def on_http(request: Request, exc: Exception) -> Response:
+        return await http_exception_response(request, exc)
 
     async def on_unexpected(_request: Request, exc: Exception) -> Response:
         log.exception("unhandled error", exc_info=exc)
