@@ -1,0 +1,125 @@
+"""Mechanics shared by the linen features: money, sorting, date ranges and paged queries."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from typing import Annotated, Any, TypeVar
+
+from fastapi import Query
+from pydantic import Field
+from sqlalchemy import ColumnElement, Select, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from switchboard.kit.errors import BadRequest
+from switchboard.kit.paging import PageParams
+from switchboard.kit.schemas import ErrorBody, Page, Schema
+
+T = TypeVar("T")
+
+CURRENCY_PATTERN = r"^[A-Z]{3}$"
+Currency = Annotated[str, Field(pattern=CURRENCY_PATTERN, description="ISO 4217 code")]
+MinorUnits = Annotated[int, Field(ge=0, le=10**12, description="Integer minor units (cents)")]
+
+
+class Money(Schema):
+    """An amount in integer minor units (cents) and its ISO 4217 currency."""
+
+    amount: int
+    currency: str
+
+
+SortQuery = Annotated[
+    str | None,
+    Query(
+        description=(
+            "Comma-separated sort keys; a leading `-` sorts descending, e.g. `-serviceDate,id`. "
+            "The keys each list accepts are named in its description."
+        ),
+        max_length=200,
+    ),
+]
+DateFrom = Annotated[
+    dt.date | None, Query(alias="from", description="First day included (YYYY-MM-DD)")
+]
+DateTo = Annotated[dt.date | None, Query(alias="to", description="Last day included (YYYY-MM-DD)")]
+
+
+def order_by(
+    sort: str | None,
+    columns: dict[str, ColumnElement[Any] | Any],
+    *,
+    default: str,
+    tiebreak: Any,
+) -> list[Any]:
+    """ORDER BY clauses for a ``sort`` parameter, restricted to ``columns``; 400 otherwise."""
+    clauses: list[Any] = []
+    for raw in (sort or default).split(","):
+        key = raw.strip()
+        descending = key.startswith("-")
+        key = key.lstrip("-+")
+        if not key:
+            continue
+        column = columns.get(key)
+        if column is None:
+            allowed = ", ".join(sorted(columns))
+            raise BadRequest(f"cannot sort by {key!r}; use one of {allowed}", code="invalid_sort")
+        clauses.append(column.desc() if descending else column.asc())
+    clauses.append(tiebreak.asc())
+    return clauses
+
+
+def check_range(start: dt.date | None, end: dt.date | None) -> None:
+    if start is not None and end is not None and start > end:
+        raise BadRequest("`from` must not be after `to`", code="invalid_range")
+
+
+async def fetch_page(
+    session: AsyncSession, stmt: Select[Any], *, paging: PageParams, order: Sequence[Any]
+) -> tuple[list[Any], int]:
+    """One window of ``stmt`` (already tenant-scoped and filtered) and the total count."""
+    total = await session.scalar(select(func.count()).select_from(stmt.order_by(None).subquery()))
+    rows = await session.scalars(stmt.order_by(*order).limit(paging.limit).offset(paging.offset))
+    return list(rows), int(total or 0)
+
+
+def page(items: list[T], total: int, paging: PageParams) -> Page[T]:
+    return Page(
+        data=items,
+        total=total,
+        limit=paging.limit,
+        offset=paging.offset,
+        next=paging.next_url(total),
+    )
+
+
+def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
+    described = {
+        400: "Bad input (the body names the field)",
+        401: "Missing or invalid credentials",
+        403: "The caller's role may not do this",
+        404: "No such resource for this tenant",
+        409: "The resource's state or a duplicate forbids the change",
+        413: "The upload is larger than the limit",
+        415: "The upload is not of the accepted type",
+    }
+    return {code: {"model": ErrorBody, "description": described[code]} for code in codes}
+
+
+READ_ERRORS = error_responses(400, 401, 404)
+WRITE_ERRORS = error_responses(400, 401, 403, 404, 409)
+
+
+async def delete_unless_used(session: AsyncSession, row: object, *, what: str) -> None:
+    """Delete ``row``; a foreign key still pointing at it makes this a 409 ``in_use``."""
+    from sqlalchemy.exc import IntegrityError
+
+    from switchboard.kit.errors import Conflict
+
+    await session.delete(row)
+    try:
+        await session.flush()
+    except IntegrityError:
+        raise Conflict(
+            f"the {what} is still referenced; deactivate it instead", code="in_use"
+        ) from None

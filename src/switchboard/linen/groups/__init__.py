@@ -1,0 +1,1 @@
+"""Property groupings: regions, portfolios, owners, complexes."""

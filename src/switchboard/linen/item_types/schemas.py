@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from switchboard.kit.schemas import Schema, StrictInput
+
+Category = Literal["bed", "bath", "kitchen", "other"]
+Unit = Literal["piece", "set"]
+CODE_PATTERN = r"^[A-Z0-9][A-Z0-9_-]{0,63}$"
+
+
+class Component(StrictInput):
+    item_type_id: int = Field(ge=1)
+    qty: int = Field(ge=1, le=100)
+
+
+class ComponentOut(Schema):
+    item_type_id: int
+    qty: int
+
+
+class ItemTypeCreate(StrictInput):
+    code: str = Field(pattern=CODE_PATTERN, description="Unique per tenant, e.g. TOWEL_BATH")
+    name: str = Field(min_length=1, max_length=200)
+    category: Category
+    size: str | None = Field(default=None, max_length=64)
+    unit: Unit = "piece"
+    weight_grams: int = Field(default=0, ge=0, le=100_000)
+    active: bool = True
+    components: list[Component] = Field(default_factory=list, max_length=50)
+
+
+class ItemTypeUpdate(StrictInput):
+    """Fields left out are unchanged."""
+
+    code: str | None = Field(default=None, pattern=CODE_PATTERN)
+    name: str | None = Field(default=None, min_length=1, max_length=200)
+    category: Category | None = None
+    size: str | None = Field(default=None, max_length=64)
+    unit: Unit | None = None
+    weight_grams: int | None = Field(default=None, ge=0, le=100_000)
+    active: bool | None = None
+    components: list[Component] | None = Field(default=None, max_length=50)
+
+
+class ItemTypeOut(Schema):
+    id: int
+    code: str
+    name: str
+    category: str
+    size: str | None
+    unit: str
+    weight_grams: int
+    active: bool
+    components: list[ComponentOut]
+    created_at: str
+    updated_at: str

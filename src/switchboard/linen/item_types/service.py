@@ -1,0 +1,127 @@
+"""Item-type rules: unique codes, sets made of pieces, deletion only while unused."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from switchboard.kit.clock import Clock
+from switchboard.kit.errors import BadRequest, Conflict, NotFound
+from switchboard.kit.paging import PageParams
+from switchboard.linen.common import delete_unless_used
+from switchboard.linen.item_types import repository
+from switchboard.linen.item_types.models import ItemType
+from switchboard.linen.item_types.schemas import Component, ItemTypeCreate, ItemTypeUpdate
+
+
+async def get(session: AsyncSession, *, tenant_id: int, item_type_id: int) -> ItemType:
+    row = await repository.get(session, tenant_id, item_type_id)
+    if row is None:
+        raise NotFound(f"no item type {item_type_id}")
+    return row
+
+
+async def require_all(
+    session: AsyncSession, *, tenant_id: int, ids: list[int], field: str
+) -> dict[int, ItemType]:
+    """The item types named in a body; an unknown id is a 400 naming the field."""
+    found = await repository.many(session, tenant_id, ids)
+    missing = sorted(set(ids) - set(found))
+    if missing:
+        raise BadRequest(f"{field}: unknown item type {missing[0]}", code="unknown_reference")
+    return found
+
+
+async def list_item_types(
+    session: AsyncSession,
+    *,
+    tenant_id: int,
+    category: str | None,
+    active: bool | None,
+    paging: PageParams,
+    sort: str | None,
+) -> tuple[list[ItemType], int]:
+    return await repository.list_page(
+        session, tenant_id, category=category, active=active, paging=paging, sort=sort
+    )
+
+
+async def _check_components(
+    session: AsyncSession, *, tenant_id: int, unit: str, components: list[Component], own_id: int
+) -> list[dict[str, Any]]:
+    if unit != "set":
+        if components:
+            raise BadRequest("components: only an item of unit `set` has components")
+        return []
+    ids = [c.item_type_id for c in components]
+    if len(set(ids)) != len(ids):
+        raise BadRequest("components: an item type is listed twice")
+    found = await require_all(session, tenant_id=tenant_id, ids=ids, field="components")
+    for component in found.values():
+        if component.unit == "set" or component.id == own_id:
+            raise BadRequest("components: a set is made of pieces, not of sets")
+    return [{"itemTypeId": c.item_type_id, "qty": c.qty} for c in components]
+
+
+async def _check_code(session: AsyncSession, tenant_id: int, code: str, own_id: int) -> None:
+    other = await repository.by_code(session, tenant_id, code)
+    if other is not None and other.id != own_id:
+        raise Conflict(f"item type code {code!r} already exists", code="duplicate_code")
+
+
+async def create(
+    session: AsyncSession, *, tenant_id: int, body: ItemTypeCreate, clock: Clock
+) -> ItemType:
+    await _check_code(session, tenant_id, body.code, 0)
+    components = await _check_components(
+        session, tenant_id=tenant_id, unit=body.unit, components=body.components, own_id=0
+    )
+    now = clock.now()
+    row = ItemType(
+        tenant_id=tenant_id,
+        code=body.code,
+        name=body.name,
+        category=body.category,
+        size=body.size,
+        unit=body.unit,
+        weight_grams=body.weight_grams,
+        active=body.active,
+        components=components,
+        created_at=now,
+        updated_at=now,
+    )
+    session.add(row)
+    await session.flush()
+    return row
+
+
+async def update(
+    session: AsyncSession, *, tenant_id: int, item_type_id: int, body: ItemTypeUpdate, clock: Clock
+) -> ItemType:
+    row = await get(session, tenant_id=tenant_id, item_type_id=item_type_id)
+    changes = body.model_dump(exclude_unset=True, by_alias=False)
+    if changes.get("code") is not None:
+        await _check_code(session, tenant_id, changes["code"], row.id)
+        row.code = changes["code"]
+    for field in ("name", "category", "unit", "weight_grams", "active"):
+        if changes.get(field) is not None:
+            setattr(row, field, changes[field])
+    if "size" in changes:
+        row.size = changes["size"]
+    components = (
+        body.components
+        if body.components is not None
+        else [Component.model_validate(c) for c in row.components]
+    )
+    row.components = await _check_components(
+        session, tenant_id=tenant_id, unit=row.unit, components=components, own_id=row.id
+    )
+    row.updated_at = clock.now()
+    await session.flush()
+    return row
+
+
+async def delete(session: AsyncSession, *, tenant_id: int, item_type_id: int) -> None:
+    row = await get(session, tenant_id=tenant_id, item_type_id=item_type_id)
+    await delete_unless_used(session, row, what="item type")

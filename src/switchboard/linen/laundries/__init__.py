@@ -1,0 +1,1 @@
+"""Laundries, their price lists and the API keys of the Laundry API."""

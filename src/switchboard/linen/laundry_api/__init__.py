@@ -1,0 +1,1 @@
+"""The Laundry API: a laundry fetches its confirmed jobs, reports counts, uploads invoices."""

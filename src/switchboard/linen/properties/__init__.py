@@ -1,0 +1,1 @@
+"""Holiday-rental properties: where linen is delivered, with their par levels."""

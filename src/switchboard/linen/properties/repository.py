@@ -1,0 +1,78 @@
+"""All SQL for properties; every query starts from the tenant-scoped base statement."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from sqlalchemy import Select, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from switchboard.kit.paging import PageParams
+from switchboard.linen.common import fetch_page, order_by
+from switchboard.linen.groups.models import GroupMember
+from switchboard.linen.properties.models import Property
+
+SORTS: dict[str, Any] = {
+    "id": Property.id,
+    "code": Property.code,
+    "name": Property.name,
+    "createdAt": Property.created_at,
+    "updatedAt": Property.updated_at,
+}
+
+
+def scoped(tenant_id: int) -> Select[Property]:
+    return select(Property).where(Property.tenant_id == tenant_id)
+
+
+async def get(session: AsyncSession, tenant_id: int, property_id: int) -> Property | None:
+    stmt = scoped(tenant_id).where(Property.id == property_id)
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def by_code(session: AsyncSession, tenant_id: int, code: str) -> Property | None:
+    stmt = scoped(tenant_id).where(Property.code == code)
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def many(session: AsyncSession, tenant_id: int, ids: Iterable[int]) -> dict[int, Property]:
+    wanted = set(ids)
+    if not wanted:
+        return {}
+    rows = await session.scalars(scoped(tenant_id).where(Property.id.in_(wanted)))
+    return {r.id: r for r in rows}
+
+
+async def list_page(
+    session: AsyncSession,
+    tenant_id: int,
+    *,
+    active: bool | None,
+    group_id: int | None,
+    laundry_id: int | None,
+    q: str | None,
+    paging: PageParams,
+    sort: str | None,
+) -> tuple[list[Property], int]:
+    stmt = scoped(tenant_id)
+    if active is not None:
+        stmt = stmt.where(Property.active == active)
+    if laundry_id is not None:
+        stmt = stmt.where(Property.default_laundry_id == laundry_id)
+    if group_id is not None:
+        members = select(GroupMember.property_id).where(
+            GroupMember.tenant_id == tenant_id, GroupMember.group_id == group_id
+        )
+        stmt = stmt.where(Property.id.in_(members))
+    if q:
+        pattern = f"%{q.lower()}%"
+        stmt = stmt.where(
+            or_(
+                Property.code.ilike(pattern),
+                Property.name.ilike(pattern),
+                Property.external_ref.ilike(pattern),
+            )
+        )
+    order = order_by(sort, SORTS, default="code", tiebreak=Property.id)
+    return await fetch_page(session, stmt, paging=paging, order=order)

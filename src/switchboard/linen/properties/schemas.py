@@ -1,0 +1,105 @@
+from __future__ import annotations
+
+import zoneinfo
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from switchboard.kit.schemas import Schema, StrictInput
+from switchboard.linen.laundries.schemas import Address, AddressOut
+
+BedType = Literal["single", "double", "queen", "king", "sofa"]
+CODE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+
+
+def _check_zone(value: str | None) -> str | None:
+    if value is None:
+        return value
+    try:
+        zoneinfo.ZoneInfo(value)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise ValueError(f"unknown IANA time zone {value!r}") from None
+    return value
+
+
+class Bed(StrictInput):
+    bed_type: BedType
+    count: int = Field(ge=1, le=50)
+
+
+class BedOut(Schema):
+    bed_type: str
+    count: int
+
+
+class ParLine(StrictInput):
+    item_type_id: int = Field(ge=1)
+    qty: int = Field(ge=0, le=10_000)
+
+
+class ParLineOut(Schema):
+    item_type_id: int
+    qty: int
+
+
+class PropertyCreate(StrictInput):
+    code: str = Field(pattern=CODE_PATTERN, description="Human reference, unique per tenant")
+    name: str = Field(min_length=1, max_length=200)
+    external_ref: str = Field(default="", max_length=128, description="Id in the PMS")
+    active: bool = True
+    address: Address = Field(default_factory=Address)
+    timezone: str = Field(default="UTC", max_length=64, description="IANA time zone")
+    bedrooms: int = Field(default=0, ge=0, le=100)
+    bathrooms: int = Field(default=0, ge=0, le=100)
+    max_guests: int = Field(default=0, ge=0, le=1000)
+    beds: list[Bed] = Field(default_factory=list, max_length=100)
+    default_laundry_id: int | None = Field(default=None, ge=1)
+    linen_par: list[ParLine] = Field(default_factory=list, max_length=500)
+    delivery_note: str = Field(default="", max_length=2000, description="Where linen is left")
+    group_ids: list[int] = Field(default_factory=list, max_length=100)
+    notes: str = Field(default="", max_length=5000)
+
+    _zone = field_validator("timezone")(_check_zone)
+
+
+class PropertyUpdate(StrictInput):
+    """Fields left out are unchanged; lists replace the whole list."""
+
+    code: str | None = Field(default=None, pattern=CODE_PATTERN)
+    name: str | None = Field(default=None, min_length=1, max_length=200)
+    external_ref: str | None = Field(default=None, max_length=128)
+    active: bool | None = None
+    address: Address | None = None
+    timezone: str | None = Field(default=None, max_length=64)
+    bedrooms: int | None = Field(default=None, ge=0, le=100)
+    bathrooms: int | None = Field(default=None, ge=0, le=100)
+    max_guests: int | None = Field(default=None, ge=0, le=1000)
+    beds: list[Bed] | None = Field(default=None, max_length=100)
+    default_laundry_id: int | None = Field(default=None, ge=1, description="null clears it")
+    linen_par: list[ParLine] | None = Field(default=None, max_length=500)
+    delivery_note: str | None = Field(default=None, max_length=2000)
+    group_ids: list[int] | None = Field(default=None, max_length=100)
+    notes: str | None = Field(default=None, max_length=5000)
+
+    _zone = field_validator("timezone")(_check_zone)
+
+
+class PropertyOut(Schema):
+    id: int
+    code: str
+    name: str
+    external_ref: str
+    active: bool
+    address: AddressOut
+    timezone: str
+    bedrooms: int
+    bathrooms: int
+    max_guests: int
+    beds: list[BedOut]
+    default_laundry_id: int | None
+    linen_par: list[ParLineOut]
+    delivery_note: str
+    group_ids: list[int]
+    notes: str
+    created_at: str
+    updated_at: str

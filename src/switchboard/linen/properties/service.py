@@ -1,0 +1,154 @@
+"""Property rules: unique codes, references to the tenant's own laundries, item types, groups."""
+
+from __future__ import annotations
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from switchboard.kit.clock import Clock
+from switchboard.kit.errors import BadRequest, Conflict, NotFound
+from switchboard.kit.paging import PageParams
+from switchboard.linen.common import delete_unless_used
+from switchboard.linen.groups import service as groups
+from switchboard.linen.item_types import service as item_types
+from switchboard.linen.laundries import service as laundries
+from switchboard.linen.properties import repository
+from switchboard.linen.properties.models import Property
+from switchboard.linen.properties.schemas import ParLine, PropertyCreate, PropertyUpdate
+
+
+async def get(session: AsyncSession, *, tenant_id: int, property_id: int) -> Property:
+    row = await repository.get(session, tenant_id, property_id)
+    if row is None:
+        raise NotFound(f"no property {property_id}")
+    return row
+
+
+async def many(session: AsyncSession, *, tenant_id: int, ids: list[int]) -> dict[int, Property]:
+    return await repository.many(session, tenant_id, ids)
+
+
+async def require_reference(
+    session: AsyncSession, *, tenant_id: int, property_id: int, field: str
+) -> Property:
+    row = await repository.get(session, tenant_id, property_id)
+    if row is None:
+        raise BadRequest(f"{field}: unknown property {property_id}", code="unknown_reference")
+    return row
+
+
+async def require_ids(session: AsyncSession, *, tenant_id: int, ids: list[int], field: str) -> None:
+    missing = sorted(set(ids) - set(await repository.many(session, tenant_id, ids)))
+    if missing:
+        raise BadRequest(f"{field}: unknown property {missing[0]}", code="unknown_reference")
+
+
+async def list_properties(
+    session: AsyncSession,
+    *,
+    tenant_id: int,
+    active: bool | None,
+    group_id: int | None,
+    laundry_id: int | None,
+    q: str | None,
+    paging: PageParams,
+    sort: str | None,
+) -> tuple[list[Property], int]:
+    return await repository.list_page(
+        session, tenant_id, active=active, group_id=group_id, laundry_id=laundry_id, q=q,
+        paging=paging, sort=sort,
+    )  # fmt: skip
+
+
+async def _check_code(session: AsyncSession, tenant_id: int, code: str, own_id: int) -> None:
+    other = await repository.by_code(session, tenant_id, code)
+    if other is not None and other.id != own_id:
+        raise Conflict(f"property code {code!r} already exists", code="duplicate_code")
+
+
+async def _check_par(session: AsyncSession, tenant_id: int, par: list[ParLine]) -> None:
+    ids = [line.item_type_id for line in par]
+    if len(set(ids)) != len(ids):
+        raise BadRequest("linenPar: an item type is listed twice")
+    await item_types.require_all(session, tenant_id=tenant_id, ids=ids, field="linenPar")
+
+
+async def create(
+    session: AsyncSession, *, tenant_id: int, body: PropertyCreate, clock: Clock
+) -> Property:
+    await _check_code(session, tenant_id, body.code, 0)
+    if body.default_laundry_id is not None:
+        await laundries.require_reference(
+            session, tenant_id=tenant_id, laundry_id=body.default_laundry_id,
+            field="defaultLaundryId",
+        )  # fmt: skip
+    await _check_par(session, tenant_id, body.linen_par)
+    await groups.require_ids(session, tenant_id=tenant_id, ids=body.group_ids, field="groupIds")
+    now = clock.now()
+    row = Property(
+        tenant_id=tenant_id,
+        code=body.code,
+        name=body.name,
+        external_ref=body.external_ref,
+        active=body.active,
+        address=body.address.model_dump(),
+        timezone=body.timezone,
+        bedrooms=body.bedrooms,
+        bathrooms=body.bathrooms,
+        max_guests=body.max_guests,
+        beds=[{"bedType": b.bed_type, "count": b.count} for b in body.beds],
+        default_laundry_id=body.default_laundry_id,
+        linen_par=[{"itemTypeId": p.item_type_id, "qty": p.qty} for p in body.linen_par],
+        delivery_note=body.delivery_note,
+        notes=body.notes,
+        created_at=now,
+        updated_at=now,
+    )
+    session.add(row)
+    await session.flush()
+    await groups.set_groups_of_property(
+        session, tenant_id=tenant_id, property_id=row.id, group_ids=body.group_ids
+    )
+    return row
+
+
+async def update(
+    session: AsyncSession, *, tenant_id: int, property_id: int, body: PropertyUpdate, clock: Clock
+) -> Property:
+    row = await get(session, tenant_id=tenant_id, property_id=property_id)
+    given = body.model_fields_set
+    if body.code is not None:
+        await _check_code(session, tenant_id, body.code, row.id)
+        row.code = body.code
+    for field in (
+        "name", "external_ref", "active", "timezone", "bedrooms", "bathrooms", "max_guests",
+        "delivery_note", "notes",
+    ):  # fmt: skip
+        value = getattr(body, field)
+        if value is not None:
+            setattr(row, field, value)
+    if body.address is not None:
+        row.address = body.address.model_dump()
+    if body.beds is not None:
+        row.beds = [{"bedType": b.bed_type, "count": b.count} for b in body.beds]
+    if "default_laundry_id" in given:
+        if body.default_laundry_id is not None:
+            await laundries.require_reference(
+                session, tenant_id=tenant_id, laundry_id=body.default_laundry_id,
+                field="defaultLaundryId",
+            )  # fmt: skip
+        row.default_laundry_id = body.default_laundry_id
+    if body.linen_par is not None:
+        await _check_par(session, tenant_id, body.linen_par)
+        row.linen_par = [{"itemTypeId": p.item_type_id, "qty": p.qty} for p in body.linen_par]
+    if body.group_ids is not None:
+        await groups.set_groups_of_property(
+            session, tenant_id=tenant_id, property_id=row.id, group_ids=body.group_ids
+        )
+    row.updated_at = clock.now()
+    await session.flush()
+    return row
+
+
+async def delete(session: AsyncSession, *, tenant_id: int, property_id: int) -> None:
+    row = await get(session, tenant_id=tenant_id, property_id=property_id)
+    await delete_unless_used(session, row, what="property")

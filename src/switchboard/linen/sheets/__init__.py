@@ -1,0 +1,1 @@
+"""Linen sheets: the per-property, per-date order and delivery note, with its states."""

@@ -1,0 +1,368 @@
+"""Linen-sheet rules: the state machine, draft-only editing, counts and the cost estimate.
+
+``draft -> confirmed -> delivered -> invoiced``; ``cancelled`` from draft or confirmed.
+A confirmed sheet is not edited: it is cancelled and re-issued.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from switchboard.kit.clock import Clock
+from switchboard.kit.errors import BadRequest, Conflict, NotFound
+from switchboard.kit.paging import PageParams
+from switchboard.linen.item_types import service as item_types
+from switchboard.linen.item_types.models import ItemType
+from switchboard.linen.laundries import service as laundries
+from switchboard.linen.laundries.models import PriceList
+from switchboard.linen.properties import service as properties
+from switchboard.linen.sheets import repository
+from switchboard.linen.sheets.models import LinenSheet, SheetLine
+from switchboard.linen.sheets.repository import SheetFilter
+from switchboard.linen.sheets.schemas import (
+    DeliveryReport,
+    LineIn,
+    SheetCreate,
+    SheetUpdate,
+)
+
+STATUSES = ("draft", "confirmed", "delivered", "invoiced", "cancelled")
+# action -> the states it may start from; the target state is fixed per action.
+TRANSITIONS: dict[str, tuple[frozenset[str], str]] = {
+    "confirm": (frozenset({"draft"}), "confirmed"),
+    "cancel": (frozenset({"draft", "confirmed"}), "cancelled"),
+    "deliver": (frozenset({"confirmed", "delivered"}), "delivered"),
+    "invoice": (frozenset({"delivered"}), "invoiced"),
+}
+LATE_ORDER_NOTICE = dt.timedelta(days=1)
+FUTURE_SLACK = dt.timedelta(minutes=5)
+
+
+def next_status(current: str, action: str) -> str:
+    """The state ``action`` leads to from ``current``; 409 ``invalid_transition`` otherwise."""
+    sources, target = TRANSITIONS[action]
+    if current not in sources:
+        raise Conflict(f"cannot {action} a sheet in status {current}", code="invalid_transition")
+    return target
+
+
+def balance_due(line: SheetLine) -> int:
+    return max(0, line.qty_ordered - (line.qty_delivered - line.qty_rejected))
+
+
+def estimate(
+    lines: Iterable[SheetLine],
+    kinds: dict[int, ItemType],
+    prices: PriceList | None,
+    *,
+    delivered: bool,
+    late: bool,
+) -> tuple[int, int | None]:
+    """(weight in grams, estimated cost in minor units or None without a price list).
+
+    Delivered sheets are costed on accepted counts, others on ordered counts. An item type
+    missing from the price list is costed by weight at the per-kg rate, when there is one.
+    """
+    weight = 0
+    cost = 0
+    priced = {int(p["itemTypeId"]): int(p["unitPrice"]) for p in (prices.items if prices else [])}
+    for line in lines:
+        qty = line.qty_delivered - line.qty_rejected if delivered else line.qty_ordered
+        qty = max(qty, 0)
+        grams = kinds[line.item_type_id].weight_grams if line.item_type_id in kinds else 0
+        weight += qty * grams
+        if line.item_type_id in priced:
+            cost += qty * priced[line.item_type_id]
+        elif prices is not None and prices.per_kg is not None:
+            cost += round(qty * grams * prices.per_kg / 1000)
+    if prices is None:
+        return weight, None
+    cost += prices.delivery_fee + (prices.late_order_surcharge if late else 0)
+    return weight, cost
+
+
+async def get(session: AsyncSession, *, tenant_id: int, sheet_id: int) -> LinenSheet:
+    row = await repository.get(session, tenant_id, sheet_id)
+    if row is None:
+        raise NotFound(f"no linen sheet {sheet_id}")
+    return row
+
+
+async def lines_of(
+    session: AsyncSession, *, tenant_id: int, sheet_ids: list[int]
+) -> dict[int, list[SheetLine]]:
+    return await repository.lines_of(session, tenant_id, sheet_ids)
+
+
+async def list_sheets(
+    session: AsyncSession,
+    *,
+    tenant_id: int,
+    where: SheetFilter,
+    paging: PageParams,
+    sort: str | None,
+    default_sort: str = "-serviceDate",
+) -> tuple[list[LinenSheet], int]:
+    return await repository.list_page(
+        session, tenant_id, where, paging=paging, sort=sort, default_sort=default_sort
+    )
+
+
+def parse_statuses(value: str | None) -> tuple[str, ...]:
+    if not value:
+        return ()
+    wanted = tuple(s.strip() for s in value.split(",") if s.strip())
+    unknown = [s for s in wanted if s not in STATUSES]
+    if unknown:
+        raise BadRequest(f"status: unknown value {unknown[0]!r}; use {', '.join(STATUSES)}")
+    return wanted
+
+
+async def _build_lines(
+    session: AsyncSession, tenant_id: int, sheet_id: int, given: list[LineIn]
+) -> list[SheetLine]:
+    ids = [line.item_type_id for line in given]
+    if len(set(ids)) != len(ids):
+        raise BadRequest("lines: an item type is listed twice")
+    await item_types.require_all(session, tenant_id=tenant_id, ids=ids, field="lines")
+    return [
+        SheetLine(
+            tenant_id=tenant_id,
+            sheet_id=sheet_id,
+            item_type_id=line.item_type_id,
+            qty_ordered=line.qty_ordered,
+            note=line.note,
+        )
+        for line in given
+    ]
+
+
+async def _recompute(session: AsyncSession, sheet: LinenSheet) -> None:
+    lines = (await repository.lines_of(session, sheet.tenant_id, [sheet.id])).get(sheet.id, [])
+    kinds = await item_types.require_all(
+        session, tenant_id=sheet.tenant_id, ids=[line.item_type_id for line in lines], field="lines"
+    )
+    prices = await laundries.price_list_on(
+        session, tenant_id=sheet.tenant_id, laundry_id=sheet.laundry_id, day=sheet.service_date
+    )
+    delivered = sheet.status in ("delivered", "invoiced")
+    sheet.weight_grams, sheet.estimated_cost = estimate(
+        lines, kinds, prices, delivered=delivered, late=sheet.late_order
+    )
+    sheet.currency = prices.currency if prices else None
+
+
+def _check_dates(service_date: dt.date, pickup_date: dt.date | None) -> None:
+    if pickup_date is not None and pickup_date < service_date:
+        raise BadRequest("pickupDate must not be before serviceDate")
+
+
+async def create(
+    session: AsyncSession, *, tenant_id: int, body: SheetCreate, actor: str, clock: Clock
+) -> LinenSheet:
+    prop = await properties.require_reference(
+        session, tenant_id=tenant_id, property_id=body.property_id, field="propertyId"
+    )
+    laundry_id = body.laundry_id or prop.default_laundry_id
+    if laundry_id is None:
+        raise BadRequest("laundryId: required, the property has no default laundry")
+    await laundries.require_reference(
+        session, tenant_id=tenant_id, laundry_id=laundry_id, field="laundryId"
+    )
+    _check_dates(body.service_date, body.pickup_date)
+    now = clock.now()
+    seq = await repository.next_seq(session, tenant_id, now.year)
+    sheet = LinenSheet(
+        tenant_id=tenant_id,
+        number=f"LS-{now.year}-{seq:06d}",
+        year=now.year,
+        seq=seq,
+        property_id=prop.id,
+        laundry_id=laundry_id,
+        service_date=body.service_date,
+        pickup_date=body.pickup_date,
+        reason=body.reason,
+        booking_ref=body.booking_ref,
+        guest_count=body.guest_count,
+        status="draft",
+        notes=body.notes,
+        created_at=now,
+        created_by=actor,
+        updated_at=now,
+    )
+    session.add(sheet)
+    await session.flush()
+    await repository.replace_lines(
+        session, tenant_id, sheet.id, await _build_lines(session, tenant_id, sheet.id, body.lines)
+    )
+    await _recompute(session, sheet)
+    await session.flush()
+    return sheet
+
+
+async def update(
+    session: AsyncSession, *, tenant_id: int, sheet_id: int, body: SheetUpdate, clock: Clock
+) -> LinenSheet:
+    sheet = await get(session, tenant_id=tenant_id, sheet_id=sheet_id)
+    if sheet.status != "draft":
+        raise Conflict(
+            f"only drafts are editable; this sheet is {sheet.status} (cancel and re-issue it)",
+            code="not_editable",
+        )
+    given = body.model_fields_set
+    if body.laundry_id is not None:
+        await laundries.require_reference(
+            session, tenant_id=tenant_id, laundry_id=body.laundry_id, field="laundryId"
+        )
+        sheet.laundry_id = body.laundry_id
+    if body.service_date is not None:
+        sheet.service_date = body.service_date
+    if "pickup_date" in given:
+        sheet.pickup_date = body.pickup_date
+    _check_dates(sheet.service_date, sheet.pickup_date)
+    if body.reason is not None:
+        sheet.reason = body.reason
+    if body.booking_ref is not None:
+        sheet.booking_ref = body.booking_ref
+    if "guest_count" in given:
+        sheet.guest_count = body.guest_count
+    if body.notes is not None:
+        sheet.notes = body.notes
+    if body.lines is not None:
+        new_lines = await _build_lines(session, tenant_id, sheet.id, body.lines)
+        await repository.replace_lines(session, tenant_id, sheet.id, new_lines)
+    sheet.updated_at = clock.now()
+    await _recompute(session, sheet)
+    await session.flush()
+    return sheet
+
+
+async def delete(session: AsyncSession, *, tenant_id: int, sheet_id: int) -> None:
+    sheet = await get(session, tenant_id=tenant_id, sheet_id=sheet_id)
+    if sheet.status != "draft":
+        raise Conflict(
+            f"only drafts are deleted; this sheet is {sheet.status} (cancel it instead)",
+            code="not_editable",
+        )
+    await session.delete(sheet)
+    await session.flush()
+
+
+async def confirm(
+    session: AsyncSession, *, tenant_id: int, sheet_id: int, actor: str, clock: Clock
+) -> LinenSheet:
+    sheet = await get(session, tenant_id=tenant_id, sheet_id=sheet_id)
+    target = next_status(sheet.status, "confirm")
+    lines = (await repository.lines_of(session, tenant_id, [sheet.id])).get(sheet.id, [])
+    if not any(line.qty_ordered > 0 for line in lines):
+        raise Conflict("a sheet needs at least one ordered item to be confirmed", code="empty")
+    now = clock.now()
+    sheet.status = target
+    sheet.confirmed_at = now
+    sheet.confirmed_by = actor
+    sheet.late_order = now.date() >= sheet.service_date - LATE_ORDER_NOTICE
+    sheet.updated_at = now
+    await _recompute(session, sheet)
+    await session.flush()
+    return sheet
+
+
+async def cancel(
+    session: AsyncSession, *, tenant_id: int, sheet_id: int, reason: str, actor: str, clock: Clock
+) -> LinenSheet:
+    sheet = await get(session, tenant_id=tenant_id, sheet_id=sheet_id)
+    sheet.status = next_status(sheet.status, "cancel")
+    now = clock.now()
+    sheet.cancelled_at = now
+    sheet.cancelled_by = actor
+    sheet.cancel_reason = reason
+    sheet.updated_at = now
+    await session.flush()
+    return sheet
+
+
+async def report_delivery(
+    session: AsyncSession,
+    *,
+    tenant_id: int,
+    sheet_id: int,
+    body: DeliveryReport,
+    actor: str,
+    clock: Clock,
+    laundry_id: int | None = None,
+) -> LinenSheet:
+    """Record delivered/collected/rejected counts; ``laundry_id`` limits it to that laundry's
+    confirmed jobs (the Laundry API). A correction is allowed until the sheet is invoiced."""
+    sheet = await get(session, tenant_id=tenant_id, sheet_id=sheet_id)
+    if laundry_id is not None and (sheet.laundry_id != laundry_id or sheet.confirmed_at is None):
+        raise NotFound(f"no job {sheet_id}")
+    target = next_status(sheet.status, "deliver")
+    now = clock.now()
+    delivered_at = body.delivered_at.astimezone(dt.UTC) if body.delivered_at else now
+    if body.delivered_at is not None and body.delivered_at.tzinfo is None:
+        delivered_at = body.delivered_at.replace(tzinfo=dt.UTC)
+    if delivered_at > now + FUTURE_SLACK:
+        raise BadRequest("deliveredAt: must not be in the future")
+    ids = [line.item_type_id for line in body.lines]
+    if len(set(ids)) != len(ids):
+        raise BadRequest("lines: an item type is listed twice")
+    await item_types.require_all(session, tenant_id=tenant_id, ids=ids, field="lines")
+    for given in body.lines:
+        if given.qty_rejected > given.qty_delivered:
+            raise BadRequest("lines: qtyRejected cannot exceed qtyDelivered")
+    existing = {
+        line.item_type_id: line
+        for line in (await repository.lines_of(session, tenant_id, [sheet.id])).get(sheet.id, [])
+    }
+    for given in body.lines:
+        line = existing.get(given.item_type_id)
+        if line is None:  # collected or delivered without having been ordered
+            line = SheetLine(
+                tenant_id=tenant_id, sheet_id=sheet.id, item_type_id=given.item_type_id,
+                qty_ordered=0, note="",
+            )  # fmt: skip
+            session.add(line)
+        line.qty_delivered = given.qty_delivered
+        line.qty_collected = given.qty_collected
+        line.qty_rejected = given.qty_rejected
+        if given.note is not None:
+            line.note = given.note
+    sheet.status = target
+    sheet.delivered_at = delivered_at
+    sheet.reported_by = actor
+    sheet.updated_at = now
+    await session.flush()
+    await _recompute(session, sheet)
+    await session.flush()
+    return sheet
+
+
+async def mark_invoiced(
+    session: AsyncSession,
+    *,
+    tenant_id: int,
+    laundry_id: int,
+    sheet_ids: list[int],
+    invoice_id: int,
+    clock: Clock,
+) -> dict[int, LinenSheet]:
+    """Link delivered sheets of ``laundry_id`` to an invoice, moving them to ``invoiced``."""
+    found = await repository.many(session, tenant_id, sheet_ids)
+    now = clock.now()
+    for sheet_id in dict.fromkeys(sheet_ids):
+        sheet = found.get(sheet_id)
+        if sheet is None or sheet.laundry_id != laundry_id or sheet.confirmed_at is None:
+            raise BadRequest(f"lines: unknown job {sheet_id}", code="unknown_reference")
+        if sheet.status != "delivered":
+            raise Conflict(
+                f"sheet {sheet.number} is {sheet.status}; only delivered sheets are invoiced",
+                code="sheet_not_invoiceable",
+            )
+        sheet.status = next_status(sheet.status, "invoice")
+        sheet.invoice_id = invoice_id
+        sheet.updated_at = now
+    await session.flush()
+    return found

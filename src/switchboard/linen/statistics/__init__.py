@@ -1,0 +1,1 @@
+"""Statistics: volumes and costs per month, property, laundry or group, computed in SQL."""

@@ -1,0 +1,82 @@
+"""Statistics rows from the grouped queries: keyed, labelled and merged per key."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from switchboard.kit.clock import Clock
+from switchboard.linen.common import Money, check_range
+from switchboard.linen.groups import service as groups
+from switchboard.linen.laundries import service as laundries
+from switchboard.linen.properties import service as properties
+from switchboard.linen.statistics import repository
+from switchboard.linen.statistics.repository import StatsQuery
+from switchboard.linen.statistics.schemas import ItemCount, StatisticsRow
+
+DEFAULT_MONTHS = 12
+
+
+def default_range(clock: Clock) -> tuple[dt.date, dt.date]:
+    """The last twelve calendar months, this one included."""
+    today = clock.now().date()
+    month = today.month - (DEFAULT_MONTHS - 1)
+    year = today.year
+    while month <= 0:
+        month += 12
+        year -= 1
+    return dt.date(year, month, 1), today
+
+
+async def _labels(session: AsyncSession, query: StatsQuery, keys: list[Any]) -> dict[Any, str]:
+    ids = [int(k) for k in keys]
+    if query.group_by == "property":
+        found = await properties.many(session, tenant_id=query.tenant_id, ids=ids)
+        return {k: f"{p.code} {p.name}" for k, p in found.items()}
+    if query.group_by == "laundry":
+        rows = await laundries.many(session, tenant_id=query.tenant_id, ids=ids)
+        return {k: r.name for k, r in rows.items()}
+    labels: dict[Any, str] = {}
+    for group_id in ids:
+        group = await groups.get(session, tenant_id=query.tenant_id, group_id=group_id)
+        labels[group_id] = group.name
+    return labels
+
+
+async def statistics(session: AsyncSession, query: StatsQuery) -> list[StatisticsRow]:
+    check_range(query.date_from, query.date_to)
+    dialect = session.get_bind().dialect.name
+    totals = await repository.totals(session, query, dialect)
+    estimated: dict[Any, list[Money]] = defaultdict(list)
+    for key, currency, amount in await repository.estimated(session, query, dialect):
+        estimated[key].append(Money(amount=amount, currency=currency))
+    invoiced: dict[Any, list[Money]] = defaultdict(list)
+    for key, currency, amount in await repository.invoiced(session, query, dialect):
+        invoiced[key].append(Money(amount=amount, currency=currency))
+    items: dict[Any, list[ItemCount]] = defaultdict(list)
+    for key, item_type_id, code, qty in await repository.items(session, query, dialect):
+        items[key].append(ItemCount(item_type_id=item_type_id, code=code, qty=qty))
+    keys = [key for key, _, _ in totals]
+    labels = {} if query.group_by == "month" else await _labels(session, query, keys)
+    whole_range = f"{query.date_from.isoformat()}/{query.date_to.isoformat()}"
+    rows = [
+        StatisticsRow(
+            period=str(key) if query.group_by == "month" else whole_range,
+            key=str(key),
+            label=labels.get(key, str(key)),
+            sheets=count,
+            items_by_type=sorted(items.get(key, []), key=lambda i: i.code),
+            weight_kg=grams / 1000,
+            estimated_cost=sorted(estimated.get(key, []), key=lambda m: m.currency),
+            invoiced_cost=sorted(invoiced.get(key, []), key=lambda m: m.currency),
+        )
+        for key, count, grams in totals
+    ]
+    if query.group_by == "month":
+        rows.sort(key=lambda r: r.key)
+    else:
+        rows.sort(key=lambda r: (r.label, int(r.key)))
+    return rows

@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+import datetime as dt
+from typing import Literal
+
+from pydantic import Field
+
+from switchboard.kit.schemas import Schema, StrictInput
+
+VaultKind = Literal["key-safe", "door-code", "alarm", "wifi", "document", "other"]
+MASK = "••••••"
+
+
+class VaultCreate(StrictInput):
+    """Exactly one of ``propertyId`` and ``groupId``."""
+
+    property_id: int | None = Field(default=None, ge=1)
+    group_id: int | None = Field(default=None, ge=1)
+    kind: VaultKind
+    label: str = Field(min_length=1, max_length=200)
+    secret: str = Field(min_length=1, max_length=4000)
+    valid_from: dt.date | None = None
+    valid_to: dt.date | None = None
+    notes: str = Field(default="", max_length=2000)
+
+
+class VaultUpdate(StrictInput):
+    """Fields left out are unchanged; a new ``secret`` sets ``rotatedAt``."""
+
+    kind: VaultKind | None = None
+    label: str | None = Field(default=None, min_length=1, max_length=200)
+    secret: str | None = Field(default=None, min_length=1, max_length=4000)
+    valid_from: dt.date | None = None
+    valid_to: dt.date | None = None
+    notes: str | None = Field(default=None, max_length=2000)
+
+
+class VaultOut(Schema):
+    id: int
+    property_id: int | None
+    group_id: int | None
+    kind: str
+    label: str
+    secret: str = Field(description=f"Always masked as {MASK!r}; use the reveal action")
+    valid_from: dt.date | None
+    valid_to: dt.date | None
+    notes: str
+    rotated_at: str | None
+    created_at: str
+    updated_at: str
+    updated_by: str
+
+
+class RevealOut(Schema):
+    id: int
+    secret: str
+    revealed_at: str
+    revealed_by: str
+
+
+class RevealLogItem(Schema):
+    entry_id: int
+    username: str
+    role: str
+    revealed_at: str
