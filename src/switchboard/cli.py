@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 import click
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from switchboard.bridge.cli import sim_cli
 from switchboard.identity import service as identity
 from switchboard.identity.cli import apikey_cli, client_cli, keys_cli, user_cli
 from switchboard.kit.cli import run_in_transaction
@@ -87,7 +88,16 @@ def demo(name: str) -> None:
     run_in_transaction(work)
 
 
-for group in (tenant_cli, user_cli, client_cli, apikey_cli, keys_cli, worker_cli, webhook_cli):
+for group in (
+    tenant_cli,
+    user_cli,
+    client_cli,
+    apikey_cli,
+    keys_cli,
+    worker_cli,
+    webhook_cli,
+    sim_cli,
+):
     main.add_command(group)
 
 logging.getLogger("switchboard").addHandler(logging.NullHandler())

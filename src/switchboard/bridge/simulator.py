@@ -14,6 +14,7 @@ import logging
 import secrets
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import httpx
 import orjson
@@ -36,6 +37,9 @@ from switchboard.bridge.protocol import (
 )
 from switchboard.bridge.scenarios import Script, Step, inbound_script, outbound_script
 from switchboard.kit.clock import Clock, iso_utc
+
+if TYPE_CHECKING:
+    from switchboard.runtime import Runtime
 
 log = logging.getLogger("switchboard.bridge.sim")
 
@@ -70,8 +74,10 @@ class SimulatedBridge:
         secret: str,
         speed: float,
         clock: Clock,
-        callback_client: httpx.AsyncClient,
+        callback_client: httpx.AsyncClient | None = None,
     ) -> None:
+        """``callback_client``: how callbacks reach the platform; by default plain HTTP to each
+        dial's ``callbackUrl``, created on first use."""
         self.secret = secret
         self.speed = speed
         self.clock = clock
@@ -174,7 +180,8 @@ class SimulatedBridge:
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*list(self._tasks), return_exceptions=True)
-        await self._http.aclose()
+        if self._http is not None:
+            await self._http.aclose()
 
     def _ts(self, call: SimCall, at: float) -> str:
         return iso_utc(call.started + dt.timedelta(seconds=at)) or ""
@@ -193,6 +200,8 @@ class SimulatedBridge:
         }
         for delay in (*CALLBACK_RETRY_DELAYS, None):
             try:
+                if self._http is None:
+                    self._http = httpx.AsyncClient(timeout=httpx.Timeout(10.0, connect=3.0))
                 response = await self._http.post(url, content=body, headers=headers)
             except httpx.HTTPError as exc:
                 log.info("callback %s for %s failed: %s", event.type, event.call_id, exc)
@@ -335,3 +344,13 @@ class SimulatedBridge:
         script = inbound_script(prompt=prompt, display_name=display_name, sip=sip, outcome=outcome)
         await self._play(call, script, callback_url, inbound=inbound)
         return call_id
+
+
+def mounted_simulator(runtime: Runtime) -> SimulatedBridge:
+    """The simulator served at ``/bridge-sim`` next to the platform, for a deployment that
+    wants a bridge over real HTTP (``SWITCHBOARD_BRIDGE_URL=<base>/bridge-sim``)."""
+    from switchboard.bridge.client import bridge_secret
+
+    return SimulatedBridge(
+        secret=bridge_secret(runtime), speed=runtime.settings.sim_speed, clock=runtime.clock
+    )

@@ -1,0 +1,72 @@
+"""Calls run against the in-process simulated bridge, fast: SWITCHBOARD_SIM_SPEED=2000."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from switchboard.bridge.client import close_bridge
+from switchboard.identity import service as identity
+from switchboard.runtime import Runtime
+from switchboard.settings import Settings
+from switchboard.tenants import service as tenants
+from tests.conftest import PRIMARY_HOST, TEST_SECRET
+from tests.factories import PASSWORD
+
+
+@pytest.fixture
+def settings(db_url: str, tmp_path: Path) -> Settings:
+    return Settings(
+        database_url=db_url,
+        data_dir=tmp_path,
+        public_base_url=f"http://{PRIMARY_HOST}",
+        secret_key=TEST_SECRET,
+        run_workers=False,
+        sim_speed=2000,
+        call_lease_seconds=30,
+        call_watchdog_grace_seconds=120,
+    )
+
+
+@pytest.fixture(autouse=True)
+async def _close_bridge(runtime: Runtime) -> AsyncIterator[None]:
+    yield
+    await close_bridge(runtime)
+
+
+@dataclass
+class Org:
+    """A tenant with one admin, authenticated by an API key (cheaper than password grants)."""
+
+    id: int
+    name: str
+    host: str
+    headers: dict[str, str]
+
+
+async def make_org(runtime: Runtime, name: str, host: str) -> Org:
+    async with runtime.db.transaction() as session:
+        tenant = await tenants.create_tenant(
+            session, name=name, domains=[host], clock=runtime.clock, box=runtime.box
+        )
+        user = await identity.create_user(
+            session, tenant=tenant, username="admin", password=PASSWORD, role="admin",
+            clock=runtime.clock,
+        )  # fmt: skip
+        _, key = await identity.create_api_key(
+            session, tenant_id=tenant.id, user=user, name="tests", clock=runtime.clock
+        )
+    return Org(id=tenant.id, name=name, host=host, headers={"Authorization": f"Bearer {key}"})
+
+
+@pytest.fixture
+async def org(runtime: Runtime) -> Org:
+    return await make_org(runtime, "acme", PRIMARY_HOST)
+
+
+@pytest.fixture
+async def other_org(runtime: Runtime) -> Org:
+    return await make_org(runtime, "globex", "globex.test")
