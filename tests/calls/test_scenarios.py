@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import pytest
 from httpx import AsyncClient
 
 from switchboard.runtime import Runtime
-from tests.calls.helpers import events, place, settle
 from tests.calls.conftest import Org
+from tests.calls.helpers import events, place, settle
 
 ISO_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
 ANSWERED = ["call.answered", "call.started"]
@@ -103,7 +104,7 @@ async def test_scenario(
         if ending not in ("02",):
             speakers = [t["speaker"] for t in turns]
             assert speakers[0] == "AI"
-            assert all(a != b for a, b in zip(speakers, speakers[1:], strict=False))
+            assert all(a != b for a, b in itertools.pairwise(speakers))
             assert "dentist appointment" in turns[0]["text"]
     else:
         assert record["transcriptPath"] == ""
