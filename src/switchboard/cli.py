@@ -13,6 +13,7 @@ from switchboard.bridge.cli import sim_cli
 from switchboard.identity import service as identity
 from switchboard.identity.cli import apikey_cli, client_cli, keys_cli, user_cli
 from switchboard.kit.cli import run_in_transaction
+from switchboard.platform.numbers.cli import number_cli
 from switchboard.platform.webhooks.cli import webhook_cli
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
@@ -95,6 +96,7 @@ for group in (
     apikey_cli,
     keys_cli,
     worker_cli,
+    number_cli,
     webhook_cli,
     sim_cli,
 ):

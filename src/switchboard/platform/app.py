@@ -13,8 +13,10 @@ from switchboard.kit.http import JsonResponse, new_api
 from switchboard.platform.apikeys.endpoints import router as apikeys_router
 from switchboard.platform.calls.endpoints import router as calls_router
 from switchboard.platform.catalogue.endpoints import router as catalogue_router
+from switchboard.platform.numbers.endpoints import router as numbers_router
 from switchboard.platform.routing.endpoints import router as routing_router
 from switchboard.platform.tenants.endpoints import router as tenants_router
+from switchboard.platform.transcripts.endpoints import router as transcripts_router
 from switchboard.platform.webhooks.endpoints import router as webhooks_router
 from switchboard.platform.whitelist.endpoints import router as whitelist_router
 from switchboard.runtime import Runtime
@@ -29,6 +31,8 @@ ROUTERS: list[APIRouter] = [
     apikeys_router,
     webhooks_router,
     tenants_router,
+    numbers_router,
+    transcripts_router,
     routing_router,
     whitelist_router,
     calls_router,

@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
+
+from switchboard.kit.schemas import Page, Schema
+
+# Present only on outbound items (spec 2.6); inbound items carry ``number`` instead.
+_OUTBOUND_ONLY = (
+    "phone", "displayName", "mtimeUtc", "voice", "language", "model", "tokensPrompt", "source",
+)  # fmt: skip
+
+
+class TranscriptItem(Schema):
+    """One transcript in the list (spec 2.6). Fields of the other direction are absent."""
+
+    call_id: str = Field(description="`oac-...` for outbound, `vnum...` for inbound")
+    caller_source: str = Field(description="`outbound-ai`, `vnum`, `office-tab` or `sip`")
+    started_utc: str
+    ended_utc: str
+    mtime_utc: str | None = Field(default=None, description="Outbound items only")
+    duration_sec: int
+    rule: str = Field(description="Label of the rule or number")
+    phone: str | None = Field(default=None, description="Outbound items only")
+    display_name: str | None = Field(default=None, description="Outbound items only")
+    number: str | None = Field(default=None, description="Inbound items only")
+    outcome: str
+    voice: str | None = Field(default=None, description="Outbound items only")
+    language: str | None = Field(default=None, description="Outbound items only")
+    model: str | None = Field(default=None, description="Outbound items only")
+    tokens_total: int
+    tokens_prompt: int | None = Field(default=None, description="Outbound items only")
+    turn_count: int
+    size: int = Field(description="Bytes of the transcript file")
+    source: str | None = Field(default=None, description="Outbound items only")
+    file: str = Field(description="Transcript file name")
+
+    @model_serializer(mode="wrap")
+    def _drop_other_direction(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        body: dict[str, Any] = handler(self)
+        outbound = self.caller_source == "outbound-ai"
+        for key in _OUTBOUND_ONLY if not outbound else ("number",):
+            body.pop(key, None)
+        return body
+
+
+class TranscriptPage(Page[TranscriptItem]):
+    next: int | None = Field(description="Offset of the next page (an integer), null on the last")
+
+
+class TurnItem(Schema):
+    speaker: str = Field(description="`AI` or `Caller`")
+    text: str
+    ts: str = Field(description="ISO 8601 UTC")
+
+
+class TranscriptDetailBody(Schema):
+    """A transcript with its turns (spec 2.7)."""
+
+    call_id: str
+    caller_source: str
+    tenant: str
+    requested_by: str
+    phone: str
+    display_name: str
+    email: str
+    voice: str
+    language: str
+    model: str
+    trunk_id: str
+    started_utc: str
+    answered_utc: str = Field(description="Empty string when the call was not answered")
+    ended_utc: str
+    duration_sec: int
+    answered: bool
+    outcome: str
+    error_detail: str
+    input_turns: int
+    output_turns: int
+    tokens_total: int
+    turns: list[TurnItem]
