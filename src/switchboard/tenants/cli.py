@@ -75,3 +75,15 @@ def show(name: str) -> None:
             click.echo(f"Phone:Sfu:{key}\t{value:g}")
 
     run_in_transaction(work)
+
+
+@tenant_cli.command("signaling-secret")
+@click.argument("name")
+def signaling_secret(name: str) -> None:
+    """Print the key of the tenant's ``X-Platform-Admin-Signature`` (whitelist HMAC)."""
+
+    async def work(runtime: Runtime, session: AsyncSession) -> None:
+        tenant = await service.require_by_name(session, name)
+        click.echo(runtime.box.open(tenant.signaling_secret))
+
+    run_in_transaction(work)

@@ -1,0 +1,69 @@
+"""The signaling secret from the CLI signs requests; the handler is in the OpenAPI document."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from httpx import ASGITransport, AsyncClient
+
+from switchboard.app import create_app
+from switchboard.cli import main
+from switchboard.settings import Settings
+from tests.conftest import TEST_SECRET
+from tests.factories import TenantFixture
+from tests.whitelist.conftest import sign
+
+
+def test_cli_prints_the_key_that_signs_whitelist_requests(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SWITCHBOARD_DATABASE_URL", db_url)
+    monkeypatch.setenv("SWITCHBOARD_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("SWITCHBOARD_SECRET_KEY", TEST_SECRET)
+    monkeypatch.setenv("SWITCHBOARD_PUBLIC_BASE_URL", "http://ops.test")
+    cli = CliRunner()
+    assert cli.invoke(main, ["tenant", "create", "ops", "--domain", "ops.test"]).exit_code == 0
+    result = cli.invoke(main, ["tenant", "signaling-secret", "ops"])
+    assert result.exit_code == 0, result.output
+    secret = result.output.strip()
+    assert len(secret) >= 32
+    missing = cli.invoke(main, ["tenant", "signaling-secret", "nobody"])
+    assert missing.exit_code == 2
+
+    async def listed() -> tuple[int, int]:
+        app = create_app(Settings(run_workers=False))
+        transport = ASGITransport(app=app)
+        async with AsyncClient(transport=transport, base_url="http://ops.test") as client:
+            good = await client.get(
+                "/signal.ashx",
+                params={"whitelist": "list"},
+                headers={"X-Platform-Admin-Signature": sign(secret, "whitelist-list|ops")},
+            )
+            bad = await client.get(
+                "/signal.ashx",
+                params={"whitelist": "list"},
+                headers={"X-Platform-Admin-Signature": sign(secret + "x", "whitelist-list|ops")},
+            )
+        return good.status_code, bad.status_code
+
+    assert asyncio.run(listed()) == (200, 401)
+
+
+async def test_openapi_lists_the_whitelist_and_routing_endpoints(
+    app_client: AsyncClient, acme: TenantFixture
+) -> None:
+    paths = (await app_client.get("/openapi.json")).json()["paths"]
+    assert {"get", "post"} <= set(paths["/signal.ashx"])
+    assert "requestBody" in paths["/signal.ashx"]["post"]
+    for path in (
+        "/api.ashx/v1/inbound-routes",
+        "/api.ashx/v1/inbound-routes/{did}",
+        "/api.ashx/v1/inbound-routes:resolve",
+        "/api.ashx/v1/outbound-routes",
+        "/api.ashx/v1/outbound-routes/{match}",
+        "/api.ashx/v1/outbound-routes:resolve",
+    ):
+        assert path in paths, path

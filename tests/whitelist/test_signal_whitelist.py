@@ -1,0 +1,190 @@
+"""``/signal.ashx?whitelist=list|add|write`` over HTTP."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from httpx import AsyncClient, Response
+from sqlalchemy import update
+
+from switchboard.platform.whitelist.models import Whitelist
+from switchboard.runtime import Runtime
+from tests.factories import TenantFixture
+
+URL = "/signal.ashx"
+
+
+async def _list(client: AsyncClient, headers: dict[str, str]) -> dict[str, Any]:
+    response = await client.get(URL, params={"whitelist": "list"}, headers=headers)
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+async def _add(client: AsyncClient, headers: dict[str, str], body: Any) -> Response:
+    return await client.post(URL, params={"whitelist": "add"}, headers=headers, json=body)
+
+
+async def test_add_and_list_in_typed_order(app_client: AsyncClient, acme: TenantFixture) -> None:
+    headers = await acme.auth(app_client)
+    assert await _list(app_client, headers) == {"tenant": "acme", "numbers": [], "count": 0}
+    first = await _add(app_client, headers, {"number": "+4930111", "comment": "office"})
+    assert first.status_code == 200
+    assert first.json() == {
+        "ok": True,
+        "tenant": "acme",
+        "number": "+4930111",
+        "comment": "office",
+        "added": True,
+        "count": 1,
+    }
+    await _add(app_client, headers, {"Number": "0049402", "Comment": "hamburg"})
+    await _add(app_client, headers, {"number": "+1555"})
+    again = await _add(app_client, headers, {"number": "+4930111", "comment": "front desk"})
+    assert again.json()["added"] is False
+    assert again.json()["comment"] == "front desk"
+    assert again.json()["count"] == 3
+    kept = await _add(app_client, headers, {"number": "+4930111"})
+    assert (kept.json()["added"], kept.json()["comment"]) == (False, "front desk")
+    long = await _add(app_client, headers, {"number": "9" * 32, "comment": "x" * 250})
+    assert long.status_code == 200
+    assert long.json()["comment"] == "x" * 200
+    assert await _list(app_client, headers) == {
+        "tenant": "acme",
+        "numbers": [
+            {"number": "+4930111", "comment": "front desk"},
+            {"number": "0049402", "comment": "hamburg"},
+            {"number": "+1555", "comment": ""},
+            {"number": "9" * 32, "comment": "x" * 200},
+        ],
+        "count": 4,
+    }
+
+
+async def test_bad_input_is_400_and_changes_nothing(
+    app_client: AsyncClient, acme: TenantFixture
+) -> None:
+    headers = await acme.auth(app_client)
+    await _add(app_client, headers, {"number": "+4930111", "comment": "office"})
+    for body in (
+        {},
+        {"comment": "no number"},
+        {"number": ""},
+        {"number": "1" * 33},
+        {"number": 4930111},
+        {"number": ["+4930111"]},
+        {"number": "+4930111", "comment": 5},
+        ["+4930111"],
+        "+4930111",
+    ):
+        response = await _add(app_client, headers, body)
+        assert response.status_code == 400, body
+        assert response.json()["error"] == "invalid_request"
+    for raw in (b"{not json", b"", b"\xff\xfe"):
+        response = await app_client.post(
+            URL, params={"whitelist": "add"}, headers=headers, content=raw
+        )
+        assert response.status_code == 400
+        assert set(response.json()) == {"error", "error_description"}
+    for params in ({"whitelist": "remove"}, {}, {"whitelist": ""}):
+        response = await app_client.post(URL, params=params, headers=headers, json={"number": "1"})
+        assert response.status_code == 400, params
+        assert (await app_client.get(URL, params=params, headers=headers)).status_code == 400
+    wrong_method = await app_client.get(URL, params={"whitelist": "add"}, headers=headers)
+    assert wrong_method.status_code == 405
+    post_list = await app_client.post(URL, params={"whitelist": "list"}, headers=headers)
+    assert post_list.status_code == 405
+    for body in (
+        {"numbers": [{"number": "1" * 33}]},
+        {"numbers": [{"comment": "x"}]},
+        {"numbers": "+49"},
+        {"numbers": ["+49"]},
+        {},
+    ):
+        response = await app_client.post(
+            URL, params={"whitelist": "write"}, headers=headers, json=body
+        )
+        assert response.status_code == 400, body
+    assert (await _list(app_client, headers))["numbers"] == [
+        {"number": "+4930111", "comment": "office"}
+    ]
+
+
+async def test_write_replaces_the_list_and_an_empty_write_needs_confirmation(
+    app_client: AsyncClient, acme: TenantFixture
+) -> None:
+    headers = await acme.auth(app_client)
+    await _add(app_client, headers, {"number": "+4930111", "comment": "office"})
+    written = await app_client.post(
+        URL,
+        params={"whitelist": "write"},
+        headers=headers,
+        json={
+            "numbers": [
+                {"number": "+1555", "comment": "us"},
+                {"number": "+4420"},
+                {"number": "+1555", "comment": "us office"},
+                {"number": "+33", "comment": "y" * 300},
+            ]
+        },
+    )
+    assert written.status_code == 200
+    assert written.json() == {"ok": True, "tenant": "acme", "count": 3}
+    assert (await _list(app_client, headers))["numbers"] == [
+        {"number": "+1555", "comment": "us office"},
+        {"number": "+4420", "comment": ""},
+        {"number": "+33", "comment": "y" * 200},
+    ]
+    refused = await app_client.post(
+        URL, params={"whitelist": "write"}, headers=headers, json={"numbers": []}
+    )
+    assert refused.status_code == 400
+    assert refused.json()["error"] == "confirmation_required"
+    assert (await _list(app_client, headers))["count"] == 3
+    emptied = await app_client.post(
+        URL,
+        params={"whitelist": "write", "confirmEmpty": "1"},
+        headers=headers,
+        json={"numbers": []},
+    )
+    assert emptied.json()["count"] == 0
+    assert (await _list(app_client, headers))["numbers"] == []
+
+
+async def test_list_is_the_union_with_extra_comment_keys(
+    app_client: AsyncClient, runtime: Runtime, acme: TenantFixture
+) -> None:
+    headers = await acme.auth(app_client)
+    await _add(app_client, headers, {"number": "+4930111", "comment": "office"})
+    async with runtime.db.transaction() as session:  # a list carried over from an older system
+        await session.execute(
+            update(Whitelist)
+            .where(Whitelist.tenant_id == acme.id)
+            .values(
+                numbers=["+4930111", "+4420"],
+                comments={"+4930111": "office", "+9999": "legacy z", "+1111": "legacy a"},
+            )
+        )
+    body = await _list(app_client, headers)
+    assert body["numbers"] == [
+        {"number": "+4930111", "comment": "office"},
+        {"number": "+4420", "comment": ""},
+        {"number": "+9999", "comment": "legacy z"},
+        {"number": "+1111", "comment": "legacy a"},
+    ]
+    assert body["count"] == 4
+    legacy = await _add(app_client, headers, {"number": "+9999", "comment": "kept"})
+    assert (legacy.json()["added"], legacy.json()["count"]) == (False, 4)
+    fresh = await _add(app_client, headers, {"number": "+5"})
+    assert (fresh.json()["added"], fresh.json()["count"]) == (True, 5)
+    order = [n["number"] for n in (await _list(app_client, headers))["numbers"]]
+    assert order == ["+4930111", "+4420", "+5", "+9999", "+1111"]
+
+
+async def test_raw_body_is_what_counts(app_client: AsyncClient, acme: TenantFixture) -> None:
+    headers = await acme.auth(app_client)
+    raw = orjson.dumps({"number": "+49 30 111", "comment": "ü" * 201})
+    response = await app_client.post(URL, params={"whitelist": "add"}, headers=headers, content=raw)
+    assert response.status_code == 200
+    assert response.json()["comment"] == "ü" * 200
