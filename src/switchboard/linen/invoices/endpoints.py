@@ -91,13 +91,17 @@ async def read_upload(
         form = await request.form(max_files=1, max_fields=2, max_part_size=1024 * 1024)
     except Exception as exc:  # starlette reports malformed multipart in several ways
         raise BadRequest(f"the multipart body cannot be read: {exc}") from None
-    upload = form.get("file")
-    metadata = form.get("metadata")
-    if not isinstance(upload, UploadFile):
-        raise BadRequest("file: the PDF part is missing")
-    if not isinstance(metadata, str):
-        raise BadRequest("metadata: the JSON part is missing")
-    content = await upload.read(service.MAX_PDF_BYTES + 1)
+    try:
+        upload = form.get("file")
+        metadata = form.get("metadata")
+        if not isinstance(upload, UploadFile):
+            raise BadRequest("file: the PDF part is missing")
+        if not isinstance(metadata, str):
+            raise BadRequest("metadata: the JSON part is missing")
+        content = await upload.read(service.MAX_PDF_BYTES + 1)
+        filename = upload.filename
+    finally:
+        await form.close()
     if len(content) > service.MAX_PDF_BYTES:
         raise PayloadTooLarge(f"the PDF is larger than {service.MAX_PDF_BYTES} bytes")
     try:
@@ -106,7 +110,7 @@ async def read_upload(
         from switchboard.kit.http import describe_validation
 
         raise BadRequest(f"metadata: {describe_validation(exc.errors())}") from None
-    return meta, content, upload.filename
+    return meta, content, filename
 
 
 async def invoices_out(

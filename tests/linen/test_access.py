@@ -1,0 +1,154 @@
+"""Who may call what: anonymous docs, OIDC-only Data API, roles, laundry keys, hosts."""
+
+from __future__ import annotations
+
+from httpx import AsyncClient
+
+from switchboard.runtime import Runtime
+from tests import factories
+from tests.factories import TenantFixture
+from tests.linen.helpers import Portal, World
+
+WRITES = [
+    ("POST", "/v1/item-types"),
+    ("PATCH", "/v1/item-types/1"),
+    ("DELETE", "/v1/item-types/1"),
+    ("POST", "/v1/properties"),
+    ("PATCH", "/v1/properties/1"),
+    ("DELETE", "/v1/properties/1"),
+    ("POST", "/v1/groups"),
+    ("PATCH", "/v1/groups/1"),
+    ("DELETE", "/v1/groups/1"),
+    ("POST", "/v1/laundries"),
+    ("PATCH", "/v1/laundries/1"),
+    ("DELETE", "/v1/laundries/1"),
+    ("POST", "/v1/laundries/1/keys"),
+    ("POST", "/v1/laundries/1/keys/1/rotate"),
+    ("DELETE", "/v1/laundries/1/keys/1"),
+    ("POST", "/v1/laundries/1/price-lists"),
+    ("PUT", "/v1/laundries/1/price-lists/1"),
+    ("DELETE", "/v1/laundries/1/price-lists/1"),
+    ("POST", "/v1/sheets"),
+    ("PATCH", "/v1/sheets/1"),
+    ("DELETE", "/v1/sheets/1"),
+    ("POST", "/v1/sheets/1/confirm"),
+    ("POST", "/v1/sheets/1/cancel"),
+    ("POST", "/v1/sheets/1/delivery"),
+    ("POST", "/v1/invoices"),
+    ("POST", "/v1/invoices/1/approve"),
+    ("POST", "/v1/invoices/1/dispute"),
+    ("POST", "/v1/invoices/1/pay"),
+    ("POST", "/v1/vault"),
+    ("PATCH", "/v1/vault/1"),
+    ("DELETE", "/v1/vault/1"),
+]
+READS = [
+    "/v1/properties",
+    "/v1/properties/1",
+    "/v1/groups",
+    "/v1/item-types",
+    "/v1/laundries",
+    "/v1/laundries/1/keys",
+    "/v1/laundries/1/price-lists",
+    "/v1/sheets",
+    "/v1/sheets/1",
+    "/v1/invoices",
+    "/v1/vault",
+    "/v1/statistics",
+]
+
+
+async def test_only_docs_openapi_and_version_are_anonymous(
+    app_client: AsyncClient, acme: TenantFixture
+) -> None:
+    host = {"Host": acme.host}
+    assert (await app_client.get("/api/docs", headers=host)).status_code == 200
+    assert (await app_client.get("/api/openapi.json", headers=host)).status_code == 200
+    version = await app_client.get("/api/version", headers=host)
+    assert version.status_code == 200
+    assert version.json()["database"] == "ok"
+    assert version.json()["build"]
+    document = (await app_client.get("/api/openapi.json")).json()
+    checked = 0
+    for path, item in document["paths"].items():
+        for method in item:
+            response = await app_client.request(
+                method.upper(), "/api" + path.replace("{", "").replace("}", ""), headers=host
+            )
+            if path == "/version":
+                continue
+            checked += 1
+            assert response.status_code == 401, (method, path)
+    assert checked > 40
+
+
+async def test_every_data_route_needs_a_bearer(app_client: AsyncClient, acme: TenantFixture) -> None:
+    for method, path in WRITES:
+        response = await app_client.request(method, f"/api{path}", headers={"Host": acme.host})
+        assert response.status_code == 401, (method, path)
+        assert response.json()["error"] == "invalid_token"
+    for path in READS:
+        response = await app_client.get(f"/api{path}", headers={"Host": acme.host})
+        assert response.status_code == 401, path
+
+
+async def test_read_only_roles_get_403_on_every_write(world: World) -> None:
+    portal = world.portal
+    await world.sheet()
+    for role in ("user", "power"):
+        for method, path in WRITES:
+            response = await portal.client.request(
+                method, f"/api{path}", json={}, headers=await portal.auth(role)
+            )
+            assert response.status_code == 403, (role, method, path, response.text)
+            assert response.json()["error"] == "insufficient_scope"
+        for path in READS:
+            response = await portal.get(path, role)
+            assert response.status_code == 200, (role, path, response.text)
+    # Nothing was changed by the refused writes.
+    assert (await portal.get("/v1/item-types")).json()["total"] == 2
+
+
+async def test_api_keys_and_laundry_keys_are_refused_on_the_data_api(
+    world: World, runtime: Runtime, acme: TenantFixture
+) -> None:
+    api_key = await factories.api_key(runtime, acme)
+    client = world.portal.client
+    for token in (api_key, world.key):
+        response = await client.get(
+            "/api/v1/properties",
+            headers={"Authorization": f"Bearer {token}", "Host": acme.host},
+        )
+        assert response.status_code == 401
+        assert response.json()["error"] == "invalid_token"
+
+
+async def test_a_token_of_another_tenant_is_refused(
+    app_client: AsyncClient, portal: Portal, globex: TenantFixture
+) -> None:
+    token = await globex.token(app_client)
+    response = await app_client.get(
+        "/api/v1/properties", headers={"Authorization": f"Bearer {token}", "Host": "acme.test"}
+    )
+    assert response.status_code == 401
+    assert "another tenant" in response.json()["error_description"]
+    unknown_host = await app_client.get(
+        "/api/v1/properties", headers={"Authorization": f"Bearer {token}", "Host": "nobody.test"}
+    )
+    assert unknown_host.status_code == 404
+
+
+async def test_laundry_api_takes_only_a_live_laundry_key(world: World) -> None:
+    client = world.portal.client
+    host = world.portal.tenant.host
+    assert (await client.get("/api/laundry/jobs", headers={"Host": host})).status_code == 401
+    user_token = world.portal.as_("admin")
+    assert (await client.get("/api/laundry/jobs", headers=user_token)).status_code == 401
+    bogus = {"Authorization": "Bearer lk_not-a-real-key", "Host": host}
+    assert (await client.get("/api/laundry/jobs", headers=bogus)).status_code == 401
+    me = await client.get("/api/laundry/me", headers=world.laundry_headers())
+    assert me.json() == {"id": world.laundry, "name": "Blanc Laundry"}
+    # Deactivating the laundry shuts its keys out.
+    await world.portal.patch(f"/v1/laundries/{world.laundry}", {"active": False})
+    refused = await client.get("/api/laundry/jobs", headers=world.laundry_headers())
+    assert refused.status_code == 401
