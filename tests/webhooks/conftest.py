@@ -19,7 +19,7 @@ from switchboard.settings import Settings
 from switchboard.tenants import service as tenants
 from tests.factories import TenantFixture
 
-LOOPBACK = ("127.0.0.0/8",)
+LOOPBACK = ("127.0.0.0/8", "::1/128")
 
 
 @dataclass
