@@ -1,0 +1,80 @@
+"""The vault: masked on read, sealed at rest, revealed by admin and power-user with an audit."""
+
+from __future__ import annotations
+
+from sqlalchemy import text
+
+from switchboard.kit.clock import ManualClock
+from switchboard.runtime import Runtime
+from tests.linen.helpers import World
+
+
+async def test_masked_reveal_audited_and_sealed(
+    world: World, runtime: Runtime, clock: ManualClock
+) -> None:
+    portal = world.portal
+    entry = await portal.made(
+        "/v1/vault",
+        {"propertyId": world.property, "kind": "key-safe", "label": "Key safe", "secret": "4711"},
+    )
+    assert entry["secret"] == "••••••"
+    for role in ("admin", "power", "user"):
+        listed = (await portal.get("/v1/vault", role, propertyId=world.property)).json()
+        assert [e["secret"] for e in listed["data"]] == ["••••••"]
+        assert "4711" not in str(listed)
+    refused = await portal.post(f"/v1/vault/{entry['id']}/reveal", role="user")
+    assert (refused.status_code, refused.json()["error"]) == (403, "insufficient_scope")
+    clock.advance(60)
+    revealed = await portal.post(f"/v1/vault/{entry['id']}/reveal", role="power")
+    assert revealed.status_code == 200
+    assert revealed.json() == {
+        "id": entry["id"], "secret": "4711", "revealedAt": "2026-01-01T12:01:00Z",
+        "revealedBy": "power",
+    }  # fmt: skip
+    await portal.post(f"/v1/vault/{entry['id']}/reveal", role="admin")
+    audit = (await portal.get(f"/v1/vault/{entry['id']}/reveals", "power")).json()
+    assert [(a["username"], a["role"]) for a in audit["data"]] == [
+        ("admin", "admin"), ("power", "power-user"),
+    ]  # fmt: skip
+    assert (await portal.get(f"/v1/vault/{entry['id']}/reveals", "user")).status_code == 403
+    async with runtime.db.transaction() as session:
+        stored = await session.scalar(text("SELECT secret_sealed FROM linen_vault_entries"))
+    assert stored is not None and "4711" not in stored
+    assert runtime.box.open(stored) == "4711"
+
+
+async def test_rotation_group_entries_and_bad_input(world: World) -> None:
+    portal = world.portal
+    group = await portal.made(
+        "/v1/groups", {"name": "Old town", "kind": "complex", "propertyIds": [world.property]}
+    )
+    entry = await portal.made(
+        "/v1/vault",
+        {"groupId": group["id"], "kind": "wifi", "label": "Wi-Fi", "secret": "first-pass"},
+    )
+    assert entry["rotatedAt"] is None
+    rotated = await portal.patch(f"/v1/vault/{entry['id']}", {"secret": "second-pass"})
+    assert rotated.json()["rotatedAt"] is not None
+    assert rotated.json()["updatedBy"] == "admin"
+    shown = await portal.post(f"/v1/vault/{entry['id']}/reveal")
+    assert shown.json()["secret"] == "second-pass"
+    # A property's list includes the entries of its groups.
+    inherited = (await portal.get("/v1/vault", propertyId=world.property)).json()
+    assert [e["id"] for e in inherited["data"]] == [entry["id"]]
+    bad = [
+        {"kind": "wifi", "label": "x", "secret": "y"},
+        {"propertyId": world.property, "groupId": group["id"], "kind": "wifi", "label": "x",
+         "secret": "y"},
+        {"propertyId": 999, "kind": "wifi", "label": "x", "secret": "y"},
+        {"propertyId": world.property, "kind": "safe", "label": "x", "secret": "y"},
+        {"propertyId": world.property, "kind": "wifi", "label": "x", "secret": ""},
+    ]  # fmt: skip
+    for body in bad:
+        response = await portal.post("/v1/vault", body)
+        assert response.status_code == 400, body
+    assert (await portal.get("/v1/vault")).json()["total"] == 1
+    assert (await portal.post("/v1/vault/999/reveal")).status_code == 404
+    in_use = await portal.delete(f"/v1/groups/{group['id']}")
+    assert (in_use.status_code, in_use.json()["error"]) == (409, "in_use")
+    assert (await portal.delete(f"/v1/vault/{entry['id']}")).status_code == 200
+    assert (await portal.delete(f"/v1/groups/{group['id']}")).status_code == 200
