@@ -30,14 +30,14 @@ from switchboard.runtime import Runtime
 from switchboard.settings import Settings
 from switchboard.tenants import service as tenants
 
-HELLO_APP = '''
+HELLO_APP = """
 async def app(scope, receive, send):
     if scope["type"] != "http":
         return
     await send({"type": "http.response.start", "status": 200,
                 "headers": [(b"content-type", b"application/json")]})
     await send({"type": "http.response.body", "body": b'{"hello":"world"}'})
-'''
+"""
 
 
 def free_port() -> int:
@@ -57,7 +57,7 @@ async def prepare(settings: Settings) -> tuple[str, str]:
         )
         user = await identity.create_user(
             session, tenant=tenant, username="admin", password="bench-password",
-            role="admin", clock=runtime.clock,
+            role="admin", clock=runtime.clock, passwords=runtime.passwords,
         )  # fmt: skip
         await identity.create_client(session, tenant=tenant, client_id="cli", clock=runtime.clock)
         key = ""

@@ -118,6 +118,10 @@ def settings(db_url: str, tmp_path: Path) -> Settings:
         secret_key=TEST_SECRET,
         run_workers=False,
         webhook_retry_delays=(0.2, 0.4, 0.8),
+        # Cheap Argon2 parameters: tests exercise the flows, not the hash's cost.
+        argon2_time_cost=1,
+        argon2_memory_kib=64,
+        argon2_parallelism=1,
     )
 
 

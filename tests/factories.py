@@ -50,7 +50,7 @@ async def tenant(runtime: Runtime, name: str, domains: list[str]) -> TenantFixtu
         for role, username in (("admin", "admin"), ("power-user", "power"), ("user", "user")):
             await identity.create_user(
                 session, tenant=row, username=username, password=PASSWORD, role=role,
-                clock=runtime.clock,
+                clock=runtime.clock, passwords=runtime.passwords,
             )  # fmt: skip
         await identity.create_client(session, tenant=row, client_id="cli", clock=runtime.clock)
     return TenantFixture(id=row.id, name=name, host=domains[0], users={"admin": "admin"})

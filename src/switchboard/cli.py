@@ -78,7 +78,7 @@ def demo(name: str) -> None:
         password = secrets.token_urlsafe(12)
         await identity.create_user(
             session, tenant=tenant, username="admin", password=password, role="admin",
-            clock=runtime.clock,
+            clock=runtime.clock, passwords=runtime.passwords,
         )  # fmt: skip
         await identity.create_client(session, tenant=tenant, client_id="cli", clock=runtime.clock)
         click.echo(f"demo tenant {name!r} on {', '.join(domains)}")

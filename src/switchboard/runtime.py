@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.identity.bearer import Authenticator
 from switchboard.identity.keys import Keyring
+from switchboard.identity.passwords import Passwords
 from switchboard.identity.tokens import TokenIssuer
 from switchboard.kit.clock import Clock, SystemClock
 from switchboard.kit.crypto import SecretBox
@@ -33,6 +34,11 @@ class Runtime:
         self.db = Database(settings.resolved_database_url)
         self.box = SecretBox(settings.secret_key)
         self.keyring = Keyring(self.box, self.clock)
+        self.passwords = Passwords(
+            time_cost=settings.argon2_time_cost,
+            memory_kib=settings.argon2_memory_kib,
+            parallelism=settings.argon2_parallelism,
+        )
         self.tokens = TokenIssuer(
             keyring=self.keyring,
             clock=self.clock,

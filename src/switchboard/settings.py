@@ -26,6 +26,9 @@ class Settings(BaseSettings):
 
     access_token_ttl: int = Field(default=3600, ge=60, le=86400)
     refresh_token_ttl: int = Field(default=30 * 86400, ge=3600)
+    argon2_time_cost: int = Field(default=3, ge=1)
+    argon2_memory_kib: int = Field(default=65536, ge=64)
+    argon2_parallelism: int = Field(default=4, ge=1)
     login_max_failures: int = Field(default=5, ge=1)
     login_lockout_seconds: int = Field(default=300, ge=1)
     external_jwks_ttl: int = Field(default=300, ge=1)

@@ -21,6 +21,9 @@ def cli(db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunn
     monkeypatch.setenv("SWITCHBOARD_DATA_DIR", str(tmp_path))
     monkeypatch.setenv("SWITCHBOARD_SECRET_KEY", TEST_SECRET)
     monkeypatch.setenv("SWITCHBOARD_PUBLIC_BASE_URL", "http://ops.test")
+    monkeypatch.setenv("SWITCHBOARD_ARGON2_TIME_COST", "1")
+    monkeypatch.setenv("SWITCHBOARD_ARGON2_MEMORY_KIB", "64")
+    monkeypatch.setenv("SWITCHBOARD_ARGON2_PARALLELISM", "1")
     return CliRunner()
 
 

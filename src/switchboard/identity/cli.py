@@ -31,7 +31,7 @@ def user_create(username: str, tenant: str, role: str, password_stdin: bool) -> 
         row = await tenants.require_by_name(session, tenant)
         user = await service.create_user(
             session, tenant=row, username=username, password=password, role=role,
-            clock=runtime.clock,
+            clock=runtime.clock, passwords=runtime.passwords,
         )  # fmt: skip
         click.echo(f"{user.id}\t{user.username}\t{user.role}")
 

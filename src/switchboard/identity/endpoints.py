@@ -70,6 +70,7 @@ async def token(
                     scope=scope,
                     max_failures=settings.login_max_failures,
                     lockout_seconds=settings.login_lockout_seconds,
+                    passwords=runtime.passwords,
                 )
             elif grant_type == "refresh_token":
                 result = await service.refresh_grant(

@@ -9,7 +9,7 @@ from sqlalchemy import Select, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.identity.models import ROLES, ApiKey, OidcClient, RefreshToken, User
-from switchboard.identity.passwords import hash_password, verify_password
+from switchboard.identity.passwords import Passwords
 from switchboard.identity.tokens import TokenIssuer, TokenSet
 from switchboard.kit.clock import Clock
 from switchboard.kit.crypto import random_token, sha256_hex
@@ -36,7 +36,14 @@ class OAuthError(ApiError):
 
 
 async def create_user(
-    session: AsyncSession, *, tenant: Tenant, username: str, password: str, role: str, clock: Clock
+    session: AsyncSession,
+    *,
+    tenant: Tenant,
+    username: str,
+    password: str,
+    role: str,
+    clock: Clock,
+    passwords: Passwords,
 ) -> User:
     if role not in ROLES:
         raise BadRequest(f"role must be one of {', '.join(ROLES)}")
@@ -52,7 +59,7 @@ async def create_user(
     user = User(
         tenant_id=tenant.id,
         username=username,
-        password_hash=hash_password(password),
+        password_hash=passwords.hash(password),
         role=role,
         created_at=clock.now(),
     )
@@ -122,6 +129,7 @@ async def password_grant(
     scope: str | None,
     max_failures: int,
     lockout_seconds: int,
+    passwords: Passwords,
 ) -> TokenSet:
     """Resource-owner password grant; repeated wrong passwords lock the user out for a while.
 
@@ -142,7 +150,7 @@ async def password_grant(
             status=429,
             retry_after=wait,
         )
-    ok = verify_password(user.password_hash if user else None, password)
+    ok = passwords.verify(user.password_hash if user else None, password)
     if user is None or not ok or user.disabled:
         if user is not None and not ok:
             user.failed_logins += 1
@@ -240,7 +248,7 @@ async def create_api_key(
     return key, plaintext
 
 
-def api_keys_statement(tenant_id: int) -> Select[tuple[ApiKey, str]]:
+def api_keys_statement(tenant_id: int) -> Select[ApiKey, str]:
     """A tenant's keys with their owner's username, oldest first."""
     return (
         select(ApiKey, User.username)
