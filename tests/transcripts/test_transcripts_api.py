@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 
 import pytest
 from httpx import AsyncClient
 
 from switchboard.kit.clock import ManualClock
 from switchboard.platform.transcripts.service import Turn, save_transcript
+from switchboard.platform.transcripts.tasks import sweep_orphans
 from switchboard.runtime import Runtime
 from tests.factories import TenantFixture
 from tests.transcripts.helpers import T0, inbound, outbound, save
@@ -308,3 +310,25 @@ async def test_save_rejects_malformed_input(acme: TenantFixture, runtime: Runtim
         with pytest.raises(ValueError, match=r"call_id|caller_source|speaker|timezone"):
             await save(runtime, acme, bad)
     assert not (runtime.settings.data_dir / "transcripts").exists()
+
+
+async def test_sweep_removes_only_old_unindexed_files(
+    acme: TenantFixture, runtime: Runtime, clock: ManualClock
+) -> None:
+    folder = runtime.settings.data_dir / "transcripts" / "acme"
+    kept = await save(runtime, acme, outbound())
+    orphan = folder / "oac-00000000dead-20260101T090000Z-abcdef.json"
+    stale_tmp = folder / f".{kept}.tmp"
+    fresh_orphan = folder / "oac-00000000beef-20260101T090000Z-abcdef.json"
+    gone_tenant = runtime.settings.data_dir / "transcripts" / "deleted-tenant" / kept
+    gone_tenant.parent.mkdir()
+    for path in (orphan, stale_tmp, fresh_orphan, gone_tenant):
+        path.write_bytes(b"{}")
+    old = (clock.now() - dt.timedelta(hours=2)).timestamp()
+    for path in (folder / kept, orphan, stale_tmp, gone_tenant):
+        os.utime(path, (old, old))
+    os.utime(fresh_orphan, (clock.now().timestamp(),) * 2)
+    async with runtime.db.transaction() as session:
+        removed = await sweep_orphans(session, data_dir=runtime.settings.data_dir, clock=clock)
+    assert sorted(removed) == sorted([orphan, stale_tmp, gone_tenant])
+    assert sorted(p.name for p in folder.iterdir()) == sorted([kept, fresh_orphan.name])

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from switchboard.platform.calls.tasks import dispatcher_worker as call_dispatcher
+from switchboard.platform.transcripts.tasks import sweeper as transcript_sweeper
 from switchboard.platform.webhooks.tasks import sender as webhook_sender
 from switchboard.runtime import Worker
 
 
 def all_workers() -> list[Worker]:
     """Every background worker of the product, in start order."""
-    workers: list[Worker] = [call_dispatcher, webhook_sender]
+    workers: list[Worker] = [call_dispatcher, webhook_sender, transcript_sweeper]
     return workers

@@ -73,3 +73,11 @@ async def get_by_call_id(
 
 def add(session: AsyncSession, row: Transcript) -> None:
     session.add(row)
+
+
+async def files_of_calls(session: AsyncSession, *, tenant_id: int, call_ids: list[str]) -> set[str]:
+    """The file names indexed for these calls (at most one per call)."""
+    stmt = (
+        scoped(tenant_id).where(Transcript.call_id.in_(call_ids)).with_only_columns(Transcript.file)
+    )
+    return set((await session.execute(stmt)).scalars())
