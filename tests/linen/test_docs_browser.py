@@ -1,0 +1,77 @@
+"""The /api/docs reference renders in a real browser from a real server, fully offline."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+import uvicorn
+
+from switchboard.app import create_app
+from switchboard.settings import Settings
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[str]:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    settings = Settings(
+        data_dir=tmp_path,
+        public_base_url=f"http://127.0.0.1:{port}",
+        secret_key="test-secret-key-with-at-least-32-characters",
+        run_workers=False,
+    )
+    config = uvicorn.Config(
+        create_app(settings), host="127.0.0.1", port=port, log_config=None, access_log=False
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:  # a real server on a real port: wait for it to listen
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed")
+def test_reference_renders_offline(server: str, tmp_path: Path) -> None:
+    from playwright.sync_api import sync_playwright
+
+    requested: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        page = browser.new_page()
+        page.on("request", lambda request: requested.append(request.url))
+        page.goto(f"{server}/api/docs")
+        page.wait_for_selector(".opblock-summary-path", timeout=20_000)
+        paths = page.locator(".opblock-summary-path").all_inner_texts()
+        title = page.locator(".info .title").inner_text()
+        page.screenshot(path=str(tmp_path / "docs.png"), full_page=False)
+        browser.close()
+    assert "linen portal API" in title
+    assert "/v1/properties" in paths
+    assert "/v1/sheets/{sheet_id}/confirm" in paths
+    assert "/laundry/invoices" in paths
+    hosts = {urlsplit(url).hostname for url in requested if not url.startswith("data:")}
+    assert hosts == {"127.0.0.1"}, requested
+    assert any(url.endswith("/api/openapi.json") for url in requested)
+    print(f"screenshot: {tmp_path / 'docs.png'}")
