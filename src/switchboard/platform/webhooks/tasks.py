@@ -344,12 +344,23 @@ class Sender:
 
     # Driving.
 
+    async def finished(self, count: int) -> None:
+        """Wait until ``count`` attempts have finished and await ``flush`` (tests, scripts)."""
+        while len(self._done) < count:
+            self._kick.clear()
+            if len(self._done) < count:
+                await self._kick.wait()
+
+    async def drain(self) -> None:
+        """Wait for every send in flight to finish (outcomes still need ``flush``)."""
+        if self._tasks:
+            await asyncio.wait(set(self._tasks))
+
     async def pass_once(self) -> int:
         """One claim, every claimed delivery sent, outcomes recorded; returns the count."""
         claimed = await self.claim()
         self.start(claimed)
-        if self._tasks:
-            await asyncio.wait(set(self._tasks))
+        await self.drain()
         await self.flush()
         return len(claimed)
 

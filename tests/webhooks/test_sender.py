@@ -1,0 +1,90 @@
+"""The sender worker: no head-of-line blocking, prompt wake-up, leases that expire."""
+
+from __future__ import annotations
+
+import asyncio
+
+from sqlalchemy import select
+
+from switchboard.kit.clock import ManualClock
+from switchboard.platform.webhooks.models import Attempt, Delivery
+from switchboard.platform.webhooks.tasks import PER_SUBSCRIPTION, Sender, deliver_due, sender
+from switchboard.runtime import Runtime
+from tests.factories import TenantFixture
+from tests.webhooks.conftest import Receiver, fire, subscribe
+
+
+async def test_a_stalled_receiver_does_not_hold_up_other_subscriptions(
+    runtime: Runtime, org: TenantFixture, receiver: Receiver
+) -> None:
+    receiver.gate["/stalled"] = asyncio.Event()  # answers only when the test says so
+    await subscribe(runtime, org, receiver.url("/stalled"), ["call.started"])
+    await subscribe(runtime, org, receiver.url("/fast"), ["call.ended"])
+    await fire(runtime, org, "call.started", count=40)
+    await fire(runtime, org, "call.ended")
+
+    async with Sender(runtime) as worker:
+        worker.start(await worker.claim())
+        await receiver.wait_for(
+            lambda: (
+                len(receiver.at("/fast")) == 1 and len(receiver.at("/stalled")) == PER_SUBSCRIPTION
+            )
+        )
+        # The fast receiver was served while every stalled request is still open, and the
+        # stalled subscription holds only its own share of the sender.
+        assert len(receiver.at("/stalled")) == PER_SUBSCRIPTION
+        await asyncio.wait_for(worker.finished(1), timeout=10)
+        assert await worker.flush() == 1
+        receiver.gate["/stalled"].set()
+        await worker.drain()
+        await worker.flush()
+
+    async with runtime.db.transaction() as session:
+        statuses = [d.status for d in await session.scalars(select(Delivery))]
+    assert statuses.count("succeeded") == 1 + PER_SUBSCRIPTION
+    assert statuses.count("pending") == 40 - PER_SUBSCRIPTION
+
+
+async def test_the_worker_sends_what_a_commit_queues(
+    runtime: Runtime, org: TenantFixture, receiver: Receiver
+) -> None:
+    await subscribe(runtime, org, receiver.url("/hook"))
+    stop = asyncio.Event()
+    task = asyncio.create_task(sender(runtime, stop))
+    try:
+        await fire(runtime, org, "call.started")
+        await receiver.wait_for(lambda: len(receiver.requests) == 1)
+        await fire(runtime, org, "call.ended", count=5)
+        await receiver.wait_for(lambda: len(receiver.requests) == 6)
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, timeout=10)
+    async with runtime.db.transaction() as session:
+        statuses = {d.status for d in await session.scalars(select(Delivery))}
+    assert statuses == {"succeeded"}
+
+
+async def test_an_expired_lease_is_claimed_again_and_the_late_outcome_is_ignored(
+    runtime: Runtime, clock: ManualClock, org: TenantFixture, receiver: Receiver
+) -> None:
+    await subscribe(runtime, org, receiver.url("/hook"))
+    await fire(runtime, org)
+
+    async with Sender(runtime) as crashed:
+        [claimed] = await crashed.claim()  # claimed, then the process "dies" before sending
+        assert await deliver_due(runtime) == 0, "a leased delivery was claimed twice"
+        clock.advance(crashed.lease_seconds + 1)
+        assert await deliver_due(runtime) == 1
+        assert [r.headers["X-Platform-Attempt"] for r in receiver.requests] == ["1"]
+
+        # The first sender comes back and reports: its lease is gone, the row is untouched.
+        crashed.start([claimed])
+        await crashed.drain()
+        await crashed.flush()
+        assert len(receiver.requests) == 2
+
+    async with runtime.db.transaction() as session:
+        delivery = (await session.scalars(select(Delivery))).one()
+        attempts = list(await session.scalars(select(Attempt)))
+    assert (delivery.status, delivery.attempts) == ("succeeded", 1)
+    assert len(attempts) == 2  # both POSTs are in the log
