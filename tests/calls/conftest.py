@@ -5,14 +5,19 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+from httpx import ASGITransport, AsyncClient
 
+from switchboard.app import create_app
 from switchboard.bridge.client import close_bridge
 from switchboard.identity import service as identity
+from switchboard.kit.clock import ManualClock
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
 from switchboard.tenants import service as tenants
+from tests.calls.fakebridge import fake_bridge  # noqa: F401 (a fixture)
 from tests.conftest import PRIMARY_HOST, TEST_SECRET
 from tests.factories import PASSWORD
 
@@ -54,7 +59,7 @@ async def make_org(runtime: Runtime, name: str, host: str) -> Org:
         )
         user = await identity.create_user(
             session, tenant=tenant, username="admin", password=PASSWORD, role="admin",
-            clock=runtime.clock,
+            clock=runtime.clock, passwords=runtime.passwords,
         )  # fmt: skip
         _, key = await identity.create_api_key(
             session, tenant_id=tenant.id, user=user, name="tests", clock=runtime.clock
@@ -70,3 +75,27 @@ async def org(runtime: Runtime) -> Org:
 @pytest.fixture
 async def other_org(runtime: Runtime) -> Org:
     return await make_org(runtime, "globex", "globex.test")
+
+
+@pytest.fixture
+async def client_with(db_url: str, tmp_path: Any) -> AsyncIterator[Any]:
+    """A second application over the same database, with different bridge settings."""
+    opened: list[tuple[Runtime, AsyncClient]] = []
+
+    async def make(**overrides: Any) -> tuple[Runtime, AsyncClient]:
+        settings = Settings(
+            database_url=db_url, data_dir=tmp_path, public_base_url=f"http://{PRIMARY_HOST}",
+            secret_key="test-secret-key-with-at-least-32-characters", run_workers=False,
+            **overrides,
+        )  # fmt: skip
+        runtime = Runtime(settings, clock=ManualClock())
+        client = AsyncClient(transport=ASGITransport(app=create_app(runtime=runtime)),
+                             base_url=f"http://{PRIMARY_HOST}")  # fmt: skip
+        opened.append((runtime, client))
+        return runtime, client
+
+    yield make
+    for runtime, client in opened:
+        await client.aclose()
+        await close_bridge(runtime)
+        await runtime.db.dispose()

@@ -3,20 +3,15 @@
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
 from typing import Any
 
 import orjson
 import pytest
-from httpx import ASGITransport, AsyncClient
+from httpx import AsyncClient
 from sqlalchemy import select, text
 
-from switchboard.app import create_app
-from switchboard.bridge.client import close_bridge
-from switchboard.kit.clock import ManualClock
 from switchboard.platform.calls.models import Call
 from switchboard.runtime import Runtime
-from switchboard.settings import Settings
 from tests.calls.conftest import Org, make_org
 from tests.calls.helpers import PROMPT, call_body, events, place, settle
 from tests.conftest import PRIMARY_HOST
@@ -204,30 +199,6 @@ async def test_secrets_are_sealed_and_never_returned(
     assert runtime.box.open(call.api_key_sealed) == "AI-KEY-do-not-leak-77"
     assert "AI-KEY-do-not-leak-77" not in caplog.text
     assert "dentist appointment" not in caplog.text
-
-
-@pytest.fixture
-async def client_with(db_url: str, tmp_path: Any) -> AsyncIterator[Any]:
-    """A second application over the same database, with different bridge settings."""
-    opened: list[tuple[Runtime, AsyncClient]] = []
-
-    async def make(**overrides: Any) -> tuple[Runtime, AsyncClient]:
-        settings = Settings(
-            database_url=db_url, data_dir=tmp_path, public_base_url=f"http://{PRIMARY_HOST}",
-            secret_key="test-secret-key-with-at-least-32-characters", run_workers=False,
-            **overrides,
-        )  # fmt: skip
-        runtime = Runtime(settings, clock=ManualClock())
-        client = AsyncClient(transport=ASGITransport(app=create_app(runtime=runtime)),
-                             base_url=f"http://{PRIMARY_HOST}")  # fmt: skip
-        opened.append((runtime, client))
-        return runtime, client
-
-    yield make
-    for runtime, client in opened:
-        await client.aclose()
-        await close_bridge(runtime)
-        await runtime.db.dispose()
 
 
 @pytest.mark.parametrize(
