@@ -61,7 +61,9 @@ class Portal:
         return self.headers[role]
 
     async def get(self, path: str, role: str = "admin", **params: Any) -> Response:
-        return await self.client.get(f"/api{path}", headers=await self.auth(role), params=params or None)
+        return await self.client.get(
+            f"/api{path}", headers=await self.auth(role), params=params or None
+        )
 
     async def post(self, path: str, body: Any = None, role: str = "admin") -> Response:
         return await self.client.post(f"/api{path}", json=body, headers=await self.auth(role))

@@ -82,7 +82,9 @@ async def test_only_docs_openapi_and_version_are_anonymous(
     assert checked > 40
 
 
-async def test_every_data_route_needs_a_bearer(app_client: AsyncClient, acme: TenantFixture) -> None:
+async def test_every_data_route_needs_a_bearer(
+    app_client: AsyncClient, acme: TenantFixture
+) -> None:
     for method, path in WRITES:
         response = await app_client.request(method, f"/api{path}", headers={"Host": acme.host})
         assert response.status_code == 401, (method, path)

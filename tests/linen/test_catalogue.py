@@ -101,8 +101,14 @@ async def test_price_lists_do_not_overlap(world: World) -> None:
     assert june["estimatedCost"] == {"amount": 800, "currency": "EUR"}
     january = await world.sheet("2026-01-15")
     assert january["estimatedCost"]["amount"] == 1600
-    bad = await portal.post(url, {"currency": "EUR", "validFrom": "2027-01-01",
-                                  "items": [{"itemTypeId": world.duvet, "unitPrice": -1}]})
+    bad = await portal.post(
+        url,
+        {
+            "currency": "EUR",
+            "validFrom": "2027-01-01",
+            "items": [{"itemTypeId": world.duvet, "unitPrice": -1}],
+        },
+    )
     assert bad.status_code == 400
     backwards = await portal.post(
         url, {"currency": "EUR", "validFrom": "2027-02-01", "validTo": "2027-01-01"}

@@ -68,7 +68,9 @@ async def test_full_lifecycle_draft_confirmed_delivered_invoiced(
 
 async def test_cancel_from_draft_and_confirmed_only(world: World) -> None:
     draft = await world.sheet()
-    cancelled = await world.portal.post(f"/v1/sheets/{draft['id']}/cancel", {"reason": "guest left"})
+    cancelled = await world.portal.post(
+        f"/v1/sheets/{draft['id']}/cancel", {"reason": "guest left"}
+    )
     assert cancelled.status_code == 200
     assert cancelled.json()["cancelReason"] == "guest left"
     assert cancelled.json()["cancelledBy"] == "admin"

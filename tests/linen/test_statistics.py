@@ -17,7 +17,7 @@ async def _stats(world: World, **params: Any) -> list[dict[str, Any]]:
 async def test_grouped_statistics(world: World) -> None:
     portal = world.portal
     second = await portal.made("/v1/properties", {"code": "HILL-02", "name": "Hill House"})
-    group = await portal.made(
+    await portal.made(
         "/v1/groups",
         {"name": "Portfolio A", "kind": "portfolio", "propertyIds": [world.property, second["id"]]},
     )

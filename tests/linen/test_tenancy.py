@@ -78,8 +78,11 @@ async def test_two_tenants_walk_every_route(
     ):  # fmt: skip
         rows = (await globex_world.portal.get(path)).json()["data"]
         assert [r["id"] for r in rows] == [globex_ids[name]], path
-    stats = (await globex_world.portal.get("/v1/statistics", groupBy="property",
-                                           **{"from": "2026-01-01", "to": "2026-12-31"})).json()
+    stats = (
+        await globex_world.portal.get(
+            "/v1/statistics", groupBy="property", **{"from": "2026-01-01", "to": "2026-12-31"}
+        )
+    ).json()
     assert [r["key"] for r in stats["data"]] == [str(globex_ids["property_id"])]
     # A laundry key works only on its own tenant's host.
     wrong_host = dict(acme_world.laundry_headers(), Host=globex.host)

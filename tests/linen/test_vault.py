@@ -39,7 +39,8 @@ async def test_masked_reveal_audited_and_sealed(
     assert (await portal.get(f"/v1/vault/{entry['id']}/reveals", "user")).status_code == 403
     async with runtime.db.transaction() as session:
         stored = await session.scalar(text("SELECT secret_sealed FROM linen_vault_entries"))
-    assert stored is not None and "4711" not in stored
+    assert stored is not None
+    assert "4711" not in stored
     assert runtime.box.open(stored) == "4711"
 
 
