@@ -28,6 +28,15 @@ def canonical_number(value: str) -> str:
     return value
 
 
+def split_pattern(text: str, *, global_matches_all: bool = False) -> tuple[str, bool]:
+    """(canonical literal, is a prefix) of a pattern."""
+    if global_matches_all and text == GLOBAL:
+        return "", True
+    if text.endswith(WILDCARD):
+        return canonical_number(text[:-1]), True
+    return canonical_number(text), False
+
+
 @dataclass(frozen=True, slots=True)
 class Pattern:
     """A compiled pattern: its canonical literal, and whether it is a prefix."""
@@ -38,11 +47,8 @@ class Pattern:
 
     @classmethod
     def compile(cls, text: str, *, global_matches_all: bool = False) -> Pattern:
-        if global_matches_all and text == GLOBAL:
-            return cls(text=text, literal="", prefix=True)
-        if text.endswith(WILDCARD):
-            return cls(text=text, literal=canonical_number(text[:-1]), prefix=True)
-        return cls(text=text, literal=canonical_number(text), prefix=False)
+        literal, prefix = split_pattern(text, global_matches_all=global_matches_all)
+        return cls(text=text, literal=literal, prefix=prefix)
 
     def matches(self, value: str) -> bool:
         value = canonical_number(value)
@@ -63,9 +69,9 @@ class _Keyed:
     exact: dict[str, int] = field(default_factory=dict)
     prefixes: dict[str, int] = field(default_factory=dict)
 
-    def add(self, pattern: Pattern, index: int) -> None:
-        target = self.prefixes if pattern.prefix else self.exact
-        target.setdefault(pattern.literal, index)
+    def add(self, literal: str, prefix: bool, index: int) -> None:
+        target = self.prefixes if prefix else self.exact
+        target.setdefault(literal, index)
 
     def first(self, value: str) -> int | None:
         value = canonical_number(value)
@@ -76,13 +82,6 @@ class _Keyed:
                 if hit is not None and (best is None or hit < best):
                     best = hit
         return best
-
-    def candidates(self, value: str) -> list[str]:
-        """Keys (``=literal`` or ``*literal``) this value falls under."""
-        value = canonical_number(value)
-        keys = [f"={value}"] if value in self.exact else []
-        keys += [f"*{value[:end]}" for end in range(len(value) + 1) if value[:end] in self.prefixes]
-        return keys
 
 
 # Outbound ------------------------------------------------------------------------------------
@@ -118,7 +117,8 @@ class OutboundIndex:
         self.rules: tuple[OutboundRule, ...] = tuple(rules)
         self._keyed = _Keyed()
         for index, rule in enumerate(self.rules):
-            self._keyed.add(outbound_pattern(rule.match), index)
+            literal, prefix = split_pattern(rule.match, global_matches_all=True)
+            self._keyed.add(literal, prefix, index)
 
     def first(self, number: str) -> int | None:
         return self._keyed.first(number)
@@ -182,13 +182,15 @@ def first_inbound_linear(
     return None
 
 
-@dataclass(slots=True)
 class _FromIndex:
     """The rows sharing one Did pattern, keyed by their FromNumber pattern."""
 
-    unfiltered: int | None = None
-    anonymous: int | None = None
-    keyed: _Keyed = field(default_factory=_Keyed)
+    __slots__ = ("anonymous", "keyed", "unfiltered")
+
+    def __init__(self) -> None:
+        self.unfiltered: int | None = None
+        self.anonymous: int | None = None
+        self.keyed: _Keyed | None = None  # built on the first FromNumber pattern
 
     def add(self, from_number: str, index: int) -> None:
         if not from_number:
@@ -198,14 +200,19 @@ class _FromIndex:
             if self.anonymous is None:
                 self.anonymous = index
         else:
-            self.keyed.add(Pattern.compile(from_number), index)
+            if self.keyed is None:
+                self.keyed = _Keyed()
+            self.keyed.add(*split_pattern(from_number), index)
 
     def first(self, caller: str) -> int | None:
-        found = [self.unfiltered, self.keyed.first(caller)]
-        if caller == ANONYMOUS:
-            found.append(self.anonymous)
-        hits = [index for index in found if index is not None]
-        return min(hits) if hits else None
+        best = self.unfiltered
+        for hit in (
+            self.keyed.first(caller) if self.keyed is not None else None,
+            self.anonymous if caller == ANONYMOUS else None,
+        ):
+            if hit is not None and (best is None or hit < best):
+                best = hit
+        return best
 
 
 class InboundIndex:
@@ -220,9 +227,12 @@ class InboundIndex:
             if is_anonymous_did(rule.did):
                 bucket = self._anonymous
             else:
-                pattern = Pattern.compile(rule.did)
-                table = self._prefixes if pattern.prefix else self._exact
-                bucket = table.setdefault(pattern.literal, _FromIndex())
+                literal, prefix = split_pattern(rule.did)
+                table = self._prefixes if prefix else self._exact
+                found = table.get(literal)
+                if found is None:
+                    found = table[literal] = _FromIndex()
+                bucket = found
             bucket.add(rule.from_number, index)
 
     def first(self, did: str, from_number: str | None) -> int | None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import secrets
-from typing import Literal, cast
+from typing import Any, Literal, cast
 
 from sqlalchemy import CursorResult, Select, and_, case, func, select, update
 from sqlalchemy.exc import IntegrityError
@@ -39,8 +39,13 @@ def _outbound(tenant_id: int) -> Select[OutboundRoute]:
 # Inbound -------------------------------------------------------------------------------------
 
 
-async def all_inbound(session: AsyncSession, tenant_id: int) -> list[InboundRoute]:
-    return list((await session.execute(_inbound(tenant_id))).scalars())
+async def inbound_rules(session: AsyncSession, tenant_id: int) -> list[tuple[str, str, str]]:
+    """(Did, FromNumber, User) in evaluation order: plain columns, no ORM objects, because
+    compiling a large table is on the path of the first call after a change."""
+    stmt = _inbound(tenant_id).with_only_columns(
+        InboundRoute.did, InboundRoute.from_number, InboundRoute.user, maintain_column_froms=True
+    )
+    return [(r[0], r[1], r[2]) for r in (await session.execute(stmt)).all()]
 
 
 async def page_inbound(
@@ -98,8 +103,12 @@ async def add_inbound(
 # Outbound ------------------------------------------------------------------------------------
 
 
-async def all_outbound(session: AsyncSession, tenant_id: int) -> list[OutboundRoute]:
-    return list((await session.execute(_outbound(tenant_id))).scalars())
+async def outbound_rules(session: AsyncSession, tenant_id: int) -> list[tuple[str, list[Any]]]:
+    """(match, trunkIds) in evaluation order, as plain columns."""
+    stmt = _outbound(tenant_id).with_only_columns(
+        OutboundRoute.match, OutboundRoute.trunk_ids, maintain_column_froms=True
+    )
+    return [(r[0], r[1]) for r in (await session.execute(stmt)).all()]
 
 
 async def page_outbound(

@@ -93,8 +93,8 @@ async def inbound_index(session: AsyncSession, *, tenant_id: int) -> InboundInde
         return cached
     if await ensure_catchall(session, tenant_id=tenant_id):
         revision = await repository.revision(session, tenant_id, "inbound")
-    rows = await repository.all_inbound(session, tenant_id)
-    index = InboundIndex([InboundRule(r.did, r.from_number, r.user) for r in rows])
+    rows = await repository.inbound_rules(session, tenant_id)
+    index = InboundIndex([InboundRule(did, from_number, user) for did, from_number, user in rows])
     _inbound_cache.put(session, tenant_id, revision, index)
     return index
 
@@ -105,8 +105,8 @@ async def outbound_index(session: AsyncSession, *, tenant_id: int) -> OutboundIn
     cached = _outbound_cache.get(session, tenant_id, revision)
     if cached is not None:
         return cached
-    rows = await repository.all_outbound(session, tenant_id)
-    index = OutboundIndex([OutboundRule(r.match, tuple(r.trunk_ids)) for r in rows])
+    rows = await repository.outbound_rules(session, tenant_id)
+    index = OutboundIndex([OutboundRule(match, tuple(map(str, trunks))) for match, trunks in rows])
     _outbound_cache.put(session, tenant_id, revision, index)
     return index
 
