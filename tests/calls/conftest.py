@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,22 +17,13 @@ from switchboard.runtime import Runtime
 from switchboard.settings import Settings
 from switchboard.tenants import service as tenants
 from tests.calls.fakebridge import fake_bridge  # noqa: F401 (a fixture)
-from tests.conftest import PRIMARY_HOST, TEST_SECRET
+from tests.conftest import PRIMARY_HOST
 from tests.factories import PASSWORD
 
 
 @pytest.fixture
-def settings(db_url: str, tmp_path: Path) -> Settings:
-    return Settings(
-        database_url=db_url,
-        data_dir=tmp_path,
-        public_base_url=f"http://{PRIMARY_HOST}",
-        secret_key=TEST_SECRET,
-        run_workers=False,
-        sim_speed=2000,
-        call_lease_seconds=30,
-        call_watchdog_grace_seconds=120,
-    )
+def settings(settings: Settings) -> Settings:
+    return settings.model_copy(update={"sim_speed": 2000})
 
 
 @pytest.fixture(autouse=True)
@@ -78,16 +68,13 @@ async def other_org(runtime: Runtime) -> Org:
 
 
 @pytest.fixture
-async def client_with(db_url: str, tmp_path: Any) -> AsyncIterator[Any]:
+async def client_with(settings: Settings) -> AsyncIterator[Any]:
     """A second application over the same database, with different bridge settings."""
+    base = settings
     opened: list[tuple[Runtime, AsyncClient]] = []
 
     async def make(**overrides: Any) -> tuple[Runtime, AsyncClient]:
-        settings = Settings(
-            database_url=db_url, data_dir=tmp_path, public_base_url=f"http://{PRIMARY_HOST}",
-            secret_key="test-secret-key-with-at-least-32-characters", run_workers=False,
-            **overrides,
-        )  # fmt: skip
+        settings = base.model_copy(update=overrides)
         runtime = Runtime(settings, clock=ManualClock())
         client = AsyncClient(transport=ASGITransport(app=create_app(runtime=runtime)),
                              base_url=f"http://{PRIMARY_HOST}")  # fmt: skip
