@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from httpx import AsyncClient
+from pathlib import Path
 
+from httpx import ASGITransport, AsyncClient
+
+from switchboard.app import create_app
 from switchboard.runtime import Runtime
+from switchboard.settings import Settings
 from tests import factories
 from tests.factories import TenantFixture
 from tests.linen.helpers import Portal, World
@@ -154,3 +158,44 @@ async def test_laundry_api_takes_only_a_live_laundry_key(world: World) -> None:
     await world.portal.patch(f"/v1/laundries/{world.laundry}", {"active": False})
     refused = await client.get("/api/laundry/jobs", headers=world.laundry_headers())
     assert refused.status_code == 401
+
+
+async def test_openapi_document_is_complete(app_client: AsyncClient) -> None:
+    document = (await app_client.get("/api/openapi.json")).json()
+    assert document["openapi"].startswith("3.1")
+    assert document["servers"] == [{"url": "/api", "description": "this portal"}]
+    schemes = document["components"]["securitySchemes"]
+    assert schemes["oidcBearer"]["scheme"] == "bearer"
+    assert schemes["laundryKey"]["scheme"] == "bearer"
+    schemas = document["components"]["schemas"]
+    assert "HTTPValidationError" not in schemas
+    assert {"ErrorBody", "SheetOut", "InvoiceMeta", "InvoiceLineIn"} <= set(schemas)
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            responses = operation["responses"]
+            assert "422" not in responses, (method, path)
+            if path == "/version":
+                assert operation["security"] == []
+                continue
+            scheme = "laundryKey" if path.startswith("/laundry") else "oidcBearer"
+            assert operation["security"] == [{scheme: []}], (method, path)
+            error = responses["401"]["content"]["application/json"]["schema"]
+            assert error == {"$ref": "#/components/schemas/ErrorBody"}, (method, path)
+            assert operation.get("summary"), (method, path)
+    upload = document["paths"]["/laundry/invoices"]["post"]["requestBody"]["content"]
+    form = upload["multipart/form-data"]["schema"]["properties"]
+    assert form["metadata"]["$ref"] == "#/components/schemas/InvoiceMeta"
+    assert form["file"]["format"] == "binary"
+
+
+async def test_version_reports_an_unreachable_database(tmp_path: Path) -> None:
+    settings = Settings(
+        database_url=f"sqlite+aiosqlite:///{tmp_path}/missing/dir/db.sqlite",
+        secret_key="test-secret-key-with-at-least-32-characters",
+        run_workers=False,
+    )
+    app = create_app(settings)
+    async with AsyncClient(transport=ASGITransport(app=app), base_url="http://x.test") as client:
+        response = await client.get("/api/version")
+    assert response.status_code == 503
+    assert response.json()["database"] == "unavailable"

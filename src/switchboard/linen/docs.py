@@ -40,6 +40,8 @@ PAGE = """<!doctype html>
 </html>
 """
 
+ANONYMOUS = frozenset({"/version", "/openapi.json", "/docs"})
+
 INIT = """window.ui = SwaggerUIBundle({
   url: "%s/openapi.json",
   dom_id: "#reference",
@@ -67,7 +69,30 @@ def install(app: FastAPI) -> None:
 
 
 def complete_openapi(schema: dict[str, Any]) -> None:
-    """Declare the 3.1 dialect and name which paths are anonymous."""
-    for path in ("/version",):
-        for operation in schema.get("paths", {}).get(path, {}).values():
-            operation["security"] = []
+    """Finish FastAPI's document: anonymous paths, no 422 (bad input is 400 here), and the
+    JSON part of the invoice uploads as named schemas."""
+    from switchboard.linen.invoices.endpoints import AdminInvoiceMeta
+    from switchboard.linen.invoices.schemas import InvoiceMeta
+
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    for model in (InvoiceMeta, AdminInvoiceMeta):
+        body = model.model_json_schema(by_alias=True, ref_template="#/components/schemas/{model}")
+        components.update(body.pop("$defs", {}))
+        components[model.__name__] = body
+    for path, item in schema.get("paths", {}).items():
+        for operation in item.values():
+            operation.get("responses", {}).pop("422", None)
+            if path in ANONYMOUS:
+                operation["security"] = []
+            content = operation.get("requestBody", {}).get("content", {})
+            form = content.get("multipart/form-data", {}).get("schema", {})
+            metadata = form.get("properties", {}).get("metadata")
+            if metadata is not None:
+                name = metadata["description"].removeprefix("JSON: ")
+                form["properties"]["metadata"] = {
+                    "$ref": f"#/components/schemas/{name}",
+                    "description": "JSON metadata and lines (sent as a part of type "
+                    "application/json)",
+                }
+    for unused in ("HTTPValidationError", "ValidationError"):
+        components.pop(unused, None)

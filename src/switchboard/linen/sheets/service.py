@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable
 
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.kit.clock import Clock
@@ -160,6 +161,20 @@ def _check_dates(service_date: dt.date, pickup_date: dt.date | None) -> None:
         raise BadRequest("pickupDate must not be before serviceDate")
 
 
+async def _numbered(session: AsyncSession, sheet: LinenSheet) -> LinenSheet:
+    """Give ``sheet`` the next number of its tenant and year and insert it. Two concurrent
+    creations may pick the same number: the unique constraint refuses the second, which is
+    answered 409 ``busy`` (nothing was written; the client retries)."""
+    sheet.seq = await repository.next_seq(session, sheet.tenant_id, sheet.year)
+    sheet.number = f"LS-{sheet.year}-{sheet.seq:06d}"
+    session.add(sheet)
+    try:
+        await session.flush()
+    except IntegrityError:
+        raise Conflict("another sheet took this number; retry the request", code="busy") from None
+    return sheet
+
+
 async def create(
     session: AsyncSession, *, tenant_id: int, body: SheetCreate, actor: str, clock: Clock
 ) -> LinenSheet:
@@ -174,27 +189,25 @@ async def create(
     )
     _check_dates(body.service_date, body.pickup_date)
     now = clock.now()
-    seq = await repository.next_seq(session, tenant_id, now.year)
-    sheet = LinenSheet(
-        tenant_id=tenant_id,
-        number=f"LS-{now.year}-{seq:06d}",
-        year=now.year,
-        seq=seq,
-        property_id=prop.id,
-        laundry_id=laundry_id,
-        service_date=body.service_date,
-        pickup_date=body.pickup_date,
-        reason=body.reason,
-        booking_ref=body.booking_ref,
-        guest_count=body.guest_count,
-        status="draft",
-        notes=body.notes,
-        created_at=now,
-        created_by=actor,
-        updated_at=now,
+    sheet = await _numbered(
+        session,
+        LinenSheet(
+            tenant_id=tenant_id,
+            year=now.year,
+            property_id=prop.id,
+            laundry_id=laundry_id,
+            service_date=body.service_date,
+            pickup_date=body.pickup_date,
+            reason=body.reason,
+            booking_ref=body.booking_ref,
+            guest_count=body.guest_count,
+            status="draft",
+            notes=body.notes,
+            created_at=now,
+            created_by=actor,
+            updated_at=now,
+        ),
     )
-    session.add(sheet)
-    await session.flush()
     await repository.replace_lines(
         session, tenant_id, sheet.id, await _build_lines(session, tenant_id, sheet.id, body.lines)
     )
