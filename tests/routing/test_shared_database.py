@@ -5,11 +5,14 @@ Two runtimes (two engines, two index caches) stand in for two processes.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
+from sqlalchemy import insert
 
 from switchboard.platform.routing import service as routing
+from switchboard.platform.routing.models import OutboundRoute
 from switchboard.platform.whitelist import service as whitelist
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
@@ -88,3 +91,34 @@ async def test_whitelist_changes_reach_the_other_process(
         await whitelist.write_numbers(session, tenant_id=acme.id, entries=[], confirm_empty=True)
     async with runtime.db.transaction() as session:
         assert not await whitelist.is_whitelisted(session, tenant_id=acme.id, number="+4930")
+
+
+async def test_a_large_table_compiles_and_resolves_first_match(
+    runtime: Runtime, acme: TenantFixture
+) -> None:
+    rows = 6000  # above the size compiled off the event loop
+    async with runtime.db.transaction() as session:
+        await session.execute(
+            insert(OutboundRoute),
+            [
+                {
+                    "tenant_id": acme.id,
+                    "position": i,
+                    "match": f"+1{i:05d}*",
+                    "trunk_ids": [f"t{i}"],
+                }
+                for i in range(rows)
+            ],
+        )
+        await routing.create_outbound(session, tenant_id=acme.id, match="+1*", trunk_ids=["us"])
+
+    async def resolve(number: str) -> list[str]:
+        async with runtime.db.transaction() as session:  # one session per concurrent call
+            return await routing.resolve_outbound(
+                session, tenant_id=acme.id, number=number, default_trunk_id="d"
+            )
+
+    results = await asyncio.gather(
+        *(resolve(n) for n in ("+1059991", "001000001", "+1999999", "+4930"))
+    )
+    assert results == [["t5999"], ["t0"], ["us"], ["d"]]

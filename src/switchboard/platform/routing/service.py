@@ -8,8 +8,10 @@ change committed by any process is seen by every other on its next resolution.
 
 from __future__ import annotations
 
+import asyncio
 import weakref
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -37,6 +39,7 @@ from switchboard.tenants.service import on_tenant_created
 
 CATCHALL_USER = "admin"
 CACHED_TABLES_PER_ENGINE = 4096
+COMPILE_IN_THREAD_ROWS = 5000
 
 IndexT = TypeVar("IndexT", InboundIndex, OutboundIndex)
 
@@ -47,13 +50,27 @@ class _IndexCache(Generic[IndexT]):
     def __init__(self) -> None:
         self._engines: weakref.WeakKeyDictionary[Engine, OrderedDict[int, tuple[str, IndexT]]]
         self._engines = weakref.WeakKeyDictionary()
+        self._locks: weakref.WeakKeyDictionary[Engine, dict[int, asyncio.Lock]]
+        self._locks = weakref.WeakKeyDictionary()
 
-    def _entries(self, session: AsyncSession) -> OrderedDict[int, tuple[str, IndexT]] | None:
+    @staticmethod
+    def _engine(session: AsyncSession) -> Engine | None:
         bind = session.bind
         if bind is None or not hasattr(bind, "sync_engine"):
             return None
         engine: Engine = bind.sync_engine
-        return self._engines.setdefault(engine, OrderedDict())
+        return engine
+
+    def _entries(self, session: AsyncSession) -> OrderedDict[int, tuple[str, IndexT]] | None:
+        engine = self._engine(session)
+        return None if engine is None else self._engines.setdefault(engine, OrderedDict())
+
+    def compiling(self, session: AsyncSession, tenant_id: int) -> asyncio.Lock:
+        """One compile at a time per table: concurrent misses wait and reuse its result."""
+        engine = self._engine(session)
+        if engine is None:
+            return asyncio.Lock()
+        return self._locks.setdefault(engine, {}).setdefault(tenant_id, asyncio.Lock())
 
     def get(self, session: AsyncSession, tenant_id: int, revision: str) -> IndexT | None:
         entries = self._entries(session)
@@ -82,6 +99,16 @@ async def _lock(session: AsyncSession, tenant_id: int, table: Table) -> None:
     await repository.bump_revision(session, tenant_id, table)
 
 
+RuleT = TypeVar("RuleT", InboundRule, OutboundRule)
+
+
+async def _off_loop(build: Callable[[list[RuleT]], IndexT], rules: list[RuleT]) -> IndexT:
+    """Compile small tables inline; large ones in a thread so other requests keep running."""
+    if len(rules) < COMPILE_IN_THREAD_ROWS:
+        return build(rules)
+    return await asyncio.to_thread(build, rules)
+
+
 # The matchers ---------------------------------------------------------------------------------
 
 
@@ -93,9 +120,14 @@ async def inbound_index(session: AsyncSession, *, tenant_id: int) -> InboundInde
         return cached
     if await ensure_catchall(session, tenant_id=tenant_id):
         revision = await repository.revision(session, tenant_id, "inbound")
-    rows = await repository.inbound_rules(session, tenant_id)
-    index = InboundIndex([InboundRule(did, from_number, user) for did, from_number, user in rows])
-    _inbound_cache.put(session, tenant_id, revision, index)
+    async with _inbound_cache.compiling(session, tenant_id):
+        cached = _inbound_cache.get(session, tenant_id, revision)
+        if cached is not None:
+            return cached
+        rows = await repository.inbound_rules(session, tenant_id)
+        rules = [InboundRule(did, from_number, user) for did, from_number, user in rows]
+        index = await _off_loop(InboundIndex, rules)
+        _inbound_cache.put(session, tenant_id, revision, index)
     return index
 
 
@@ -105,9 +137,14 @@ async def outbound_index(session: AsyncSession, *, tenant_id: int) -> OutboundIn
     cached = _outbound_cache.get(session, tenant_id, revision)
     if cached is not None:
         return cached
-    rows = await repository.outbound_rules(session, tenant_id)
-    index = OutboundIndex([OutboundRule(match, tuple(map(str, trunks))) for match, trunks in rows])
-    _outbound_cache.put(session, tenant_id, revision, index)
+    async with _outbound_cache.compiling(session, tenant_id):
+        cached = _outbound_cache.get(session, tenant_id, revision)
+        if cached is not None:
+            return cached
+        rows = await repository.outbound_rules(session, tenant_id)
+        rules = [OutboundRule(match, tuple(map(str, trunks))) for match, trunks in rows]
+        index = await _off_loop(OutboundIndex, rules)
+        _outbound_cache.put(session, tenant_id, revision, index)
     return index
 
 
