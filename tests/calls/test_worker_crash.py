@@ -1,0 +1,110 @@
+"""A worker killed with SIGKILL mid-call: on restart every call reaches a final state once."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import os
+import signal
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from httpx import AsyncClient
+from sqlalchemy import text
+
+from switchboard.kit.clock import iso_utc
+from switchboard.runtime import Runtime
+from switchboard.settings import Settings
+from tests.calls.conftest import Org
+from tests.calls.helpers import events, place
+
+FINAL = {"ended-success", "ended-failed-final", "cancelled"}
+ENDINGS = ["00", "03", "06", "07", "00", "04", "02", "00", "06", "00"]
+
+
+def _worker(settings: Settings, log: Path) -> subprocess.Popen[bytes]:
+    env = {
+        **os.environ,
+        "SWITCHBOARD_DATABASE_URL": settings.resolved_database_url,
+        "SWITCHBOARD_DATA_DIR": str(settings.data_dir),
+        "SWITCHBOARD_SECRET_KEY": settings.secret_key,
+        "SWITCHBOARD_PUBLIC_BASE_URL": settings.public_base_url,
+        "SWITCHBOARD_SIM_SPEED": "20",
+        "SWITCHBOARD_CALL_LEASE_SECONDS": "1.5",
+        "SWITCHBOARD_BRIDGE_URL": "",
+        "SWITCHBOARD_LOG_LEVEL": "INFO",
+    }
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "switchboard", "worker"], env=env, stdout=out, stderr=out
+        )
+
+
+async def _statuses(runtime: Runtime) -> Counter[str]:
+    async with runtime.db.transaction() as session:
+        rows = await session.execute(text("SELECT status FROM calls"))
+        return Counter(str(status) for (status,) in rows)
+
+
+async def _wait_for(
+    runtime: Runtime, done: Callable[[Counter[str]], bool], within: float
+) -> Counter[str]:
+    # Real processes at work: this test polls the database briefly, by design.
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while True:
+        statuses = await _statuses(runtime)
+        if done(statuses):
+            return statuses
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out; statuses: {dict(statuses)}")
+        await asyncio.sleep(0.1)
+
+
+@pytest.mark.slow
+async def test_kill_9_mid_call_loses_nothing(
+    app_client: AsyncClient, runtime: Runtime, org: Org, settings: Settings, tmp_path: Path
+) -> None:
+    due = iso_utc(dt.datetime.now(dt.UTC) - dt.timedelta(seconds=1))
+    call_ids = [
+        (await place(app_client, org.headers, phone=f"+141555502{ending}", maxSeconds=30,
+                     scheduleAtUtc=due))["callId"]
+        for ending in ENDINGS
+    ]  # fmt: skip
+    log = tmp_path / "worker.log"
+    first = _worker(settings, log)
+    try:
+        await _wait_for(runtime, lambda s: s["in-flight"] >= 5, within=30)
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+    assert first.returncode == -signal.SIGKILL
+    before = await _statuses(runtime)
+    assert before["in-flight"] >= 1
+
+    second = _worker(settings, log)
+    try:
+        final = await _wait_for(
+            runtime, lambda s: sum(s[k] for k in FINAL) == len(call_ids), within=60
+        )
+    finally:
+        second.send_signal(signal.SIGTERM)
+        second.wait(timeout=15)
+    assert sum(final.values()) == len(call_ids)
+    assert "reconciled" in log.read_text()  # in-flight calls of the dead worker were taken over
+
+    emitted = await events(runtime)
+    finished = Counter(d["callId"] for n, d in emitted if n == "outbound-ai.finished")
+    assert finished == dict.fromkeys(call_ids, 1), log.read_text()[-3000:]
+    answered = Counter(d["callId"] for n, d in emitted if n == "call.answered")
+    assert all(count == 1 for count in answered.values())
+    saved = [d["callId"] for n, d in emitted if n == "transcript.saved"]
+    assert len(saved) == len(set(saved))
+    # every transcript.saved follows its call's terminal event
+    for call_id in saved:
+        names = [n for n, d in emitted if d.get("callId") == call_id]
+        assert names.index("outbound-ai.finished") < names.index("transcript.saved")
