@@ -230,6 +230,14 @@ async def test_invoice_states(world: World) -> None:
     listed = await portal.get("/v1/invoices", status="paid", laundryId=world.laundry)
     assert listed.json()["total"] == 1
     assert (await portal.get("/v1/invoices", status="received")).json()["total"] == 0
+    # Filters by property and group follow the invoice's lines.
+    sheet = await world.delivered()
+    linked = (await world.upload(invoice_meta("S-2", [sheet["id"]]))).json()
+    group = await portal.made("/v1/groups", {"name": "G", "kind": "owner",
+                                             "propertyIds": [world.property]})  # fmt: skip
+    for params in ({"propertyId": world.property}, {"groupId": group["id"]}):
+        found = (await portal.get("/v1/invoices", **params)).json()["data"]
+        assert [i["id"] for i in found] == [linked["id"]], params
     assert (await portal.post("/v1/invoices/999/approve")).status_code == 404
 
 

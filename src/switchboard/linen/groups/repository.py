@@ -38,6 +38,16 @@ async def by_name(session: AsyncSession, tenant_id: int, name: str) -> PropertyG
     return (await session.execute(stmt)).scalar_one_or_none()
 
 
+async def many(
+    session: AsyncSession, tenant_id: int, ids: Iterable[int]
+) -> dict[int, PropertyGroup]:
+    wanted = set(ids)
+    if not wanted:
+        return {}
+    rows = await session.scalars(scoped(tenant_id).where(PropertyGroup.id.in_(wanted)))
+    return {row.id: row for row in rows}
+
+
 async def existing_ids(session: AsyncSession, tenant_id: int, ids: Iterable[int]) -> set[int]:
     wanted = set(ids)
     if not wanted:

@@ -19,6 +19,12 @@ async def get(session: AsyncSession, *, tenant_id: int, group_id: int) -> Proper
     return row
 
 
+async def many(
+    session: AsyncSession, *, tenant_id: int, ids: list[int]
+) -> dict[int, PropertyGroup]:
+    return await repository.many(session, tenant_id, ids)
+
+
 async def require_ids(session: AsyncSession, *, tenant_id: int, ids: list[int], field: str) -> None:
     missing = sorted(set(ids) - await repository.existing_ids(session, tenant_id, ids))
     if missing:

@@ -141,7 +141,8 @@ def pdf_response(invoice: Invoice, content: bytes) -> Response:
     responses=READ_ERRORS,
     summary="List invoices",
     description=(
-        "Filters: `laundryId`, `propertyId` (has a line for it), `status` (comma-separated), "
+        "Filters: `laundryId`, `propertyId` (has a line for it), `groupId` (has a line for one of "
+        "its properties), `status` (comma-separated), "
         "`from`/`to` (invoice date, inclusive). Sort keys: `id`, `invoiceDate` (default "
         "`-invoiceDate`), `invoiceNumber`, `gross`, `status`, `receivedAt`."
     ),
@@ -152,6 +153,7 @@ async def list_invoices(
     paging: Paging,
     laundry_id: Annotated[int | None, Query(alias="laundryId")] = None,
     property_id: Annotated[int | None, Query(alias="propertyId")] = None,
+    group_id: Annotated[int | None, Query(alias="groupId")] = None,
     status: Annotated[str | None, Query(max_length=100)] = None,
     date_from: DateFrom = None,
     date_to: DateTo = None,
@@ -160,6 +162,7 @@ async def list_invoices(
     where = InvoiceFilter(
         laundry_id=laundry_id,
         property_id=property_id,
+        group_id=group_id,
         statuses=service.parse_statuses(status),
         date_from=date_from,
         date_to=date_to,

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.kit.paging import PageParams
 from switchboard.linen.common import fetch_page, order_by
+from switchboard.linen.groups.models import GroupMember
 from switchboard.linen.invoices.models import Invoice, InvoiceLine, InvoicePdf
 
 SORTS: dict[str, Any] = {
@@ -29,6 +30,7 @@ SORTS: dict[str, Any] = {
 class InvoiceFilter:
     laundry_id: int | None = None
     property_id: int | None = None
+    group_id: int | None = None
     statuses: tuple[str, ...] = ()
     date_from: dt.date | None = None
     date_to: dt.date | None = None
@@ -89,6 +91,12 @@ async def list_page(
     if where.property_id is not None:
         with_property = lines(tenant_id).where(InvoiceLine.property_id == where.property_id)
         stmt = stmt.where(Invoice.id.in_(with_property.with_only_columns(InvoiceLine.invoice_id)))
+    if where.group_id is not None:
+        members = select(GroupMember.property_id).where(
+            GroupMember.tenant_id == tenant_id, GroupMember.group_id == where.group_id
+        )
+        in_group = lines(tenant_id).where(InvoiceLine.property_id.in_(members))
+        stmt = stmt.where(Invoice.id.in_(in_group.with_only_columns(InvoiceLine.invoice_id)))
     if where.statuses:
         stmt = stmt.where(Invoice.status.in_(where.statuses))
     if where.date_from is not None:

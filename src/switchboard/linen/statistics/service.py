@@ -39,11 +39,8 @@ async def _labels(session: AsyncSession, query: StatsQuery, keys: list[Any]) -> 
     if query.group_by == "laundry":
         rows = await laundries.many(session, tenant_id=query.tenant_id, ids=ids)
         return {k: r.name for k, r in rows.items()}
-    labels: dict[Any, str] = {}
-    for group_id in ids:
-        group = await groups.get(session, tenant_id=query.tenant_id, group_id=group_id)
-        labels[group_id] = group.name
-    return labels
+    named = await groups.many(session, tenant_id=query.tenant_id, ids=ids)
+    return {k: g.name for k, g in named.items()}
 
 
 async def statistics(session: AsyncSession, query: StatsQuery) -> list[StatisticsRow]:
