@@ -131,6 +131,15 @@ async def test_put_addresses_the_pair_and_edits_only_the_user(
         f"{URL}/100", params={"fromNumber": "+1*"}, headers=headers, json={"user": "bob2"}
     )
     assert filtered.json() == {"Did": "100", "FromNumber": "+1*", "User": "bob2"}
+    unencoded_plus = await app_client.put(  # '+' left unencoded arrives as a space
+        f"{URL}/100?fromNumber=+1*", headers=headers, json={"User": "bob3"}
+    )
+    assert unencoded_plus.json() == {"Did": "100", "FromNumber": "+1*", "User": "bob3"}
+    restored = await app_client.put(
+        f"{URL}/100", params={"FromNumber": "x", "fromNumber": "+1*"}, headers=headers,
+        json={"user": "bob2"},
+    )  # fmt: skip
+    assert restored.json()["User"] == "bob2"
     missing = await app_client.put(
         f"{URL}/100", params={"fromNumber": "+44*"}, headers=headers, json={"User": "x"}
     )

@@ -28,6 +28,9 @@ async def test_add_number_is_idempotent_and_matching_normalises(
         assert await whitelist.comment_of(session, tenant_id=acme.id, number="+49301234") == (
             "office"
         )
+        await whitelist.add_number(session, tenant_id=acme.id, number="+44 (20) 7946-0000")
+        assert await whitelist.is_whitelisted(session, tenant_id=acme.id, number="00442079460000")
+        assert not await whitelist.is_whitelisted(session, tenant_id=acme.id, number="+4420794")
 
 
 async def test_add_number_rejects_an_invalid_number(runtime: Runtime, acme: TenantFixture) -> None:
