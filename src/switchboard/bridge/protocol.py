@@ -109,7 +109,7 @@ class StatusReply(Message):
 
 CallbackType = Literal[
     "answered", "ai-started", "transferred", "ended",
-    "inbound-answered", "inbound-started", "inbound-transferred", "inbound-ended",
+    "inbound-answered", "inbound-ai-started", "inbound-transferred", "inbound-ended",
 ]  # fmt: skip
 
 

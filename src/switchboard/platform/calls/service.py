@@ -577,7 +577,7 @@ async def _apply_inbound(session: AsyncSession, *, runtime: Runtime, event: Call
             "direction": "inbound", "source": "ai-live", "answerMs": event.answer_ms,
         })  # fmt: skip
         return True
-    if event.type == "inbound-started":
+    if event.type == "inbound-ai-started":
         if not await repository.guarded_inbound_update(
             session,
             pk=row.id,
