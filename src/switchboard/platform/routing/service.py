@@ -21,7 +21,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from switchboard.kit.errors import BadRequest, Conflict, NotFound
 from switchboard.platform.routing import repository
 from switchboard.platform.routing.matching import (
-    ANONYMOUS,
     InboundIndex,
     InboundRule,
     OutboundIndex,
@@ -378,13 +377,3 @@ async def delete_outbound(session: AsyncSession, *, tenant_id: int, match: str) 
     await session.delete(row)
     await session.flush()
     return row
-
-
-__all__ = [
-    "ANONYMOUS",
-    "CATCHALL",
-    "InboundResolution",
-    "OutboundResolution",
-    "resolve_inbound",
-    "resolve_outbound",
-]
