@@ -14,6 +14,7 @@ from switchboard.identity import service as identity
 from switchboard.identity.cli import apikey_cli, client_cli, keys_cli, user_cli
 from switchboard.kit.cli import run_in_transaction
 from switchboard.platform.numbers.cli import number_cli
+from switchboard.platform.routing.cli import route_cli
 from switchboard.platform.webhooks.cli import webhook_cli
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
@@ -99,6 +100,7 @@ for group in (
     number_cli,
     webhook_cli,
     sim_cli,
+    route_cli,
 ):
     main.add_command(group)
 
