@@ -140,18 +140,19 @@ async def load_postgres(url: str, n: int, tenant_id: int) -> None:
 
 
 async def explain(url: str, tenant_id: int, q: str) -> list[str]:
+    """The plans of the count and the page query the endpoint runs for ``q``."""
     engine = create_async_engine(url)
     dialect = engine.dialect
-    stmt = (
-        repository.filtered(tenant_id, parse_filter(source=None, q=q, since=None), dialect.name)
-        .order_by(text("started_at DESC, id DESC"))
-        .limit(50)
+    statements = repository.page_statements(
+        tenant_id, parse_filter(source=None, q=q, since=None), dialect.name, limit=50, offset=0
     )
-    sql = str(stmt.compile(dialect=dialect, compile_kwargs={"literal_binds": True}))
     prefix = "EXPLAIN QUERY PLAN " if dialect.name == "sqlite" else "EXPLAIN "
+    lines = []
     async with engine.connect() as conn:
-        result = await conn.execute(text(prefix + sql))
-        lines = [str(row[-1]) for row in result]
+        for label, stmt in zip(("count", "page"), statements, strict=True):
+            sql = str(stmt.compile(dialect=dialect, compile_kwargs={"literal_binds": True}))
+            lines.append(f"{label}:")
+            lines += [f"  {row[-1]}" for row in await conn.execute(text(prefix + sql))]
     await engine.dispose()
     return lines
 

@@ -195,6 +195,8 @@ async def test_paging_next_is_an_integer_offset(
     assert [i["callId"] for i in first["data"]] == ["oac-000000000004", "oac-000000000003"]
     last = (await app_client.get(URL, params={"limit": 2, "offset": 4}, headers=headers)).json()
     assert (last["next"], [i["callId"] for i in last["data"]]) == (None, ["oac-000000000000"])
+    past = (await app_client.get(URL, params={"offset": 10}, headers=headers)).json()
+    assert (past["data"], past["total"], past["next"]) == ([], 5, None)
     q = await app_client.get(URL, params={"limit": 1, "offset": 1, "q": "dana"}, headers=headers)
     assert (q.json()["total"], q.json()["next"]) == (5, 2)
 
