@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from sqlalchemy import select
+
 from switchboard.platform.routing import service as routing
+from switchboard.platform.routing.models import InboundRoute
 from switchboard.runtime import Runtime
 from tests.factories import TenantFixture
 
@@ -51,3 +54,13 @@ async def test_resolution_follows_table_changes(runtime: Runtime, acme: TenantFi
         assert await routing.resolve_outbound(
             session, tenant_id=acme.id, number="+491701234", default_trunk_id="main"
         ) == ["x"]
+
+
+async def test_tenant_creation_inserts_the_catchall_row(
+    runtime: Runtime, acme: TenantFixture
+) -> None:
+    async with runtime.db.transaction() as session:  # straight from the table, no re-insert path
+        rows = (await session.execute(select(InboundRoute))).scalars().all()
+    assert [(r.tenant_id, r.did, r.from_number, r.user) for r in rows] == [
+        (acme.id, "*", "", "admin")
+    ]
