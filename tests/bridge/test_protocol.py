@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import orjson
@@ -11,6 +12,7 @@ from httpx import AsyncClient
 from switchboard.bridge import protocol
 from switchboard.bridge.client import bridge_for, bridge_secret
 from switchboard.platform.calls import tasks
+from switchboard.platform.calls.models import Call
 from switchboard.runtime import Runtime
 from tests.calls.conftest import Org, make_org
 from tests.calls.fakebridge import SECRET, FakeBridge
@@ -163,3 +165,28 @@ async def test_technical_failure_retries_while_retries_remain(
                                    headers=org.headers)).json()  # fmt: skip
     expected = "ended-failed-retry-pending" if retries else "ended-failed-final"
     assert record["status"] == expected
+
+
+async def test_the_simulator_host_renews_its_calls_leases(client_with: Any) -> None:
+    from switchboard.kit.clock import ManualClock
+
+    runtime, client = await client_with(call_lease_seconds=0.3, sim_speed=1)
+    org = await make_org(runtime, "acme", PRIMARY_HOST)
+    await client.post("/api.ashx/v1/calls", json=call_body(phone="+14155550106"),
+                      headers=org.headers)  # fmt: skip
+    clock = runtime.clock
+    assert isinstance(clock, ManualClock)
+    clock.advance(5)
+    # The keeper renews every lease/3 of real time: wait (briefly) for one beat.
+    for _ in range(40):
+        await asyncio.sleep(0.05)
+        async with runtime.db.transaction() as session:
+            row = await session.get(Call, 1)
+        assert row is not None
+        if row.lease_until is not None and row.lease_until > clock.now():
+            break
+    assert await tasks.reconcile(runtime, owner="successor") == 0
+    async with runtime.db.transaction() as session:
+        row = await session.get(Call, 1)
+    assert row is not None
+    assert (row.status, row.lease_owner) == ("in-flight", tasks.PROCESS_OWNER)

@@ -7,6 +7,8 @@ means no bridge is configured (POST /v1/calls answers 503).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import weakref
 from typing import TYPE_CHECKING
@@ -44,7 +46,9 @@ class BridgeClient:
         callback_url: str,
         transport: httpx.AsyncBaseTransport | None = None,
         simulator: SimulatedBridge | None = None,
+        keeper: LeaseKeeper | None = None,
     ) -> None:
+        self._keeper = keeper
         self.base_url = base_url.rstrip("/")
         self.callback_url = callback_url
         self.simulator = simulator
@@ -52,6 +56,8 @@ class BridgeClient:
         self._http = httpx.AsyncClient(base_url=self.base_url, transport=transport, timeout=TIMEOUT)
 
     async def aclose(self) -> None:
+        if self._keeper is not None:
+            await self._keeper.aclose()
         if self.simulator is not None:
             await self.simulator.aclose()
         await self._http.aclose()
@@ -84,6 +90,8 @@ class BridgeClient:
     async def dial(self, request: DialRequest) -> str:
         """Place one attempt; idempotent per (callId, attempt). Returns the raw reply body."""
         response = await self._post("/v1/calls", request.model_dump(mode="json"))
+        if self._keeper is not None:
+            self._keeper.poke()
         return response.text
 
     async def hangup(self, *, call_id: str, attempt: int, actor: str) -> None:
@@ -94,6 +102,38 @@ class BridgeClient:
         ref = CallRef(call_id=call_id, attempt=attempt)
         response = await self._post(f"/v1/calls/{call_id}/status", ref.model_dump(mode="json"))
         return StatusReply.model_validate_json(response.content)
+
+
+class LeaseKeeper:
+    """Renews the leases of the calls this process's built-in simulator holds, while it holds
+    any, so that another process's reconciliation does not take them for orphans (the API
+    process may run without the dispatcher, whose pass renews them too)."""
+
+    def __init__(self, runtime: Runtime, simulator: SimulatedBridge) -> None:
+        self._runtime = runtime
+        self._simulator = simulator
+        self._task: asyncio.Task[None] | None = None
+
+    def poke(self) -> None:
+        if self._task is None or self._task.done():
+            self._task = asyncio.ensure_future(self._run())
+
+    async def _run(self) -> None:
+        from switchboard.platform.calls.tasks import heartbeat
+
+        interval = self._runtime.settings.call_lease_seconds / 3
+        while self._simulator.busy:
+            await asyncio.sleep(interval)
+            try:
+                await heartbeat(self._runtime)
+            except Exception:
+                log.exception("renewing call leases failed")
+
+    async def aclose(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
 
 
 _clients: weakref.WeakKeyDictionary[Runtime, BridgeClient] = weakref.WeakKeyDictionary()
@@ -145,6 +185,7 @@ def _in_process_simulator(runtime: Runtime, callback_url: str) -> BridgeClient:
         callback_url=callback_url,
         transport=httpx.ASGITransport(app=simulator.app),
         simulator=simulator,
+        keeper=LeaseKeeper(runtime, simulator),
     )
 
 

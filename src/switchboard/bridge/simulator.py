@@ -171,6 +171,10 @@ class SimulatedBridge:
         task.add_done_callback(self._tasks.discard)
         return task
 
+    @property
+    def busy(self) -> bool:
+        return bool(self._tasks)
+
     async def wait_idle(self) -> None:
         """Wait until every simulated call has ended and delivered its callbacks."""
         while self._tasks:
