@@ -91,6 +91,20 @@ async def test_bad_input_is_400_and_changes_nothing(
         response = await app_client.post(URL, params=params, headers=headers, json={"number": "1"})
         assert response.status_code == 400, params
         assert (await app_client.get(URL, params=params, headers=headers)).status_code == 400
+    huge = await app_client.post(
+        URL,
+        params={"whitelist": "write"},
+        headers=headers,
+        content=orjson.dumps({"numbers": [{"number": "+1", "comment": "x" * 4_200_000}]}),
+    )
+    assert huge.status_code == 413
+    too_many = await app_client.post(
+        URL,
+        params={"whitelist": "write"},
+        headers=headers,
+        json={"numbers": [{"number": str(n)} for n in range(10_001)]},
+    )
+    assert too_many.status_code == 400
     wrong_method = await app_client.get(URL, params={"whitelist": "add"}, headers=headers)
     assert wrong_method.status_code == 405
     post_list = await app_client.post(URL, params={"whitelist": "list"}, headers=headers)

@@ -11,7 +11,13 @@ from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials
 from pydantic import BaseModel, ValidationError
 
 from switchboard.identity.deps import HostTenant, bearer_scheme
-from switchboard.kit.errors import ApiError, BadRequest, Forbidden, Unauthorized
+from switchboard.kit.errors import (
+    ApiError,
+    BadRequest,
+    Forbidden,
+    PayloadTooLarge,
+    Unauthorized,
+)
 from switchboard.kit.http import describe_validation
 from switchboard.kit.schemas import ERROR_RESPONSES, ErrorBody
 from switchboard.platform.whitelist import service
@@ -31,6 +37,7 @@ log = logging.getLogger("switchboard.whitelist")
 
 PATH = "/signal.ashx"
 SIGNATURE_HEADER = "X-Platform-Admin-Signature"
+MAX_BODY_BYTES = 4 * 1024 * 1024  # a full write of 10,000 numbers with long comments fits
 
 router = APIRouter(tags=["whitelist"], responses=ERROR_RESPONSES)
 
@@ -46,7 +53,8 @@ WRONG_HOST: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorBody, "description": "No tenant serves this Host"}
 }
 WRONG_METHOD: dict[int | str, dict[str, Any]] = {
-    405: {"model": ErrorBody, "description": "Action not served on this method"}
+    405: {"model": ErrorBody, "description": "Action not served on this method"},
+    413: {"model": ErrorBody, "description": "Body above 4 MiB"},
 }
 
 
@@ -79,8 +87,15 @@ async def authorise(
 ) -> Action:
     """An admin bearer of the Host's tenant, or a valid signature; returns the action."""
     action = _action(request, whitelist)
+    body = b""
+    if action != "list":
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+            raise PayloadTooLarge(f"the body is limited to {MAX_BODY_BYTES} bytes")
+        body = await request.body()
+        if len(body) > MAX_BODY_BYTES:
+            raise PayloadTooLarge(f"the body is limited to {MAX_BODY_BYTES} bytes")
     if signature is not None:
-        body = await request.body() if action != "list" else b""
         canonical = service.canonical_string(action, tenant.name, len(body))
         secret = runtime.box.open(tenant.signaling_secret)
         if not service.signature_valid(secret, canonical, signature):
