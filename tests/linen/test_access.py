@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import socket
 from pathlib import Path
 
 from httpx import ASGITransport, AsyncClient
@@ -55,7 +57,6 @@ READS = [
     "/v1/laundries/1/keys",
     "/v1/laundries/1/price-lists",
     "/v1/sheets",
-    "/v1/sheets/1",
     "/v1/invoices",
     "/v1/vault",
     "/v1/statistics",
@@ -100,19 +101,35 @@ async def test_every_data_route_needs_a_bearer(
 
 async def test_read_only_roles_get_403_on_every_write(world: World) -> None:
     portal = world.portal
-    await world.sheet()
+    sheet = await world.sheet()
+    entry = await portal.made(
+        "/v1/vault", {"propertyId": world.property, "kind": "wifi", "label": "W", "secret": "s"}
+    )
+    document = (await portal.client.get("/api/openapi.json")).json()
+    writes = [
+        (method.upper(), path.replace("{entry_id}", str(entry["id"])))
+        for path, item in document["paths"].items()
+        for method in item
+        if path.startswith("/v1/") and method != "get" and not path.endswith("/reveal")
+    ]
+    assert len(writes) == len(WRITES)  # the hand-written list below stays complete
     for role in ("user", "power"):
-        for method, path in WRITES:
+        for method, path in writes:
+            concrete = re.sub(r"{\w+}", "1", path)
             response = await portal.client.request(
-                method, f"/api{path}", json={}, headers=await portal.auth(role)
+                method, f"/api{concrete}", json={}, headers=await portal.auth(role)
             )
             assert response.status_code == 403, (role, method, path, response.text)
             assert response.json()["error"] == "insufficient_scope"
-        for path in READS:
+        for path in [*READS, f"/v1/sheets/{sheet['id']}", f"/v1/vault/{entry['id']}"]:
             response = await portal.get(path, role)
             assert response.status_code == 200, (role, path, response.text)
+    reveal = f"/v1/vault/{entry['id']}/reveal"
+    assert (await portal.post(reveal, role="user")).status_code == 403
+    assert (await portal.post(reveal, role="power")).status_code == 200
     # Nothing was changed by the refused writes.
     assert (await portal.get("/v1/item-types")).json()["total"] == 2
+    assert (await portal.get(f"/v1/sheets/{sheet['id']}")).json()["status"] == "draft"
 
 
 async def test_api_keys_and_laundry_keys_are_refused_on_the_data_api(
@@ -189,8 +206,12 @@ async def test_openapi_document_is_complete(app_client: AsyncClient) -> None:
 
 
 async def test_version_reports_an_unreachable_database(tmp_path: Path) -> None:
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
     settings = Settings(
-        database_url=f"sqlite+aiosqlite:///{tmp_path}/missing/dir/db.sqlite",
+        database_url=f"postgresql+asyncpg://127.0.0.1:{port}/none",
+        data_dir=tmp_path,
         secret_key="test-secret-key-with-at-least-32-characters",
         run_workers=False,
     )

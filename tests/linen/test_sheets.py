@@ -94,9 +94,27 @@ async def test_delivery_needs_a_confirmed_sheet(world: World) -> None:
     assert await _status(world, draft["id"]) == "draft"
 
 
-async def test_an_empty_sheet_cannot_be_confirmed(world: World) -> None:
+async def test_lines_default_to_par_levels(world: World) -> None:
+    await world.portal.patch(
+        f"/v1/properties/{world.property}",
+        {
+            "linenPar": [
+                {"itemTypeId": world.towel, "qty": 6},
+                {"itemTypeId": world.duvet, "qty": 0},
+            ]
+        },
+    )
     sheet = await world.portal.made(
         "/v1/sheets", {"propertyId": world.property, "serviceDate": "2026-02-01"}
+    )
+    assert [(line["itemTypeId"], line["qtyOrdered"]) for line in sheet["lines"]] == [
+        (world.towel, 6)
+    ]
+
+
+async def test_an_empty_sheet_cannot_be_confirmed(world: World) -> None:
+    sheet = await world.portal.made(
+        "/v1/sheets", {"propertyId": world.property, "serviceDate": "2026-02-01", "lines": []}
     )
     response = await world.portal.post(f"/v1/sheets/{sheet['id']}/confirm")
     assert (response.status_code, response.json()["error"]) == (409, "empty")

@@ -29,7 +29,11 @@ class SheetCreate(StrictInput):
     reason: Reason = "turnover"
     booking_ref: str = Field(default="", max_length=128)
     guest_count: int | None = Field(default=None, ge=0, le=1000)
-    lines: list[LineIn] = Field(default_factory=list, max_length=200)
+    lines: list[LineIn] = Field(
+        default_factory=list,
+        max_length=200,
+        description="Left out: one line per par level of the property (`linenPar`)",
+    )
     notes: str = Field(default="", max_length=5000)
 
 

@@ -208,8 +208,15 @@ async def create(
             updated_at=now,
         ),
     )
+    given = body.lines
+    if "lines" not in body.model_fields_set:  # no lines sent: order the property's par levels
+        given = [
+            LineIn(item_type_id=int(par["itemTypeId"]), qty_ordered=int(par["qty"]))
+            for par in prop.linen_par
+            if int(par["qty"]) > 0
+        ]
     await repository.replace_lines(
-        session, tenant_id, sheet.id, await _build_lines(session, tenant_id, sheet.id, body.lines)
+        session, tenant_id, sheet.id, await _build_lines(session, tenant_id, sheet.id, given)
     )
     await _recompute(session, sheet)
     await session.flush()
