@@ -13,6 +13,7 @@ from switchboard.bridge.cli import sim_cli
 from switchboard.identity import service as identity
 from switchboard.identity.cli import apikey_cli, client_cli, keys_cli, user_cli
 from switchboard.kit.cli import run_in_transaction
+from switchboard.linen.cli import linen_cli
 from switchboard.platform.numbers.cli import number_cli
 from switchboard.platform.routing.cli import route_cli
 from switchboard.platform.webhooks.cli import webhook_cli
@@ -101,6 +102,7 @@ for group in (
     webhook_cli,
     sim_cli,
     route_cli,
+    linen_cli,
 ):
     main.add_command(group)
 
