@@ -17,7 +17,7 @@ from switchboard.platform.routing.matching import (
 # A tiny alphabet makes prefixes, 00/+ forms and inner stars collide often.
 text = st.text(alphabet="01+*", min_size=0, max_size=6)
 pattern = st.one_of(st.sampled_from(["*", "+*", "00*", "anonymous", "global"]), text)
-caller = st.one_of(st.none(), st.just(""), st.just("anonymous"), text)
+caller = st.one_of(st.none(), st.sampled_from(["", "anonymous", "Anonymous", " "]), text)
 
 inbound_rules = st.lists(
     st.builds(
@@ -93,6 +93,7 @@ def test_inbound_patterns() -> None:
     assert user("100", None) == "desk"
     assert user("200", None) == "screen"
     assert user("200", "") == "screen"
+    assert user("200", "Anonymous") == "screen"  # SIP's From display for withheld numbers
     assert user("+493012", "+4420") == "uk-berlin"
     assert user("00493012", "004420") == "uk-berlin"
     assert user("+493012", "+33") == "catchall"

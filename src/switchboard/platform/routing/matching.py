@@ -141,8 +141,10 @@ class InboundRule:
 
 
 def caller_value(from_number: str | None) -> str:
-    """The calling party as patterns see it: no caller ID is ``anonymous``."""
-    return from_number if from_number else ANONYMOUS
+    """The calling party as patterns see it: no caller ID (``None``, empty, or SIP's
+    ``Anonymous`` in any case) is ``anonymous``."""
+    value = (from_number or "").strip()
+    return ANONYMOUS if not value or value.lower() == ANONYMOUS else value
 
 
 def is_anonymous_did(did: str) -> bool:
