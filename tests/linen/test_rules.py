@@ -79,3 +79,12 @@ def test_balance_and_estimate() -> None:
         200 + 500 + 50 + 70,
     )
     assert sheets.estimate(lines, kinds, None, delivered=False, late=False) == (4000, None)
+
+
+def test_late_orders_use_the_property_time_zone() -> None:
+    import datetime as dt
+
+    evening_utc = dt.datetime(2026, 3, 9, 22, 30, tzinfo=dt.UTC)  # 10 March in Sydney
+    service = dt.date(2026, 3, 11)
+    assert sheets.is_late(evening_utc, service, "UTC") is False
+    assert sheets.is_late(evening_utc, service, "Australia/Sydney") is True

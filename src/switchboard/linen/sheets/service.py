@@ -7,6 +7,7 @@ A confirmed sheet is not edited: it is cancelled and re-issued.
 from __future__ import annotations
 
 import datetime as dt
+import zoneinfo
 from collections.abc import Iterable
 
 from sqlalchemy.exc import IntegrityError
@@ -48,6 +49,15 @@ def next_status(current: str, action: str) -> str:
     if current not in sources:
         raise Conflict(f"cannot {action} a sheet in status {current}", code="invalid_transition")
     return target
+
+
+def is_late(confirmed_at: dt.datetime, service_date: dt.date, timezone: str) -> bool:
+    """Late: confirmed on the day before the service date or later, in the property's zone."""
+    try:
+        zone = zoneinfo.ZoneInfo(timezone)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        zone = zoneinfo.ZoneInfo("UTC")
+    return confirmed_at.astimezone(zone).date() >= service_date - LATE_ORDER_NOTICE
 
 
 def balance_due(line: SheetLine) -> int:
@@ -280,10 +290,11 @@ async def confirm(
     if not any(line.qty_ordered > 0 for line in lines):
         raise Conflict("a sheet needs at least one ordered item to be confirmed", code="empty")
     now = clock.now()
+    prop = await properties.get(session, tenant_id=tenant_id, property_id=sheet.property_id)
     sheet.status = target
     sheet.confirmed_at = now
     sheet.confirmed_by = actor
-    sheet.late_order = now.date() >= sheet.service_date - LATE_ORDER_NOTICE
+    sheet.late_order = is_late(now, sheet.service_date, prop.timezone)
     sheet.updated_at = now
     await _recompute(session, sheet)
     await session.flush()
@@ -321,9 +332,11 @@ async def report_delivery(
         raise NotFound(f"no job {sheet_id}")
     target = next_status(sheet.status, "deliver")
     now = clock.now()
-    delivered_at = body.delivered_at.astimezone(dt.UTC) if body.delivered_at else now
-    if body.delivered_at is not None and body.delivered_at.tzinfo is None:
-        delivered_at = body.delivered_at.replace(tzinfo=dt.UTC)
+    delivered_at = now
+    if body.delivered_at is not None:  # a time without an offset is taken as UTC
+        stated = body.delivered_at
+        delivered_at = stated.replace(tzinfo=dt.UTC) if stated.tzinfo is None else stated
+        delivered_at = delivered_at.astimezone(dt.UTC)
     if delivered_at > now + FUTURE_SLACK:
         raise BadRequest("deliveredAt: must not be in the future")
     ids = [line.item_type_id for line in body.lines]
