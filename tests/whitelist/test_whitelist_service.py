@@ -20,6 +20,9 @@ async def test_add_number_is_idempotent_and_matching_normalises(
         assert await whitelist.add_number(
             session, tenant_id=acme.id, number="+49301234", comment=""
         ) == (False, 1)
+        assert await whitelist.add_number(
+            session, tenant_id=acme.id, number="+49301234", comment="call", replace_comment=False
+        ) == (False, 1)
     async with runtime.db.transaction() as session:
         assert await whitelist.is_whitelisted(session, tenant_id=acme.id, number="0049301234")
         assert await whitelist.is_whitelisted(session, tenant_id=acme.id, number="+49301234")

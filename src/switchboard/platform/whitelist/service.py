@@ -83,26 +83,42 @@ async def is_whitelisted(session: AsyncSession, *, tenant_id: int, number: str) 
     return any(match_key(entry.number) == wanted for entry in entries)
 
 
-def _apply_add(numbers: list[str], comments: dict[str, str], number: str, comment: str) -> bool:
+def _apply_add(
+    numbers: list[str],
+    comments: dict[str, str],
+    number: str,
+    comment: str,
+    *,
+    replace_comment: bool = True,
+) -> bool:
     """Add one number in place; an empty comment leaves an existing one alone."""
     exists = number in comments or number in numbers
     if not exists:
         numbers.append(number)
-    if comment:
+    if comment and (replace_comment or not exists):
         comments[number] = comment
     return not exists
 
 
 async def add_number(
-    session: AsyncSession, *, tenant_id: int, number: str, comment: str | None = ""
+    session: AsyncSession,
+    *,
+    tenant_id: int,
+    number: str,
+    comment: str | None = "",
+    replace_comment: bool = True,
 ) -> tuple[bool, int]:
-    """Add ``number`` (idempotent); returns (added, count). BadRequest on an invalid number."""
+    """Add ``number`` (idempotent); returns (added, count). BadRequest on an invalid number.
+
+    A non-empty ``comment`` replaces the stored one, unless ``replace_comment`` is False (an
+    automatic add, such as placing a call, that must not overwrite an operator's label).
+    """
     number = clean_number(number)
     comment = clean_comment(comment)
     row = await repository.lock(session, tenant_id)
     numbers = [str(n) for n in row.numbers or []]
     comments = {str(k): str(v) for k, v in (row.comments or {}).items()}
-    added = _apply_add(numbers, comments, number, comment)
+    added = _apply_add(numbers, comments, number, comment, replace_comment=replace_comment)
     await repository.store(session, row, numbers=numbers, comments=comments)
     return added, len(_entries(row))
 
