@@ -76,6 +76,11 @@ async def system_by_pk(session: AsyncSession, pk: int) -> Call | None:
     return (await session.execute(stmt)).scalar_one_or_none()
 
 
+async def system_by_pks(session: AsyncSession, pks: Sequence[int]) -> list[Call]:
+    stmt = select(Call).where(Call.id.in_(pks)).execution_options(populate_existing=True)
+    return list((await session.execute(stmt)).scalars())
+
+
 async def tenant_name(session: AsyncSession, tenant_id: int) -> str:
     return str(
         (await session.execute(select(Tenant.name).where(Tenant.id == tenant_id))).scalar_one()

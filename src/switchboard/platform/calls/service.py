@@ -142,7 +142,7 @@ def dial_request(
 
 
 def in_flight_values(
-    call: Call, *, now: dt.datetime, runtime: Runtime, owner: str, reply: str
+    *, max_seconds: int, now: dt.datetime, runtime: Runtime, owner: str, reply: str
 ) -> dict[str, object]:
     """Columns of a call whose attempt the bridge accepted."""
     grace = runtime.settings.call_watchdog_grace_seconds
@@ -153,7 +153,7 @@ def in_flight_values(
         "due_at": None,
         "lease_owner": owner,
         "lease_until": now + dt.timedelta(seconds=runtime.settings.call_lease_seconds),
-        "deadline_at": now + dt.timedelta(seconds=call.max_seconds + RING_ALLOWANCE_SEC + grace),
+        "deadline_at": now + dt.timedelta(seconds=max_seconds + RING_ALLOWANCE_SEC + grace),
         "bridge_reply": reply[:4000],
         "error_detail": "",
         "dial_failures": 0,
@@ -239,7 +239,7 @@ async def create_call(
             )
         )
         for key, value in in_flight_values(
-            call, now=now, runtime=runtime, owner=owner, reply=reply
+            max_seconds=call.max_seconds, now=now, runtime=runtime, owner=owner, reply=reply
         ).items():
             setattr(call, key, value)
         await session.flush()

@@ -21,8 +21,8 @@ import os
 import secrets
 import socket
 
-from switchboard.bridge.client import BridgeClient, bridge_for
-from switchboard.bridge.protocol import EndedFields
+from switchboard.bridge.client import bridge_for
+from switchboard.bridge.protocol import DialRequest, EndedFields
 from switchboard.kit.db import after_commit
 from switchboard.kit.errors import ApiError
 from switchboard.platform.calls import repository, service
@@ -67,47 +67,58 @@ async def dispatch_due(
         for pk in claimed:
             await _dial_failed(runtime, pk, owner, exc.description)
         return len(claimed)
+    # One read, the dials side by side, one write: three commits per batch, not two per call.
+    async with runtime.db.transaction() as session:
+        calls = await repository.system_by_pks(session, claimed)
+        names = {
+            tid: await repository.tenant_name(session, tid) for tid in {c.tenant_id for c in calls}
+        }
+        mine = [c for c in calls if c.status == DISPATCHING and c.lease_owner == owner]
+        requests = [
+            (
+                c.id,
+                c.max_seconds,
+                service.dial_request(
+                    c, tenant_name=names[c.tenant_id], runtime=runtime,
+                    callback_url=bridge.callback_url,
+                ),
+            )
+            for c in mine
+        ]  # fmt: skip
     gate = asyncio.Semaphore(DIAL_CONCURRENCY)
 
-    async def one(pk: int) -> None:
+    async def one(request: DialRequest) -> str | ApiError:
         async with gate:
-            await _dial(runtime, bridge, pk, owner)
+            try:
+                return await bridge.dial(request)
+            except ApiError as exc:
+                return exc
 
-    await asyncio.gather(*(one(pk) for pk in claimed))
-    return len(claimed)
-
-
-async def _dial(runtime: Runtime, bridge: BridgeClient, pk: int, owner: str) -> None:
-    async with runtime.db.transaction() as session:
-        call = await repository.system_by_pk(session, pk)
-        if call is None or call.status != DISPATCHING or call.lease_owner != owner:
-            return
-        tenant = await repository.tenant_name(session, call.tenant_id)
-        request = service.dial_request(
-            call, tenant_name=tenant, runtime=runtime, callback_url=bridge.callback_url
-        )
-    try:
-        reply = await bridge.dial(request)
-    except ApiError as exc:
-        await _dial_failed(runtime, pk, owner, exc.description)
-        return
+    replies = await asyncio.gather(*(one(request) for _, _, request in requests))
+    refused: list[DialRequest] = []
     now = runtime.clock.now()
     async with runtime.db.transaction() as session:
-        call = await repository.system_by_pk(session, pk)
-        assert call is not None
-        accepted = await repository.guarded_update(
-            session,
-            pk=pk,
-            where=[
-                Call.status == DISPATCHING,
-                Call.lease_owner == owner,
-                Call.attempt == request.attempt,
-            ],
-            values=service.in_flight_values(
-                call, now=now, runtime=runtime, owner=owner, reply=reply
-            ),
-        )
-    if not accepted:
+        for (pk, max_seconds, request), reply in zip(requests, replies, strict=True):
+            if isinstance(reply, ApiError):
+                continue
+            accepted = await repository.guarded_update(
+                session,
+                pk=pk,
+                where=[
+                    Call.status == DISPATCHING,
+                    Call.lease_owner == owner,
+                    Call.attempt == request.attempt,
+                ],
+                values=service.in_flight_values(
+                    max_seconds=max_seconds, now=now, runtime=runtime, owner=owner, reply=reply
+                ),
+            )
+            if not accepted:
+                refused.append(request)
+    for (pk, _, _), reply in zip(requests, replies, strict=True):
+        if isinstance(reply, ApiError):
+            await _dial_failed(runtime, pk, owner, reply.description)
+    for request in refused:
         # Cancelled while dialling: the bridge must not keep the call.
         log.info("call %s was cancelled while dialling; hanging up", request.call_id)
         try:
@@ -116,6 +127,7 @@ async def _dial(runtime: Runtime, bridge: BridgeClient, pk: int, owner: str) -> 
             )
         except ApiError as exc:
             log.warning("hangup of %s failed: %s", request.call_id, exc.description)
+    return len(claimed)
 
 
 async def _dial_failed(runtime: Runtime, pk: int, owner: str, detail: str) -> None:

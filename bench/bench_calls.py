@@ -1,0 +1,297 @@
+"""Outbound calls: POST /v1/calls on one server core, and dispatcher lateness under a backlog.
+
+* create: the application (uvicorn, pinned to CPU 0, no workers) against a simulated bridge in
+  its own process (``switchboard sim bridge``, CPU 1, slowed so no call progresses during the
+  run); wrk on CPU 1 posts immediate calls with an API key. Each request validates, stores the
+  call, updates the whitelist, resolves trunks, dials the bridge over loopback and commits.
+* lateness: 100,000 scheduled calls in the table, of which ``--due`` fall due evenly over
+  ``--window`` seconds and the rest within the next 30 days; one dispatcher (this process)
+  dials them into a recording bridge on loopback. Lateness = dial received minus scheduled time.
+
+    .venv/bin/python bench/bench_calls.py [--duration 10] [--connections 16]
+        [--backlog 100000] [--due 2000] [--window 20] [--postgres postgresql+asyncpg://...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import datetime as dt
+import os
+import re
+import secrets
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+import orjson
+from aiohttp import web
+from sqlalchemy import insert, text
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from switchboard.identity import service as identity
+from switchboard.models import Base
+from switchboard.platform.calls import tasks
+from switchboard.platform.calls.models import Call
+from switchboard.runtime import Runtime
+from switchboard.settings import Settings
+from switchboard.tenants import service as tenants
+
+SECRET = "bench-secret-key-with-at-least-32-characters"
+BRIDGE_SECRET = "bench-bridge-secret"
+LUA = """
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.body = [[%s]]
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def pinned(cpu: int) -> list[str]:
+    return ["taskset", "-c", str(cpu)] if shutil.which("taskset") else []
+
+
+async def reset(settings: Settings) -> Runtime:
+    runtime = Runtime(settings)
+    async with runtime.db.engine.begin() as conn:
+        await conn.run_sync(Base.metadata.drop_all)
+        await conn.run_sync(Base.metadata.create_all)
+    return runtime
+
+
+async def seed_tenant(runtime: Runtime, host: str) -> tuple[int, str]:
+    async with runtime.db.transaction() as session:
+        tenant = await tenants.create_tenant(
+            session, name="bench", domains=[host], clock=runtime.clock, box=runtime.box
+        )
+        user = await identity.create_user(
+            session, tenant=tenant, username="admin", password="bench-password",
+            role="admin", clock=runtime.clock, passwords=runtime.passwords,
+        )  # fmt: skip
+        _, key = await identity.create_api_key(
+            session, tenant_id=tenant.id, user=user, name="bench", clock=runtime.clock
+        )
+    return tenant.id, key
+
+
+def wait_http(url: str) -> None:
+    for _ in range(150):
+        with contextlib.suppress(httpx.HTTPError):
+            httpx.get(url, timeout=0.5)
+            return
+        time.sleep(0.1)
+    raise SystemExit(f"{url} did not start")
+
+
+def bench_create(args: argparse.Namespace, database_url: str, workdir: Path) -> dict[str, str]:
+    port, sim_port = free_port(), free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = {
+        **os.environ,
+        "SWITCHBOARD_DATA_DIR": str(workdir),
+        "SWITCHBOARD_DATABASE_URL": database_url,
+        "SWITCHBOARD_PUBLIC_BASE_URL": base,
+        "SWITCHBOARD_SECRET_KEY": SECRET,
+        "SWITCHBOARD_RUN_WORKERS": "false",
+        "SWITCHBOARD_LOG_LEVEL": "WARNING",
+        "SWITCHBOARD_BRIDGE_URL": f"http://127.0.0.1:{sim_port}",
+        "SWITCHBOARD_BRIDGE_SECRET": BRIDGE_SECRET,
+        "SWITCHBOARD_SIM_SPEED": "0.0001",
+    }
+    settings = Settings(
+        data_dir=workdir, database_url=database_url, public_base_url=base, secret_key=SECRET
+    )
+
+    async def prepare() -> str:
+        runtime = await reset(settings)
+        _, key = await seed_tenant(runtime, f"127.0.0.1:{port}")
+        await runtime.db.dispose()
+        return key
+
+    key = asyncio.run(prepare())
+    sim = subprocess.Popen(
+        [*pinned(1), sys.executable, "-m", "switchboard", "sim", "bridge", "--port", str(sim_port)],
+        env=env,
+    )
+    app = subprocess.Popen(
+        [*pinned(0), sys.executable, "-m", "uvicorn", "switchboard.app:create_app", "--factory",
+         "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning", "--no-access-log"],
+        env=env,
+    )  # fmt: skip
+    try:
+        wait_http(f"http://127.0.0.1:{sim_port}/v1/health")
+        wait_http(f"{base}/api.ashx/v1")
+        body = {
+            "phone": "+14155550100", "email": "ops@example.com", "apiKey": "bench-ai-key",
+            "systemPrompt": "Confirm the delivery window for tomorrow. Be brief and friendly.",
+        }  # fmt: skip
+        check = httpx.post(f"{base}/api.ashx/v1/calls", json=body,
+                           headers={"Authorization": f"Bearer {key}"})  # fmt: skip
+        assert check.status_code == 200, check.text
+        script = workdir / "post.lua"
+        script.write_text(LUA % orjson.dumps(body).decode())
+        cmd = [*pinned(1), "wrk", "-t1", f"-c{args.connections}", f"-d{args.duration}s",
+               "--latency", "-s", str(script), "-H", f"Authorization: Bearer {key}",
+               f"{base}/api.ashx/v1/calls"]  # fmt: skip
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    finally:
+        for proc in (app, sim):
+            proc.terminate()
+            proc.wait()
+    if re.search(r"Non-2xx or 3xx responses: (\d+)", out):
+        raise SystemExit(out)
+    rps = re.search(r"Requests/sec:\s+([\d.]+)", out)
+    p50 = re.search(r"50%\s+(\S+)", out)
+    p99 = re.search(r"99%\s+(\S+)", out)
+    if not (rps and p50 and p99):
+        raise SystemExit(out)
+    return {"req/s": f"{float(rps.group(1)):.0f}", "median": p50.group(1), "p99": p99.group(1)}
+
+
+async def bench_lateness(
+    args: argparse.Namespace, database_url: str, workdir: Path
+) -> dict[str, str]:
+    bridge_port = free_port()
+    settings = Settings(
+        data_dir=workdir, database_url=database_url, public_base_url="http://127.0.0.1:1",
+        secret_key=SECRET, bridge_url=f"http://127.0.0.1:{bridge_port}",
+        bridge_secret=BRIDGE_SECRET, run_workers=False,
+    )  # fmt: skip
+    runtime = await reset(settings)
+    tenant_id, _ = await seed_tenant(runtime, "bench.test")
+    received: dict[str, float] = {}
+    all_dialled = asyncio.Event()
+
+    async def dial(request: web.Request) -> web.Response:
+        data = orjson.loads(await request.read())
+        received.setdefault(data["callId"], time.time())
+        if len(received) >= args.due:
+            all_dialled.set()
+        return web.json_response({"accepted": True, "callId": data["callId"], "attempt": 1})
+
+    app = web.Application()
+    app.router.add_post("/v1/calls", dial)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", bridge_port).start()
+
+    now = dt.datetime.now(dt.UTC)
+    start = now + dt.timedelta(seconds=5)
+    sealed_key, sealed_prompt = runtime.box.seal("bench-ai-key"), runtime.box.seal("Say hi.")
+    due: dict[str, dt.datetime] = {}
+    rows = []
+    seed_started = time.perf_counter()
+    for i in range(args.backlog):
+        call_id = "oac-" + secrets.token_hex(6)
+        if i < args.due:
+            when = start + dt.timedelta(seconds=args.window * i / args.due)
+            due[call_id] = when
+        else:
+            when = now + dt.timedelta(days=1 + 29 * i / args.backlog)
+        rows.append({
+            "call_id": call_id, "tenant_id": tenant_id, "requested_by": "bench",
+            "phone": "+14155550100", "display_name": "Bench", "email": "b@example.com",
+            "voice": "Aoede", "language": "en-US", "model": "m",
+            "system_prompt_sealed": sealed_prompt, "api_key_sealed": sealed_key,
+            "max_seconds": 300, "retry_delay_minutes": 5, "attempt": 1, "retries_left": 0,
+            "trunk_ids": ["default"], "trunk_id": "default", "status": "scheduled",
+            "created_at": now, "scheduled_for": when, "due_at": when, "ended_reason": "",
+            "outcome": "", "duration_sec": 0, "transcript_path": "", "error_detail": "",
+            "cancelled_by": "", "attempt_open": False, "dial_failures": 0, "bridge_reply": "",
+        })  # fmt: skip
+    for offset in range(0, len(rows), 5000):
+        async with runtime.db.transaction() as session:
+            await session.execute(insert(Call), rows[offset : offset + 5000])
+    seed_seconds = time.perf_counter() - seed_started
+    if runtime.db.dialect == "postgresql":
+        async with runtime.db.engine.begin() as conn:
+            await conn.execute(text("ANALYZE calls"))
+
+    stop = asyncio.Event()
+    worker = asyncio.create_task(tasks.dispatcher_worker(runtime, stop))
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(all_dialled.wait(), timeout=5 + args.window + 120)
+    stop.set()
+    await worker
+    await runner.cleanup()
+    await runtime.db.dispose()
+    late = sorted((received[c] - due[c].timestamp()) * 1000 for c in due if c in received)
+    missing = args.due - len(late)
+    return {
+        "due": str(args.due),
+        "dialled": str(len(late)),
+        "missing": str(missing),
+        "early": str(sum(1 for x in late if x < 0)),
+        "median ms": f"{statistics.median(late):.0f}" if late else "-",
+        "p99 ms": f"{late[int(len(late) * 0.99) - 1]:.0f}" if late else "-",
+        "max ms": f"{late[-1]:.0f}" if late else "-",
+        "seed s": f"{seed_seconds:.0f}",
+    }
+
+
+@contextlib.contextmanager
+def scratch_postgres(url: str):  # type: ignore[no-untyped-def]
+    name = f"sb_bench_calls_{secrets.token_hex(4)}"
+
+    async def admin(sql: str) -> None:
+        engine = create_async_engine(url, isolation_level="AUTOCOMMIT")
+        async with engine.connect() as conn:
+            await conn.execute(text(sql))
+        await engine.dispose()
+
+    asyncio.run(admin(f'CREATE DATABASE "{name}"'))
+    try:
+        yield url.rpartition("/")[0] + "/" + name
+    finally:
+        asyncio.run(admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--duration", type=int, default=10)
+    parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--backlog", type=int, default=100_000)
+    parser.add_argument("--due", type=int, default=2_000)
+    parser.add_argument("--window", type=float, default=20.0)
+    parser.add_argument("--postgres", default="", help="server URL; a scratch database is used")
+    parser.add_argument("--skip-create", action="store_true")
+    parser.add_argument("--skip-lateness", action="store_true")
+    args = parser.parse_args()
+    if shutil.which("wrk") is None and not args.skip_create:
+        raise SystemExit("install wrk (apt-get install wrk)")
+    workdir = Path(tempfile.mkdtemp(prefix="sb-bench-calls-"))
+    try:
+        with contextlib.ExitStack() as stack:
+            if args.postgres:
+                url = stack.enter_context(scratch_postgres(args.postgres))
+                backend = "PostgreSQL"
+            else:
+                url = f"sqlite+aiosqlite:///{workdir / 'bench.db'}"
+                backend = "SQLite"
+            if not args.skip_create:
+                created = bench_create(args, url, workdir)
+                print(f"{backend} POST /v1/calls, {args.connections} connections, "
+                      f"{args.duration} s: {created}")  # fmt: skip
+            if not args.skip_lateness:
+                if not args.postgres:
+                    (workdir / "bench.db").unlink(missing_ok=True)
+                lateness = asyncio.run(bench_lateness(args, url, workdir))
+                print(f"{backend} dispatcher lateness, backlog {args.backlog}: {lateness}")
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
