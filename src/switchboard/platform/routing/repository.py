@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import secrets
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
-from sqlalchemy import CursorResult, Select, and_, case, func, select, update
+import orjson
+from sqlalchemy import CursorResult, Select, Text, and_, case, cast, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -104,11 +105,12 @@ async def add_inbound(
 
 
 async def outbound_rules(session: AsyncSession, tenant_id: int) -> list[tuple[str, list[Any]]]:
-    """(match, trunkIds) in evaluation order, as plain columns."""
+    """(match, trunkIds) in evaluation order, as plain columns; the JSON arrives as text and
+    is decoded with orjson, several times faster than the generic JSON column processing."""
     stmt = _outbound(tenant_id).with_only_columns(
-        OutboundRoute.match, OutboundRoute.trunk_ids, maintain_column_froms=True
+        OutboundRoute.match, cast(OutboundRoute.trunk_ids, Text), maintain_column_froms=True
     )
-    return [(r[0], r[1]) for r in (await session.execute(stmt)).all()]
+    return [(r[0], orjson.loads(r[1])) for r in (await session.execute(stmt)).all()]
 
 
 async def page_outbound(
@@ -157,7 +159,7 @@ async def bump_revision(session: AsyncSession, tenant_id: int, table: Table) -> 
         .values({table: token})
         .execution_options(synchronize_session=False)
     )
-    result = cast(CursorResult[tuple[()]], await session.execute(stmt))
+    result: CursorResult[tuple[()]] = await session.execute(stmt)  # type: ignore[assignment]
     if result.rowcount:
         return token
     try:
