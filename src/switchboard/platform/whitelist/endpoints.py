@@ -66,7 +66,12 @@ def _action(request: Request, value: str | None) -> Action:
     action: Action = value
     wanted = "GET" if action == "list" else "POST"
     if request.method != wanted:
-        raise ApiError(f"whitelist={action} takes {wanted}", code="method_not_allowed", status=405)
+        raise ApiError(
+            f"whitelist={action} takes {wanted}",
+            code="method_not_allowed",
+            status=405,
+            headers={"Allow": wanted},
+        )
     return action
 
 
