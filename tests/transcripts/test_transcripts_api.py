@@ -334,3 +334,17 @@ async def test_sweep_removes_only_old_unindexed_files(
         removed = await sweep_orphans(session, data_dir=runtime.settings.data_dir, clock=clock)
     assert sorted(removed) == sorted([orphan, stale_tmp, gone_tenant])
     assert sorted(p.name for p in folder.iterdir()) == sorted([kept, fresh_orphan.name])
+
+
+async def test_a_missing_file_still_answers_from_the_index(
+    app_client: AsyncClient,
+    acme: TenantFixture,
+    runtime: Runtime,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    file = await save(runtime, acme, outbound())
+    (runtime.settings.data_dir / "transcripts" / "acme" / file).unlink()
+    response = await app_client.get(f"{URL}/oac-0123456789ab", headers=await acme.auth(app_client))
+    assert response.status_code == 200
+    assert (response.json()["outcome"], response.json()["turns"]) == ("finished", [])
+    assert f"transcript file missing: tenant=acme file={file}" in caplog.text
