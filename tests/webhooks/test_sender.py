@@ -7,6 +7,7 @@ import asyncio
 from sqlalchemy import select
 
 from switchboard.kit.clock import ManualClock
+from switchboard.platform.webhooks import service
 from switchboard.platform.webhooks.models import Attempt, Delivery
 from switchboard.platform.webhooks.tasks import PER_SUBSCRIPTION, Sender, deliver_due, sender
 from switchboard.runtime import Runtime
@@ -88,3 +89,27 @@ async def test_an_expired_lease_is_claimed_again_and_the_late_outcome_is_ignored
         attempts = list(await session.scalars(select(Attempt)))
     assert (delivery.status, delivery.attempts) == ("succeeded", 1)
     assert len(attempts) == 2  # both POSTs are in the log
+
+
+async def test_a_subscription_deleted_mid_flight_is_forgotten(
+    runtime: Runtime, org: TenantFixture, receiver: Receiver
+) -> None:
+    receiver.gate["/hook"] = asyncio.Event()
+    sub_id, _ = await subscribe(runtime, org, receiver.url("/hook"))
+    keep_id, _ = await subscribe(runtime, org, receiver.url("/kept"))
+    await fire(runtime, org)
+
+    async with Sender(runtime) as worker:
+        worker.start(await worker.claim())
+        await receiver.wait_for(lambda: len(receiver.requests) == 2)
+        async with runtime.db.transaction() as session:
+            await service.delete_subscription(session, tenant_id=org.id, subscription_id=sub_id)
+        receiver.gate["/hook"].set()
+        await worker.drain()
+        assert await worker.flush() == 2
+
+    async with runtime.db.transaction() as session:
+        attempts = list(await session.scalars(select(Attempt)))
+        deliveries = list(await session.scalars(select(Delivery)))
+    assert [(a.subscription_id, a.status_code) for a in attempts] == [(keep_id, 200)]
+    assert [(d.subscription_id, d.status) for d in deliveries] == [(keep_id, "succeeded")]

@@ -29,6 +29,16 @@ from switchboard.platform.webhooks.models import (
 
 _deliveries_table = cast(Table, Delivery.__table__)
 _attempts_table = cast(Table, Attempt.__table__)
+_subscriptions_table = cast(Table, Subscription.__table__)
+
+
+def _padded(values: Sequence[str]) -> list[str]:
+    """``values`` repeated up to the next power of two: ``IN (...)`` then takes a handful of
+    shapes, so prepared statements (asyncpg caches them per SQL text) are reused."""
+    size = 1
+    while size < len(values):
+        size *= 2
+    return list(values) + [values[-1]] * (size - len(values)) if values else []
 
 
 def _subscriptions(tenant_id: int) -> Select[Subscription]:
@@ -130,13 +140,13 @@ async def fail_pending(
     session: AsyncSession, subscription_id: str, *, now: dt.datetime, reason: str
 ) -> None:
     """Finish every queued delivery of a paused or deleted subscription as failed."""
+    d = _deliveries_table
     await session.execute(
-        update(Delivery)
-        .where(Delivery.subscription_id == subscription_id, Delivery.status == PENDING)
+        update(d)
+        .where(d.c.subscription_id == subscription_id, d.c.status == PENDING)
         .values(
             status=FAILED, completed_at=now, lease_token=None, lease_until=None, last_error=reason
         )
-        .execution_options(synchronize_session=False)
     )
 
 
@@ -168,18 +178,19 @@ async def due_candidates(
     skip_locked: bool,
 ) -> list[tuple[str, str]]:
     """``(delivery id, subscription id)`` of due, unleased deliveries, oldest first."""
+    d = _deliveries_table
     stmt = (
-        select(Delivery.id, Delivery.subscription_id)
+        select(d.c.id, d.c.subscription_id)
         .where(
-            Delivery.status == PENDING,
-            Delivery.next_attempt_at <= now,
-            or_(Delivery.lease_until.is_(None), Delivery.lease_until < now),
+            d.c.status == PENDING,
+            d.c.next_attempt_at <= now,
+            or_(d.c.lease_until.is_(None), d.c.lease_until < now),
         )
-        .order_by(Delivery.next_attempt_at)
+        .order_by(d.c.next_attempt_at)
         .limit(limit)
     )
     if exclude:
-        stmt = stmt.where(Delivery.subscription_id.not_in(list(exclude)))
+        stmt = stmt.where(d.c.subscription_id.not_in(_padded(exclude)))
     if skip_locked:
         stmt = stmt.with_for_update(skip_locked=True)
     return [(row[0], row[1]) for row in await session.execute(stmt)]
@@ -196,35 +207,35 @@ async def lease(
     """Lease ``ids`` still due and unleased (a conditional UPDATE: one winner per row)."""
     if not ids:
         return []
+    d, s = _deliveries_table, _subscriptions_table
     leased = await session.execute(
-        update(Delivery)
+        update(d)
         .where(
-            Delivery.id.in_(list(ids)),
-            Delivery.status == PENDING,
-            or_(Delivery.lease_until.is_(None), Delivery.lease_until < now),
+            d.c.id.in_(_padded(ids)),
+            d.c.status == PENDING,
+            or_(d.c.lease_until.is_(None), d.c.lease_until < now),
         )
         .values(lease_token=token, lease_until=until)
-        .returning(Delivery.id)
-        .execution_options(synchronize_session=False)
+        .returning(d.c.id)
     )
     won = [row[0] for row in leased]
     if not won:
         return []
     rows = await session.execute(
         select(
-            Delivery.id,
-            Delivery.tenant_id,
-            Delivery.subscription_id,
-            Delivery.event,
-            Delivery.body,
-            Delivery.attempts,
-            Subscription.url,
-            Subscription.secret_sealed,
-            Subscription.active,
+            d.c.id,
+            d.c.tenant_id,
+            d.c.subscription_id,
+            d.c.event,
+            d.c.body,
+            d.c.attempts,
+            s.c.url,
+            s.c.secret_sealed,
+            s.c.active,
         )
-        .join(Subscription, Subscription.id == Delivery.subscription_id)
-        .where(Delivery.id.in_(won))
-        .order_by(Delivery.next_attempt_at)
+        .join(s, s.c.id == d.c.subscription_id)
+        .where(d.c.id.in_(_padded(won)))
+        .order_by(d.c.next_attempt_at)
     )
     return [
         Claimed(
@@ -253,7 +264,15 @@ async def next_due(session: AsyncSession) -> dt.datetime | None:
 async def existing_deliveries(session: AsyncSession, ids: Sequence[str]) -> set[str]:
     if not ids:
         return set()
-    return set(await session.scalars(select(Delivery.id).where(Delivery.id.in_(list(ids)))))
+    d = _deliveries_table
+    return set(await session.scalars(select(d.c.id).where(d.c.id.in_(_padded(ids)))))
+
+
+async def existing_subscriptions(session: AsyncSession, ids: Sequence[str]) -> set[str]:
+    if not ids:
+        return set()
+    t = _subscriptions_table
+    return set(await session.scalars(select(t.c.id).where(t.c.id.in_(_padded(ids)))))
 
 
 async def record_attempts(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> None:
@@ -283,40 +302,39 @@ async def finish_deliveries(session: AsyncSession, rows: Sequence[dict[str, Any]
     await session.execute(stmt, list(rows))
 
 
-async def tally(
-    session: AsyncSession,
-    subscription_id: str,
-    *,
-    reset: bool,
-    failures: int,
-    now: dt.datetime,
-    pause_at: int,
+async def touch(
+    session: AsyncSession, *, fired: Sequence[str], succeeded: Sequence[str], now: dt.datetime
+) -> None:
+    """Stamp ``lastFiredUtc`` and clear the failure tally of active subscriptions that
+    just had a success."""
+    t = _subscriptions_table
+    if fired:
+        await session.execute(update(t).where(t.c.id.in_(_padded(fired))).values(last_fired_at=now))
+    if succeeded:
+        await session.execute(
+            update(t)
+            .where(t.c.id.in_(_padded(succeeded)), t.c.active.is_(True), t.c.failures != 0)
+            .values(failures=0)
+        )
+
+
+async def add_failures(
+    session: AsyncSession, subscription_id: str, *, count: int, reset_first: bool, pause_at: int
 ) -> bool:
-    """Update the consecutive-failure tally; returns True when this pauses the subscription."""
-    await session.execute(
-        update(Subscription)
-        .where(Subscription.id == subscription_id)
-        .values(last_fired_at=now)
-        .execution_options(synchronize_session=False)
-    )
-    if not reset and failures == 0:
-        return False
-    tally_value = failures if reset else Subscription.failures + failures
+    """Count ``count`` more consecutive failed deliveries (after a success when
+    ``reset_first``); returns True when this pauses the subscription."""
+    t = _subscriptions_table
     result = await session.execute(
-        update(Subscription)
-        .where(Subscription.id == subscription_id, Subscription.active.is_(True))
-        .values(failures=tally_value)
-        .returning(Subscription.failures)
-        .execution_options(synchronize_session=False)
+        update(t)
+        .where(t.c.id == subscription_id, t.c.active.is_(True))
+        .values(failures=count if reset_first else t.c.failures + count)
+        .returning(t.c.failures)
     )
     current = result.scalar_one_or_none()
     if current is None or current < pause_at:
         return False
     await session.execute(
-        update(Subscription)
-        .where(Subscription.id == subscription_id)
-        .values(active=False, failures=pause_at)
-        .execution_options(synchronize_session=False)
+        update(t).where(t.c.id == subscription_id).values(active=False, failures=pause_at)
     )
     return True
 

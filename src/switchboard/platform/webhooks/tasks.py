@@ -22,6 +22,7 @@ from typing import Any
 import aiohttp
 import asyncpg  # type: ignore[import-untyped]
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import IntegrityError
 
 from switchboard import __version__
 from switchboard.platform.webhooks import repository, service
@@ -43,10 +44,11 @@ from switchboard.runtime import Runtime
 log = logging.getLogger("switchboard.webhooks")
 
 MAX_IN_FLIGHT = 128
-PER_SUBSCRIPTION = 16
+PER_SUBSCRIPTION = 32
 SNIPPET_MAX = 512
 IDLE_POLL_SQLITE = 0.05
 IDLE_POLL_POSTGRES = 2.0
+TICK = 0.01  # while sends are in flight, outcomes are written and slots refilled per tick
 PRUNE_EVERY = 3600.0
 USER_AGENT = f"switchboard-webhooks/{__version__}"
 
@@ -95,14 +97,20 @@ class Sender:
         self.allow = parse_networks(settings.webhook_allow_private)
         self.delays = settings.webhook_retry_delays or (0.0,)
         self.timeout = settings.webhook_timeout
-        self.lease_seconds = 2 * self.timeout + 10
+        # Covers the longest POST (``timeout``) plus writing its outcome back, with room for a
+        # busy database; a lease that still runs out only costs a duplicate (at-least-once).
+        self.lease_seconds = 3 * self.timeout + 2
         self.postgres = runtime.db.dialect == "postgresql"
         self._http: aiohttp.ClientSession | None = None
         self._in_flight: collections.Counter[str] = collections.Counter()
         self._tasks: set[asyncio.Task[None]] = set()
         self._done: list[Outcome] = []
-        self._kick = asyncio.Event()
+        self._wake = asyncio.Event()  # new deliveries were committed
+        self._progress = asyncio.Event()  # a send finished
         self._secrets: dict[str, tuple[str, bytes]] = {}
+        self._literal_checked: dict[str, str | None] = {}
+        self._more = True  # the last claim was full: more may be due right now
+        self._poll_at = 0.0
 
     async def __aenter__(self) -> Sender:
         connector = aiohttp.TCPConnector(
@@ -137,8 +145,8 @@ class Sender:
             await self._http.close()
 
     def kick(self) -> None:
-        """Wake the idle loop (new deliveries committed, or a send finished)."""
-        self._kick.set()
+        """New deliveries were committed: claim without waiting for the next poll."""
+        self._wake.set()
 
     @property
     def free(self) -> int:
@@ -167,6 +175,7 @@ class Sender:
         token = secrets.token_hex(8)
         saturated = [s for s, n in self._in_flight.items() if n >= self.per_subscription]
         db = self.runtime.db
+        self._wake.clear()
         async with db.transaction() as session:
             candidates = await repository.due_candidates(
                 session,
@@ -175,6 +184,7 @@ class Sender:
                 exclude=saturated,
                 skip_locked=self.postgres,
             )
+            self._more = len(candidates) >= self.free * 2
             if self.postgres:
                 return await repository.lease(
                     session, self._pick(candidates), now=now, until=until, token=token
@@ -210,6 +220,19 @@ class Sender:
             self._secrets[sealed] = keys
         return keys
 
+    def _check_literal(self, url: str) -> None:
+        if url not in self._literal_checked:
+            try:
+                check_literal_host(url, self.allow)
+                self._literal_checked[url] = None
+            except RefusedDestination as exc:
+                self._literal_checked[url] = str(exc)
+            if len(self._literal_checked) > 10_000:
+                self._literal_checked.clear()
+        refusal = self._literal_checked.get(url)
+        if refusal is not None:
+            raise RefusedDestination(refusal)
+
     def headers(self, item: Claimed, timestamp: int) -> dict[str, str]:
         secret, key = self._keys(item.secret_sealed)
         return {
@@ -228,7 +251,7 @@ class Sender:
         outcome = Outcome(item, self.runtime.clock.now())
         began = time.perf_counter()
         try:
-            check_literal_host(item.url, self.allow)
+            self._check_literal(item.url)
             headers = self.headers(item, int(time.time()))
             async with self._http.post(
                 item.url, data=item.body, headers=headers, allow_redirects=False
@@ -244,7 +267,8 @@ class Sender:
             if self._in_flight[item.subscription_id] <= 0:
                 del self._in_flight[item.subscription_id]
             self._done.append(outcome)
-            self._kick.set()
+            self._progress.set()
+            self._poll_at = 0.0  # a slot is free again, maybe of a saturated subscription
 
     # Completing.
 
@@ -256,20 +280,27 @@ class Sender:
         now = self.runtime.clock.now()
         attempts: list[dict[str, Any]] = []
         finished: list[dict[str, Any]] = []
-        tallies: dict[str, list[int]] = {}  # subscription -> [reset, final failures since]
+        fired: set[str] = set()
+        succeeded: set[str] = set()
+        # subscription -> (a success came first in this batch, final failures after it)
+        failures: dict[str, tuple[bool, int]] = {}
         for o in done:
             c = o.claimed
+            if o.sent:
+                fired.add(c.subscription_id)
             if not o.sent:
                 status, next_at = FAILED, now
             elif o.ok:
                 status, next_at = SUCCEEDED, now
-                tallies[c.subscription_id] = [1, 0]
+                succeeded.add(c.subscription_id)
+                failures.pop(c.subscription_id, None)
             elif c.attempt < service.MAX_ATTEMPTS:
                 delay = self.delays[min(c.attempt - 1, len(self.delays) - 1)]
                 status, next_at = PENDING, now + dt.timedelta(seconds=delay)
             else:
                 status, next_at = FAILED, now
-                tallies.setdefault(c.subscription_id, [0, 0])[1] += 1
+                reset, count = failures.get(c.subscription_id, (False, 0))
+                failures[c.subscription_id] = (reset or c.subscription_id in succeeded, count + 1)
             finished.append(
                 {
                     "b_id": c.id,
@@ -298,58 +329,68 @@ class Sender:
                     }
                 )
         try:
-            async with self.runtime.db.transaction() as session:
-                existing = await repository.existing_deliveries(
-                    session, [o.claimed.id for o in done]
-                )
-                await repository.record_attempts(
-                    session, [a for a in attempts if a["delivery_id"] in existing]
-                )
-                await repository.finish_deliveries(
-                    session, [f for f in finished if f["b_id"] in existing]
-                )
-                for subscription_id, (reset, failures) in tallies.items():
-                    paused = await repository.tally(
-                        session,
-                        subscription_id,
-                        reset=bool(reset),
-                        failures=failures,
-                        now=now,
-                        pause_at=service.PAUSE_AFTER_FAILURES,
-                    )
-                    if paused:
-                        log.warning(
-                            "webhook subscription %s paused after %d consecutive failures",
-                            subscription_id,
-                            service.PAUSE_AFTER_FAILURES,
-                        )
-                        await repository.fail_pending(
-                            session, subscription_id, now=now, reason="subscription paused"
-                        )
-                # Touch lastFiredUtc of subscriptions whose attempts failed but were not final.
-                for subscription_id in {o.claimed.subscription_id for o in done if o.sent}:
-                    if subscription_id not in tallies:
-                        await repository.tally(
-                            session,
-                            subscription_id,
-                            reset=False,
-                            failures=0,
-                            now=now,
-                            pause_at=service.PAUSE_AFTER_FAILURES,
-                        )
+            try:
+                await self._write(attempts, finished, fired, succeeded, failures, now, None)
+            except IntegrityError:
+                # A subscription was deleted while its delivery was in flight: write what
+                # still exists (the rare path pays one more query).
+                ids = [o.claimed.id for o in done]
+                await self._write(attempts, finished, fired, succeeded, failures, now, ids)
         except Exception:
             self._done = done + self._done
             raise
         return len(done)
+
+    async def _write(
+        self,
+        attempts: list[dict[str, Any]],
+        finished: list[dict[str, Any]],
+        fired: set[str],
+        succeeded: set[str],
+        failures: dict[str, tuple[bool, int]],
+        now: dt.datetime,
+        check: list[str] | None,
+    ) -> None:
+        async with self.runtime.db.transaction() as session:
+            if check is not None:
+                existing = await repository.existing_deliveries(session, check)
+                attempts = [a for a in attempts if a["delivery_id"] in existing]
+                finished = [f for f in finished if f["b_id"] in existing]
+                alive = await repository.existing_subscriptions(session, sorted(fired))
+                fired &= alive
+                succeeded &= alive
+                failures = {k: v for k, v in failures.items() if k in alive}
+            await repository.record_attempts(session, attempts)
+            await repository.finish_deliveries(session, finished)
+            await repository.touch(
+                session, fired=sorted(fired), succeeded=sorted(succeeded - set(failures)), now=now
+            )
+            for subscription_id, (reset, count) in failures.items():
+                paused = await repository.add_failures(
+                    session,
+                    subscription_id,
+                    count=count,
+                    reset_first=reset,
+                    pause_at=service.PAUSE_AFTER_FAILURES,
+                )
+                if paused:
+                    log.warning(
+                        "webhook subscription %s paused after %d consecutive failures",
+                        subscription_id,
+                        service.PAUSE_AFTER_FAILURES,
+                    )
+                    await repository.fail_pending(
+                        session, subscription_id, now=now, reason="subscription paused"
+                    )
 
     # Driving.
 
     async def finished(self, count: int) -> None:
         """Wait until ``count`` attempts have finished and await ``flush`` (tests, scripts)."""
         while len(self._done) < count:
-            self._kick.clear()
+            self._progress.clear()
             if len(self._done) < count:
-                await self._kick.wait()
+                await self._progress.wait()
 
     async def drain(self) -> None:
         """Wait for every send in flight to finish (outcomes still need ``flush``)."""
@@ -366,8 +407,6 @@ class Sender:
 
     async def _idle_timeout(self) -> float:
         poll = IDLE_POLL_POSTGRES if self.postgres else IDLE_POLL_SQLITE
-        if self.free <= 0:
-            return poll
         async with self.runtime.db.transaction() as session:
             due = await repository.next_due(session)
         if due is None:
@@ -382,35 +421,55 @@ class Sender:
             return await repository.prune(session, before=before)
 
     async def run(self, stop: asyncio.Event) -> None:
+        """Until ``stop``: write outcomes back and refill free slots once per tick while busy;
+        when idle, sleep until the next due retry, a wake-up or the poll interval."""
         listener = asyncio.create_task(self._listen(stop)) if self.postgres else None
         next_prune = time.monotonic()
         try:
             while not stop.is_set():
-                self._kick.clear()
                 try:
-                    flushed = await self.flush()
-                    claimed = await self.claim()
-                    self.start(claimed)
+                    await self._tick()
                     if time.monotonic() >= next_prune:
                         next_prune = time.monotonic() + PRUNE_EVERY
                         await self.prune()
-                    if claimed or flushed:
-                        await asyncio.sleep(0)
-                        continue
-                    timeout = await self._idle_timeout()
                 except Exception:
                     log.exception("webhook sender pass failed; retrying")
-                    timeout = 1.0
-                if timeout > 0:
-                    await self._wait(stop, timeout)
+                    self._poll_at = time.monotonic() + 1.0
+                    await self._wait(stop, 1.0)
+                    continue
+                if self._tasks or self._done:
+                    await self._wait(stop, TICK)
+                elif not self._more:
+                    await self._wait(stop, max(0.0, self._poll_at - time.monotonic()))
         finally:
             if listener is not None:
                 listener.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await listener
 
+    async def _tick(self) -> None:
+        await self.flush()
+        due = self._wake.is_set() or self._more or time.monotonic() >= self._poll_at
+        if self.free <= 0 or not due:
+            return
+        claimed = await self.claim()
+        self.start(claimed)
+        if not claimed and not self._more:
+            if self._in_flight:
+                # What is due may belong to subscriptions at their cap: a finishing send
+                # re-opens the claim (see ``_send``), so do not poll meanwhile.
+                self._poll_at = time.monotonic() + IDLE_POLL_POSTGRES
+            else:
+                self._poll_at = time.monotonic() + await self._idle_timeout()
+
     async def _wait(self, stop: asyncio.Event, seconds: float) -> None:
-        waiters = [asyncio.create_task(self._kick.wait()), asyncio.create_task(stop.wait())]
+        """Sleep up to ``seconds``; new deliveries or ``stop`` end it early."""
+        if seconds <= 0:
+            await asyncio.sleep(0)
+            return
+        waiters = [asyncio.create_task(stop.wait())]
+        if self.free > 0:  # a full sender has nothing to claim: new work can wait a tick
+            waiters.append(asyncio.create_task(self._wake.wait()))
         try:
             await asyncio.wait(waiters, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
         finally:
