@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import Select, select
+from sqlalchemy import CursorResult, Select, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -20,17 +20,27 @@ async def read(session: AsyncSession, tenant_id: int) -> Whitelist | None:
 
 
 async def lock(session: AsyncSession, tenant_id: int) -> Whitelist:
-    """The tenant's whitelist, locked for update until the transaction ends (created empty
-    when the tenant has none yet)."""
-    stmt = _of(tenant_id).with_for_update().execution_options(populate_existing=True)
-    row = (await session.execute(stmt)).scalar_one_or_none()
-    if row is not None:
-        return row
-    try:
-        async with session.begin_nested():
-            session.add(Whitelist(tenant_id=tenant_id, numbers=[], comments={}))
-    except IntegrityError:  # created by a concurrent writer
-        pass
+    """The tenant's whitelist, write-locked until the transaction ends (created empty when the
+    tenant has none yet).
+
+    The lock is taken by writing the row before reading it: a row lock on PostgreSQL, the
+    database write lock on SQLite (whose driver starts the transaction at the first write, so
+    ``SELECT ... FOR UPDATE`` alone would not stop a lost update there).
+    """
+    touch = (
+        update(Whitelist)
+        .where(Whitelist.tenant_id == tenant_id)
+        .values(tenant_id=Whitelist.tenant_id)
+        .execution_options(synchronize_session=False)
+    )
+    result: CursorResult[tuple[()]] = await session.execute(touch)  # type: ignore[assignment]
+    if not result.rowcount:
+        try:
+            async with session.begin_nested():
+                session.add(Whitelist(tenant_id=tenant_id, numbers=[], comments={}))
+        except IntegrityError:  # created by a concurrent writer: wait for its lock
+            await session.execute(touch)
+    stmt = _of(tenant_id).execution_options(populate_existing=True)
     return (await session.execute(stmt)).scalar_one()
 
 
