@@ -14,6 +14,7 @@ async def test_concurrent_adds_are_all_kept(
     app_client: AsyncClient, runtime: Runtime, acme: TenantFixture
 ) -> None:
     headers = {"Authorization": f"Bearer {await api_key(runtime, acme)}"}
+    # Creates the row and records the key's first use, so the adds below race for real.
     first = await app_client.post(
         "/signal.ashx", params={"whitelist": "add"}, headers=headers, json={"number": "+9"}
     )
