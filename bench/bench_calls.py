@@ -187,20 +187,11 @@ async def bench_lateness(
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", bridge_port).start()
 
-    now = dt.datetime.now(dt.UTC)
-    start = now + dt.timedelta(seconds=5)
     sealed_key, sealed_prompt = runtime.box.seal("bench-ai-key"), runtime.box.seal("Say hi.")
     due: dict[str, dt.datetime] = {}
-    rows = []
-    seed_started = time.perf_counter()
-    for i in range(args.backlog):
-        call_id = "oac-" + secrets.token_hex(6)
-        if i < args.due:
-            when = start + dt.timedelta(seconds=args.window * i / args.due)
-            due[call_id] = when
-        else:
-            when = now + dt.timedelta(days=1 + 29 * i / args.backlog)
-        rows.append({
+
+    def row(call_id: str, when: dt.datetime, now: dt.datetime) -> dict[str, object]:
+        return {
             "call_id": call_id, "tenant_id": tenant_id, "requested_by": "bench",
             "phone": "+14155550100", "display_name": "Bench", "email": "b@example.com",
             "voice": "Aoede", "language": "en-US", "model": "m",
@@ -210,10 +201,29 @@ async def bench_lateness(
             "created_at": now, "scheduled_for": when, "due_at": when, "ended_reason": "",
             "outcome": "", "duration_sec": 0, "transcript_path": "", "error_detail": "",
             "cancelled_by": "", "attempt_open": False, "dial_failures": 0, "bridge_reply": "",
-        })  # fmt: skip
-    for offset in range(0, len(rows), 5000):
-        async with runtime.db.transaction() as session:
-            await session.execute(insert(Call), rows[offset : offset + 5000])
+        }  # fmt: skip
+
+    async def insert_rows(rows: list[dict[str, object]]) -> None:
+        for offset in range(0, len(rows), 5000):
+            async with runtime.db.transaction() as session:
+                await session.execute(insert(Call), rows[offset : offset + 5000])
+
+    seed_started = time.perf_counter()
+    now = dt.datetime.now(dt.UTC)
+    later = args.backlog - args.due
+    await insert_rows([
+        row("oac-" + secrets.token_hex(6), now + dt.timedelta(days=1 + 29 * i / later), now)
+        for i in range(later)
+    ])  # fmt: skip
+    # The calls due now are written last, so seeding time does not count as lateness.
+    now = dt.datetime.now(dt.UTC)
+    start = now + dt.timedelta(seconds=2)
+    soon = []
+    for i in range(args.due):
+        call_id = "oac-" + secrets.token_hex(6)
+        due[call_id] = start + dt.timedelta(seconds=args.window * i / args.due)
+        soon.append(row(call_id, due[call_id], now))
+    await insert_rows(soon)
     seed_seconds = time.perf_counter() - seed_started
     if runtime.db.dialect == "postgresql":
         async with runtime.db.engine.begin() as conn:

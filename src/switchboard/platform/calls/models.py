@@ -17,6 +17,7 @@ class Call(Base):
         Index("ix_calls_status_due_at", "status", "due_at"),
         Index("ix_calls_status_lease_until", "status", "lease_until"),
         Index("ix_calls_attempt_open_deadline_at", "attempt_open", "deadline_at"),
+        Index("ix_calls_lease_owner", "lease_owner"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

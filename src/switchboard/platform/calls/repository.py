@@ -11,7 +11,7 @@ import datetime as dt
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Select, and_, case, func, or_, select, update
+from sqlalchemy import Select, and_, case, func, select, true, update
 from sqlalchemy.engine import CursorResult
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -94,41 +94,67 @@ async def tenant_by_name(session: AsyncSession, name: str) -> Tenant | None:
 async def system_claim_due(
     session: AsyncSession, *, now: dt.datetime, owner: str, lease_until: dt.datetime, limit: int
 ) -> list[int]:
-    """Claim up to ``limit`` calls to dial: due scheduled calls and retries, and dispatching
-    calls whose lease expired (their dialler died). ``FOR UPDATE SKIP LOCKED`` on PostgreSQL
-    lets several workers claim side by side; SQLite serialises writers anyway."""
-    due = or_(
-        and_(Call.status.in_((SCHEDULED, RETRY_PENDING)), Call.due_at <= now),
-        and_(Call.status == DISPATCHING, Call.lease_until <= now),
-    )
-    candidates = (
-        select(Call.id)
-        .where(due)
-        .order_by(Call.due_at)
-        .limit(limit)
-        .with_for_update(skip_locked=True)
-        .scalar_subquery()
-    )
+    """Claim up to ``limit`` calls to dial: dispatching calls whose lease expired (their dialler
+    died), due retries and due scheduled calls, each found through its own index.
+    ``FOR UPDATE SKIP LOCKED`` on PostgreSQL lets several workers claim side by side; SQLite
+    serialises writers anyway."""
     is_retry = Call.status == RETRY_PENDING
+    claimed: list[int] = []
+    for due, order in (
+        (and_(Call.status == DISPATCHING, Call.lease_until <= now), Call.lease_until),
+        (and_(Call.status == RETRY_PENDING, Call.due_at <= now), Call.due_at),
+        (and_(Call.status == SCHEDULED, Call.due_at <= now), Call.due_at),
+    ):
+        if len(claimed) >= limit:
+            break
+        candidates = (
+            select(Call.id)
+            .where(due)
+            .order_by(order)
+            .limit(limit - len(claimed))
+            .with_for_update(skip_locked=True)
+            .scalar_subquery()
+        )
+        stmt = (
+            update(Call)
+            .where(Call.id.in_(candidates), due)
+            .values(
+                status=DISPATCHING,
+                lease_owner=owner,
+                lease_until=lease_until,
+                attempt=case((is_retry, Call.attempt + 1), else_=Call.attempt),
+                retries_left=case((is_retry, Call.retries_left - 1), else_=Call.retries_left),
+                dispatched_at=case((is_retry, None), else_=Call.dispatched_at),
+                answered_at=case((is_retry, None), else_=Call.answered_at),
+                ai_started_at=case((is_retry, None), else_=Call.ai_started_at),
+                transferred_at=case((is_retry, None), else_=Call.transferred_at),
+                ended_at=case((is_retry, None), else_=Call.ended_at),
+                ended_reason=case((is_retry, ""), else_=Call.ended_reason),
+                outcome=case((is_retry, ""), else_=Call.outcome),
+                duration_sec=case((is_retry, 0), else_=Call.duration_sec),
+                error_detail=case((is_retry, ""), else_=Call.error_detail),
+            )
+            .returning(Call.id)
+            .execution_options(synchronize_session=False)
+        )
+        claimed += [int(pk) for pk in (await session.execute(stmt)).scalars()]
+    return claimed
+
+
+async def system_mark_dialled(
+    session: AsyncSession, *, pks: Sequence[int], owner: str, attempt: int, values: dict[str, Any]
+) -> list[int]:
+    """Move claimed calls whose dial the bridge accepted to in-flight; a call cancelled or
+    re-claimed meanwhile is left alone (and not returned)."""
     stmt = (
         update(Call)
-        .where(Call.id.in_(candidates), due)
-        .values(
-            status=DISPATCHING,
-            lease_owner=owner,
-            lease_until=lease_until,
-            attempt=case((is_retry, Call.attempt + 1), else_=Call.attempt),
-            retries_left=case((is_retry, Call.retries_left - 1), else_=Call.retries_left),
-            dispatched_at=case((is_retry, None), else_=Call.dispatched_at),
-            answered_at=case((is_retry, None), else_=Call.answered_at),
-            ai_started_at=case((is_retry, None), else_=Call.ai_started_at),
-            transferred_at=case((is_retry, None), else_=Call.transferred_at),
-            ended_at=case((is_retry, None), else_=Call.ended_at),
-            ended_reason=case((is_retry, ""), else_=Call.ended_reason),
-            outcome=case((is_retry, ""), else_=Call.outcome),
-            duration_sec=case((is_retry, 0), else_=Call.duration_sec),
-            error_detail=case((is_retry, ""), else_=Call.error_detail),
+        .where(
+            Call.id.in_(pks),
+            Call.status == DISPATCHING,
+            Call.lease_owner == owner,
+            Call.attempt == attempt,
         )
+        .values(**values)
         .returning(Call.id)
         .execution_options(synchronize_session=False)
     )
@@ -141,7 +167,7 @@ async def system_extend_leases(
     """Heartbeat: this process still holds the calls it dialled."""
     stmt = (
         update(Call)
-        .where(Call.lease_owner == owner, Call.attempt_open.is_(True))
+        .where(Call.lease_owner == owner, Call.attempt_open == true())
         .values(lease_until=lease_until)
     )
     return await _rowcount(session, stmt)
@@ -151,7 +177,7 @@ async def system_orphaned(session: AsyncSession, *, now: dt.datetime, limit: int
     """Open attempts whose dialling process stopped renewing its lease."""
     stmt = (
         select(Call.id)
-        .where(Call.attempt_open.is_(True), Call.lease_until <= now)
+        .where(Call.attempt_open == true(), Call.lease_until <= now)
         .order_by(Call.lease_until)
         .limit(limit)
     )
@@ -161,7 +187,7 @@ async def system_orphaned(session: AsyncSession, *, now: dt.datetime, limit: int
 async def system_overdue(session: AsyncSession, *, now: dt.datetime, limit: int) -> list[int]:
     stmt = (
         select(Call.id)
-        .where(Call.attempt_open.is_(True), Call.deadline_at <= now)
+        .where(Call.attempt_open == true(), Call.deadline_at <= now)
         .order_by(Call.deadline_at)
         .limit(limit)
     )

@@ -166,8 +166,9 @@ def in_flight_values(
 async def create_call(
     session: AsyncSession, *, runtime: Runtime, caller: Caller, body: CallCreate, owner: str
 ) -> CallCreated:
-    """Validate, store, whitelist, route and (unless scheduled) dial inside the request's
-    transaction: a bridge failure raises, the transaction rolls back, nothing is left."""
+    """Validate, route, dial (unless scheduled), then whitelist and store, all in the request's
+    transaction: a bridge failure raises before anything is written, and the transaction rolls
+    back, so nothing is left."""
     bridge = bridge_for(runtime)  # 503 before anything is touched
     tenant = await session.get(Tenant, caller.tenant_id)
     if tenant is None:
@@ -214,24 +215,14 @@ async def create_call(
         bridge_reply="",
     )
 
-    whitelist_added, whitelist_error = False, None
-    try:
-        whitelist_added, _count = await add_number(
-            session,
-            tenant_id=tenant.id,
-            number=body.phone,
-            comment=f"outbound AI call {call.call_id}",
-        )
-    except ApiError as exc:
-        whitelist_error = exc.description
     trunks = await resolve_outbound(
         session, tenant_id=tenant.id, number=body.phone, default_trunk_id=config.default_trunk_id
     )
     call.trunk_ids = list(trunks)
     call.trunk_id = trunks[0] if trunks else ""
-    repository.add(session, call)
-    await session.flush()
 
+    # The bridge is asked before the first write: a refusal leaves the transaction untouched,
+    # and no database lock is held across the network round trip.
     if schedule_at is None:
         reply = await bridge.dial(
             dial_request(
@@ -242,10 +233,22 @@ async def create_call(
             max_seconds=call.max_seconds, now=now, runtime=runtime, owner=owner, reply=reply
         ).items():
             setattr(call, key, value)
-        await session.flush()
     else:
         reply = await bridge.health()
         call.bridge_reply = reply[:4000]
+
+    whitelist_added, whitelist_error = False, None
+    try:
+        whitelist_added, _count = await add_number(
+            session,
+            tenant_id=tenant.id,
+            number=body.phone,
+            comment=f"outbound AI call {call.call_id}",
+        )
+    except ApiError as exc:
+        whitelist_error = exc.description
+    repository.add(session, call)
+    await session.flush()
     log.info("call %s created for tenant %s (%s)", call.call_id, tenant.name, call.status)
     return CallCreated(
         ok=True,

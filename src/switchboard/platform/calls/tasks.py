@@ -21,7 +21,7 @@ import os
 import secrets
 import socket
 
-from switchboard.bridge.client import bridge_for
+from switchboard.bridge.client import bridge_for, close_bridge
 from switchboard.bridge.protocol import DialRequest, EndedFields
 from switchboard.kit.db import after_commit
 from switchboard.kit.errors import ApiError
@@ -95,26 +95,29 @@ async def dispatch_due(
                 return exc
 
     replies = await asyncio.gather(*(one(request) for _, _, request in requests))
-    refused: list[DialRequest] = []
+    # One guarded UPDATE per (maxSeconds, attempt) group instead of one per call.
+    groups: dict[tuple[int, int], list[int]] = {}
+    for (pk, max_seconds, request), reply in zip(requests, replies, strict=True):
+        if not isinstance(reply, ApiError):
+            groups.setdefault((max_seconds, request.attempt), []).append(pk)
+    accepted: set[int] = set()
     now = runtime.clock.now()
     async with runtime.db.transaction() as session:
-        for (pk, max_seconds, request), reply in zip(requests, replies, strict=True):
-            if isinstance(reply, ApiError):
-                continue
-            accepted = await repository.guarded_update(
-                session,
-                pk=pk,
-                where=[
-                    Call.status == DISPATCHING,
-                    Call.lease_owner == owner,
-                    Call.attempt == request.attempt,
-                ],
-                values=service.in_flight_values(
-                    max_seconds=max_seconds, now=now, runtime=runtime, owner=owner, reply=reply
-                ),
+        for (max_seconds, attempt), pks in groups.items():
+            values = service.in_flight_values(
+                max_seconds=max_seconds, now=now, runtime=runtime, owner=owner, reply=""
             )
-            if not accepted:
-                refused.append(request)
+            del values["bridge_reply"]
+            accepted.update(
+                await repository.system_mark_dialled(
+                    session, pks=pks, owner=owner, attempt=attempt, values=values
+                )
+            )
+    refused = [
+        request
+        for (pk, _, request), reply in zip(requests, replies, strict=True)
+        if not isinstance(reply, ApiError) and pk not in accepted
+    ]
     for (pk, _, _), reply in zip(requests, replies, strict=True):
         if isinstance(reply, ApiError):
             await _dial_failed(runtime, pk, owner, reply.description)
@@ -259,16 +262,23 @@ async def reconcile(
 async def dispatcher_worker(runtime: Runtime, stop: asyncio.Event) -> None:
     """The dispatcher loop: heartbeat, reconcile, dispatch, watchdog, until ``stop``."""
     log.info("call dispatcher running as %s", PROCESS_OWNER)
+    loop = asyncio.get_running_loop()
+    upkeep_every = min(runtime.settings.call_lease_seconds / 3, 5.0)
+    next_upkeep = 0.0
     while not stop.is_set():
         claimed = 0
         try:
-            await heartbeat(runtime)
-            await reconcile(runtime)
+            if loop.time() >= next_upkeep:
+                # Leases, orphans and the watchdog move on the scale of the lease, not of a pass.
+                next_upkeep = loop.time() + upkeep_every
+                await heartbeat(runtime)
+                await reconcile(runtime)
+                await watchdog_pass(runtime)
             claimed = await dispatch_due(runtime)
-            await watchdog_pass(runtime)
         except Exception:
             log.exception("call dispatcher pass failed")
         if claimed >= CLAIM_BATCH:
             continue
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), timeout=POLL_SECONDS)
+    await close_bridge(runtime)
