@@ -10,6 +10,7 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.routing import Mount
 
+from switchboard.bridge.client import close_bridge
 from switchboard.bridge.simulator import mounted_simulator
 from switchboard.identity.app import create_identity_app
 from switchboard.kit.clock import Clock
@@ -37,7 +38,10 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         async with runtime.lifespan():
-            yield
+            try:
+                yield
+            finally:
+                await close_bridge(runtime)  # simulated calls end before the database closes
 
     app = Starlette(
         routes=[
