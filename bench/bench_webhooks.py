@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 
@@ -79,11 +80,22 @@ def pin(cpu: int) -> None:
         os.sched_setaffinity(0, {cpu % (os.cpu_count() or 1)})
 
 
-async def stats(port: int) -> dict[str, object]:
-    async with aiohttp.ClientSession() as http:
-        async with http.get(f"http://127.0.0.1:{port}/stats") as response:
-            data: dict[str, object] = await response.json()
-            return data
+async def stats(port: int) -> dict[str, Any]:
+    async with (
+        aiohttp.ClientSession() as http,
+        http.get(f"http://127.0.0.1:{port}/stats") as response,
+    ):
+        data: dict[str, Any] = await response.json()
+        return data
+
+
+async def received(port: int, count: int, within: float = 120.0) -> None:
+    """Poll the receiver until it has ``count`` requests (it lives in another process)."""
+    deadline = time.monotonic() + within
+    for _ in iter(int, 1):
+        if int((await stats(port))["count"]) >= count or time.monotonic() > deadline:
+            return
+        await asyncio.sleep(0.02)
 
 
 async def prepare(settings: Settings, port: int) -> tuple[Runtime, int, str]:
@@ -132,8 +144,7 @@ async def throughput(settings: Settings, port: int, events: int) -> float:
     began = time.perf_counter()
     async with Sender(runtime) as sender:
         task = asyncio.create_task(sender.run(stop))
-        while int(str((await stats(port))["count"])) < total:
-            await asyncio.sleep(0.05)
+        await received(port, total)
         elapsed = time.perf_counter() - began
         stop.set()
         await task
@@ -141,45 +152,55 @@ async def throughput(settings: Settings, port: int, events: int) -> float:
     return total / elapsed
 
 
+async def emit_one(runtime: Runtime, tenant_id: int, tenant_name: str, n: int) -> None:
+    async with runtime.db.transaction() as session:
+        await emit(
+            session,
+            tenant_id=tenant_id,
+            tenant_name=tenant_name,
+            event="call.started",
+            data={"callId": str(n), "t": time.time()},
+            clock=runtime.clock,
+        )
+
+
 async def latency(
-    settings: Settings, env: dict[str, str], port: int, rate: float, seconds: float
+    settings: Settings, env: dict[str, str], port: int, rate: float, seconds: float, count: int
 ) -> tuple[float, float, int]:
     runtime, tenant_id, tenant_name = await prepare(settings, port)
-    async with aiohttp.ClientSession() as http:
-        await http.post(f"http://127.0.0.1:{port}/reset")
     workers = [
-        subprocess.Popen([sys.executable, "-m", "switchboard", "worker"], env=env) for _ in range(2)
+        await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "switchboard", "worker", env=env, stderr=asyncio.subprocess.PIPE
+        )
+        for _ in range(count)
     ]
     try:
-        await asyncio.sleep(3)  # worker start-up (imports, first claim)
+        for proc in workers:  # imports take seconds: wait until every worker runs
+            assert proc.stderr is not None
+            while b"worker running" not in await proc.stderr.readline():
+                pass
+        # Warm-up: both workers are up once a burst is delivered (imports take seconds).
+        for n in range(20):
+            await emit_one(runtime, tenant_id, tenant_name, -n)
+        await received(port, 20 * SUBSCRIPTIONS)
+        async with aiohttp.ClientSession() as http:
+            await http.post(f"http://127.0.0.1:{port}/reset")
         interval = 1 / rate
         deadline = time.perf_counter() + seconds
         sent = 0
         next_at = time.perf_counter()
         while time.perf_counter() < deadline:
-            async with runtime.db.transaction() as session:
-                await emit(
-                    session,
-                    tenant_id=tenant_id,
-                    tenant_name=tenant_name,
-                    event="call.started",
-                    data={"callId": str(sent), "t": time.time()},
-                    clock=runtime.clock,
-                )
+            await emit_one(runtime, tenant_id, tenant_name, sent)
             sent += 1
             next_at += interval
             await asyncio.sleep(max(0.0, next_at - time.perf_counter()))
-        expected = sent * SUBSCRIPTIONS
-        for _ in range(200):
-            if len(list((await stats(port))["latencies"])) >= expected:  # type: ignore[call-overload]
-                break
-            await asyncio.sleep(0.05)
-        values = sorted(float(v) for v in (await stats(port))["latencies"])  # type: ignore[attr-defined]
+        await received(port, sent * SUBSCRIPTIONS, within=30)
+        values = sorted(float(v) for v in (await stats(port))["latencies"])
     finally:
         for proc in workers:
             proc.send_signal(signal.SIGTERM)
         for proc in workers:
-            proc.wait(timeout=15)
+            await proc.wait()
         await runtime.db.dispose()
     p50 = values[len(values) // 2] * 1000
     p99 = values[min(len(values) - 1, int(len(values) * 0.99))] * 1000
@@ -192,6 +213,8 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=100.0, help="events per second (latency)")
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--postgres", default="")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--skip-throughput", action="store_true")
     args = parser.parse_args()
 
     port = free_port()
@@ -211,7 +234,11 @@ def main() -> None:
                 webhook_allow_private=("127.0.0.0/8",),
                 run_workers=False,
             )
-            rate = asyncio.run(throughput(settings, port, args.events))
+            rate = (
+                0.0
+                if args.skip_throughput
+                else asyncio.run(throughput(settings, port, args.events))
+            )
             print(
                 f"{backend}: {rate:,.0f} deliveries/s from one sender core "
                 f"({args.events * SUBSCRIPTIONS} signed ~1 KB POSTs, 4 subscriptions)"
@@ -226,10 +253,12 @@ def main() -> None:
                 "SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE": "127.0.0.0/8",
                 "SWITCHBOARD_LOG_LEVEL": "WARNING",
             }
-            p50, p99, n = asyncio.run(latency(settings, env, port, args.rate, args.seconds))
+            p50, p99, n = asyncio.run(
+                latency(settings, env, port, args.rate, args.seconds, args.workers)
+            )
             print(
                 f"{backend}: event-to-first-attempt p50 {p50:.1f} ms, p99 {p99:.1f} ms "
-                f"({n} deliveries, {args.rate:g} events/s x 4 subscriptions, 2 workers)"
+                f"({n} deliveries, {args.rate:g} events/s x 4 subscriptions, {args.workers} workers)"
             )
     finally:
         receiver.terminate()
