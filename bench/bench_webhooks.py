@@ -258,7 +258,8 @@ def main() -> None:
             )
             print(
                 f"{backend}: event-to-first-attempt p50 {p50:.1f} ms, p99 {p99:.1f} ms "
-                f"({n} deliveries, {args.rate:g} events/s x 4 subscriptions, {args.workers} workers)"
+                f"({n} deliveries, {args.rate:g} events/s x 4 subscriptions, "
+                f"{args.workers} workers)"
             )
     finally:
         receiver.terminate()
