@@ -160,6 +160,11 @@ async def test_bad_input_is_a_clear_4xx_and_changes_nothing(world: World) -> Non
     assert too_many_rejected.status_code == 400
     assert await _status(world, sheet["id"]) == "confirmed"
     assert (await portal.get("/v1/sheets/999")).status_code == 404
+    huge = 2**40  # beyond the id range: a 400, never a database overflow
+    assert (await portal.get(f"/v1/sheets/{huge}")).status_code == 400
+    assert (await portal.get("/v1/sheets", propertyId=huge)).status_code == 400
+    overflow = await portal.post("/v1/sheets", {"propertyId": huge, "serviceDate": "2026-01-10"})
+    assert overflow.status_code == 400
     assert (await portal.post("/v1/sheets/999/confirm")).status_code == 404
 
 

@@ -6,7 +6,7 @@ import datetime as dt
 from collections.abc import Sequence
 from typing import Annotated, Any, TypeVar
 
-from fastapi import Query
+from fastapi import Path, Query
 from pydantic import Field
 from sqlalchemy import ColumnElement, Select, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -17,6 +17,7 @@ from switchboard.kit.schemas import ErrorBody, Page, Schema
 
 T = TypeVar("T")
 
+ID_MAX = 2**31 - 1
 CURRENCY_PATTERN = r"^[A-Z]{3}$"
 Currency = Annotated[str, Field(pattern=CURRENCY_PATTERN, description="ISO 4217 code")]
 MinorUnits = Annotated[int, Field(ge=0, le=10**12, description="Integer minor units (cents)")]
@@ -28,6 +29,10 @@ class Money(Schema):
     amount: int
     currency: str
 
+
+Id = Annotated[int, Field(ge=1, le=ID_MAX)]
+IdPath = Annotated[int, Path(ge=1, le=ID_MAX)]
+IdQuery = Query(ge=1, le=ID_MAX)
 
 SortQuery = Annotated[
     str | None,

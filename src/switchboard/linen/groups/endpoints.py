@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from switchboard.kit.clock import iso_utc
 from switchboard.kit.paging import Paging
 from switchboard.kit.schemas import Ok, Page
-from switchboard.linen.common import READ_ERRORS, WRITE_ERRORS, SortQuery, page
+from switchboard.linen.common import ID_MAX, READ_ERRORS, WRITE_ERRORS, IdPath, SortQuery, page
 from switchboard.linen.deps import PortalAdmin, PortalCaller
 from switchboard.linen.groups import service
 from switchboard.linen.groups.models import PropertyGroup
@@ -21,7 +21,7 @@ router = APIRouter(prefix="/v1/groups", tags=["property groups"])
 
 
 async def groups_out(
-    session: AsyncSession, tenant_id: int, rows: list[PropertyGroup]
+    session: AsyncSession, tenant_id: IdPath, rows: list[PropertyGroup]
 ) -> list[GroupOut]:
     members = await service.property_ids_of(
         session, tenant_id=tenant_id, group_ids=[r.id for r in rows]
@@ -52,7 +52,7 @@ async def list_groups(
     session: Session,
     paging: Paging,
     kind: Annotated[GroupKind | None, Query()] = None,
-    property_id: Annotated[int | None, Query(alias="propertyId")] = None,
+    property_id: Annotated[int | None, Query(ge=1, le=ID_MAX, alias="propertyId")] = None,
     sort: SortQuery = None,
 ) -> Page[GroupOut]:
     rows, total = await service.list_groups(
@@ -71,14 +71,14 @@ async def create_group(
 
 
 @router.get("/{group_id}", response_model=GroupOut, responses=READ_ERRORS, summary="Get")
-async def get_group(group_id: int, caller: PortalCaller, session: Session) -> GroupOut:
+async def get_group(group_id: IdPath, caller: PortalCaller, session: Session) -> GroupOut:
     row = await service.get(session, tenant_id=caller.tenant_id, group_id=group_id)
     return (await groups_out(session, caller.tenant_id, [row]))[0]
 
 
 @router.patch("/{group_id}", response_model=GroupOut, responses=WRITE_ERRORS, summary="Update")
 async def update_group(
-    group_id: int, body: GroupUpdate, caller: PortalAdmin, session: Session, runtime: RuntimeDep
+    group_id: IdPath, body: GroupUpdate, caller: PortalAdmin, session: Session, runtime: RuntimeDep
 ) -> GroupOut:
     row = await service.update(
         session, tenant_id=caller.tenant_id, group_id=group_id, body=body, clock=runtime.clock
@@ -87,6 +87,6 @@ async def update_group(
 
 
 @router.delete("/{group_id}", response_model=Ok, responses=WRITE_ERRORS, summary="Delete")
-async def delete_group(group_id: int, caller: PortalAdmin, session: Session) -> Ok:
+async def delete_group(group_id: IdPath, caller: PortalAdmin, session: Session) -> Ok:
     await service.delete(session, tenant_id=caller.tenant_id, group_id=group_id)
     return Ok()

@@ -5,6 +5,7 @@ from typing import Literal
 from pydantic import Field
 
 from switchboard.kit.schemas import Schema, StrictInput
+from switchboard.linen.common import Id
 
 GroupKind = Literal["region", "portfolio", "owner", "complex"]
 
@@ -13,7 +14,7 @@ class GroupCreate(StrictInput):
     name: str = Field(min_length=1, max_length=200, description="Unique per tenant")
     kind: GroupKind
     notes: str = Field(default="", max_length=5000)
-    property_ids: list[int] = Field(default_factory=list, max_length=10_000)
+    property_ids: list[Id] = Field(default_factory=list, max_length=10_000)
 
 
 class GroupUpdate(StrictInput):
@@ -22,7 +23,7 @@ class GroupUpdate(StrictInput):
     name: str | None = Field(default=None, min_length=1, max_length=200)
     kind: GroupKind | None = None
     notes: str | None = Field(default=None, max_length=5000)
-    property_ids: list[int] | None = Field(default=None, max_length=10_000)
+    property_ids: list[Id] | None = Field(default=None, max_length=10_000)
 
 
 class GroupOut(Schema):

@@ -14,10 +14,12 @@ from switchboard.kit.errors import BadRequest, PayloadTooLarge
 from switchboard.kit.paging import Paging
 from switchboard.kit.schemas import Page
 from switchboard.linen.common import (
+    ID_MAX,
     READ_ERRORS,
     WRITE_ERRORS,
     DateFrom,
     DateTo,
+    IdPath,
     SortQuery,
     error_responses,
     page,
@@ -43,7 +45,7 @@ UPLOAD_ERRORS = error_responses(400, 401, 403, 404, 409, 413, 415)
 
 
 class AdminInvoiceMeta(InvoiceMeta):
-    laundry_id: int = Field(ge=1, description="The laundry that issued the invoice")
+    laundry_id: int = Field(ge=1, le=ID_MAX, description="The laundry that issued the invoice")
 
 
 def upload_body(meta_schema: type[InvoiceMeta]) -> dict[str, Any]:
@@ -114,7 +116,7 @@ async def read_upload(
 
 
 async def invoices_out(
-    session: AsyncSession, tenant_id: int, rows: list[Invoice]
+    session: AsyncSession, tenant_id: IdPath, rows: list[Invoice]
 ) -> list[InvoiceOut]:
     lines = await service.lines_of(session, tenant_id=tenant_id, invoice_ids=[r.id for r in rows])
     return [invoice_out(r, list(lines.get(r.id, []))) for r in rows]
@@ -151,9 +153,9 @@ async def list_invoices(
     caller: PortalCaller,
     session: Session,
     paging: Paging,
-    laundry_id: Annotated[int | None, Query(alias="laundryId")] = None,
-    property_id: Annotated[int | None, Query(alias="propertyId")] = None,
-    group_id: Annotated[int | None, Query(alias="groupId")] = None,
+    laundry_id: Annotated[int | None, Query(ge=1, le=ID_MAX, alias="laundryId")] = None,
+    property_id: Annotated[int | None, Query(ge=1, le=ID_MAX, alias="propertyId")] = None,
+    group_id: Annotated[int | None, Query(ge=1, le=ID_MAX, alias="groupId")] = None,
     status: Annotated[str | None, Query(max_length=100)] = None,
     date_from: DateFrom = None,
     date_to: DateTo = None,
@@ -197,7 +199,7 @@ async def upload_invoice(
 
 
 @router.get("/{invoice_id}", response_model=InvoiceOut, responses=READ_ERRORS, summary="Get")
-async def get_invoice(invoice_id: int, caller: PortalCaller, session: Session) -> InvoiceOut:
+async def get_invoice(invoice_id: IdPath, caller: PortalCaller, session: Session) -> InvoiceOut:
     invoice = await service.get(session, tenant_id=caller.tenant_id, invoice_id=invoice_id)
     return await one_out(session, invoice)
 
@@ -211,7 +213,7 @@ async def get_invoice(invoice_id: int, caller: PortalCaller, session: Session) -
     },
     summary="Download the invoice PDF",
 )
-async def download_pdf(invoice_id: int, caller: PortalCaller, session: Session) -> Response:
+async def download_pdf(invoice_id: IdPath, caller: PortalCaller, session: Session) -> Response:
     invoice, content = await service.pdf_of(
         session, tenant_id=caller.tenant_id, invoice_id=invoice_id
     )
@@ -225,7 +227,7 @@ async def download_pdf(invoice_id: int, caller: PortalCaller, session: Session) 
     summary="received or disputed -> approved",
 )
 async def approve_invoice(
-    invoice_id: int, caller: PortalAdmin, session: Session, runtime: RuntimeDep
+    invoice_id: IdPath, caller: PortalAdmin, session: Session, runtime: RuntimeDep
 ) -> InvoiceOut:
     invoice = await service.approve(
         session, tenant_id=caller.tenant_id, invoice_id=invoice_id, actor=caller.username,
@@ -241,7 +243,7 @@ async def approve_invoice(
     summary="received or approved -> disputed (with a reason)",
 )
 async def dispute_invoice(
-    invoice_id: int, body: DisputeIn, caller: PortalAdmin, session: Session, runtime: RuntimeDep
+    invoice_id: IdPath, body: DisputeIn, caller: PortalAdmin, session: Session, runtime: RuntimeDep
 ) -> InvoiceOut:
     invoice = await service.dispute(
         session, tenant_id=caller.tenant_id, invoice_id=invoice_id, reason=body.reason,
@@ -257,7 +259,7 @@ async def dispute_invoice(
     summary="approved -> paid",
 )
 async def pay_invoice(
-    invoice_id: int,
+    invoice_id: IdPath,
     caller: PortalAdmin,
     session: Session,
     runtime: RuntimeDep,

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import Date, ForeignKey, LargeBinary, String, UniqueConstraint
+from sqlalchemy import BigInteger, Date, ForeignKey, LargeBinary, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from switchboard.kit.db import Base, UtcDateTime
@@ -20,13 +20,13 @@ class Invoice(Base):
     period_from: Mapped[dt.date | None] = mapped_column(Date, nullable=True)
     period_to: Mapped[dt.date | None] = mapped_column(Date, nullable=True)
     currency: Mapped[str] = mapped_column(String(3))
-    net: Mapped[int]
-    tax: Mapped[int]
-    gross: Mapped[int]
+    net: Mapped[int] = mapped_column(BigInteger)
+    tax: Mapped[int] = mapped_column(BigInteger)
+    gross: Mapped[int] = mapped_column(BigInteger)
     status: Mapped[str] = mapped_column(String(16), default="received")
     source: Mapped[str] = mapped_column(String(16))
     pdf_filename: Mapped[str] = mapped_column(String(255))
-    pdf_size: Mapped[int]
+    pdf_size: Mapped[int] = mapped_column(BigInteger)
     pdf_sha256: Mapped[str] = mapped_column(String(64))
     received_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)
     approved_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
@@ -54,8 +54,8 @@ class InvoiceLine(Base):
     )
     description: Mapped[str] = mapped_column(String(500), default="")
     qty: Mapped[int]
-    unit_price: Mapped[int]
-    net: Mapped[int]
+    unit_price: Mapped[int] = mapped_column(BigInteger)
+    net: Mapped[int] = mapped_column(BigInteger)
 
 
 class InvoicePdf(Base):

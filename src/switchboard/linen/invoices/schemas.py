@@ -6,16 +6,21 @@ from typing import Literal
 from pydantic import Field
 
 from switchboard.kit.schemas import Schema, StrictInput
-from switchboard.linen.common import Currency, MinorUnits
+from switchboard.linen.common import ID_MAX, Currency, MinorUnits
 
 InvoiceStatus = Literal["received", "approved", "paid", "disputed"]
 
 
 class InvoiceLineIn(StrictInput):
     linen_sheet_id: int | None = Field(
-        default=None, ge=1, description="A delivered job of this laundry; it becomes invoiced"
+        default=None,
+        ge=1,
+        le=ID_MAX,
+        description="A delivered job of this laundry; it becomes invoiced",
     )
-    property_id: int | None = Field(default=None, ge=1, description="Defaults to the sheet's")
+    property_id: int | None = Field(
+        default=None, ge=1, le=ID_MAX, description="Defaults to the sheet's"
+    )
     description: str = Field(default="", max_length=500)
     qty: int = Field(ge=0, le=1_000_000)
     unit_price: MinorUnits

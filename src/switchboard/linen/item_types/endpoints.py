@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query
 from switchboard.kit.clock import iso_utc
 from switchboard.kit.paging import Paging
 from switchboard.kit.schemas import Ok, Page
-from switchboard.linen.common import READ_ERRORS, WRITE_ERRORS, SortQuery, page
+from switchboard.linen.common import READ_ERRORS, WRITE_ERRORS, IdPath, SortQuery, page
 from switchboard.linen.deps import PortalAdmin, PortalCaller
 from switchboard.linen.item_types import service
 from switchboard.linen.item_types.models import ItemType
@@ -74,7 +74,9 @@ async def create_item_type(
 
 
 @router.get("/{item_type_id}", response_model=ItemTypeOut, responses=READ_ERRORS, summary="Get")
-async def get_item_type(item_type_id: int, caller: PortalCaller, session: Session) -> ItemTypeOut:
+async def get_item_type(
+    item_type_id: IdPath, caller: PortalCaller, session: Session
+) -> ItemTypeOut:
     row = await service.get(session, tenant_id=caller.tenant_id, item_type_id=item_type_id)
     return item_type_out(row)
 
@@ -83,7 +85,7 @@ async def get_item_type(item_type_id: int, caller: PortalCaller, session: Sessio
     "/{item_type_id}", response_model=ItemTypeOut, responses=WRITE_ERRORS, summary="Update"
 )
 async def update_item_type(
-    item_type_id: int,
+    item_type_id: IdPath,
     body: ItemTypeUpdate,
     caller: PortalAdmin,
     session: Session,
@@ -102,6 +104,6 @@ async def update_item_type(
     responses=WRITE_ERRORS,
     summary="Delete (409 `in_use` while sheets use it; deactivate instead)",
 )
-async def delete_item_type(item_type_id: int, caller: PortalAdmin, session: Session) -> Ok:
+async def delete_item_type(item_type_id: IdPath, caller: PortalAdmin, session: Session) -> Ok:
     await service.delete(session, tenant_id=caller.tenant_id, item_type_id=item_type_id)
     return Ok()

@@ -5,6 +5,7 @@ from typing import Literal
 from pydantic import Field
 
 from switchboard.kit.schemas import Schema, StrictInput
+from switchboard.linen.common import ID_MAX
 
 Category = Literal["bed", "bath", "kitchen", "other"]
 Unit = Literal["piece", "set"]
@@ -12,7 +13,7 @@ CODE_PATTERN = r"^[A-Z0-9][A-Z0-9_-]{0,63}$"
 
 
 class Component(StrictInput):
-    item_type_id: int = Field(ge=1)
+    item_type_id: int = Field(ge=1, le=ID_MAX)
     qty: int = Field(ge=1, le=100)
 
 

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query
 from switchboard.kit.clock import iso_utc
 from switchboard.kit.paging import Paging
 from switchboard.kit.schemas import Ok, Page
-from switchboard.linen.common import READ_ERRORS, WRITE_ERRORS, SortQuery, page
+from switchboard.linen.common import READ_ERRORS, WRITE_ERRORS, IdPath, SortQuery, page
 from switchboard.linen.deps import PortalAdmin, PortalCaller
 from switchboard.linen.laundries import service
 from switchboard.linen.laundries.models import Laundry, LaundryKey, PriceList
@@ -110,7 +110,7 @@ async def create_laundry(
 
 
 @router.get("/{laundry_id}", response_model=LaundryOut, responses=READ_ERRORS, summary="Get")
-async def get_laundry(laundry_id: int, caller: PortalCaller, session: Session) -> LaundryOut:
+async def get_laundry(laundry_id: IdPath, caller: PortalCaller, session: Session) -> LaundryOut:
     return laundry_out(
         await service.get(session, tenant_id=caller.tenant_id, laundry_id=laundry_id)
     )
@@ -118,7 +118,11 @@ async def get_laundry(laundry_id: int, caller: PortalCaller, session: Session) -
 
 @router.patch("/{laundry_id}", response_model=LaundryOut, responses=WRITE_ERRORS, summary="Update")
 async def update_laundry(
-    laundry_id: int, body: LaundryUpdate, caller: PortalAdmin, session: Session, runtime: RuntimeDep
+    laundry_id: IdPath,
+    body: LaundryUpdate,
+    caller: PortalAdmin,
+    session: Session,
+    runtime: RuntimeDep,
 ) -> LaundryOut:
     row = await service.update(
         session, tenant_id=caller.tenant_id, laundry_id=laundry_id, body=body, clock=runtime.clock
@@ -132,7 +136,7 @@ async def update_laundry(
     responses=WRITE_ERRORS,
     summary="Delete (409 `in_use` once it has sheets or invoices; deactivate instead)",
 )
-async def delete_laundry(laundry_id: int, caller: PortalAdmin, session: Session) -> Ok:
+async def delete_laundry(laundry_id: IdPath, caller: PortalAdmin, session: Session) -> Ok:
     await service.delete(session, tenant_id=caller.tenant_id, laundry_id=laundry_id)
     return Ok()
 
@@ -144,7 +148,7 @@ async def delete_laundry(laundry_id: int, caller: PortalAdmin, session: Session)
     summary="List the laundry's API keys (prefix only; the key itself is never shown again)",
 )
 async def list_keys(
-    laundry_id: int, caller: PortalCaller, session: Session, paging: Paging
+    laundry_id: IdPath, caller: PortalCaller, session: Session, paging: Paging
 ) -> Page[KeyOut]:
     rows, total = await service.list_keys(
         session, tenant_id=caller.tenant_id, laundry_id=laundry_id, paging=paging
@@ -160,7 +164,7 @@ async def list_keys(
     summary="Issue a Laundry API key (shown once)",
 )
 async def issue_key(
-    laundry_id: int, body: KeyCreate, caller: PortalAdmin, session: Session, runtime: RuntimeDep
+    laundry_id: IdPath, body: KeyCreate, caller: PortalAdmin, session: Session, runtime: RuntimeDep
 ) -> KeyCreated:
     row, plaintext = await service.issue_key(
         session, tenant_id=caller.tenant_id, laundry_id=laundry_id, name=body.name,
@@ -177,7 +181,7 @@ async def issue_key(
     summary="Rotate: revoke the key and issue its successor (shown once)",
 )
 async def rotate_key(
-    laundry_id: int, key_id: int, caller: PortalAdmin, session: Session, runtime: RuntimeDep
+    laundry_id: IdPath, key_id: IdPath, caller: PortalAdmin, session: Session, runtime: RuntimeDep
 ) -> KeyCreated:
     row, plaintext = await service.rotate_key(
         session, tenant_id=caller.tenant_id, laundry_id=laundry_id, key_id=key_id,
@@ -193,7 +197,7 @@ async def rotate_key(
     summary="Revoke a key (the others keep working)",
 )
 async def revoke_key(
-    laundry_id: int, key_id: int, caller: PortalAdmin, session: Session, runtime: RuntimeDep
+    laundry_id: IdPath, key_id: IdPath, caller: PortalAdmin, session: Session, runtime: RuntimeDep
 ) -> KeyOut:
     row = await service.revoke_key(
         session, tenant_id=caller.tenant_id, laundry_id=laundry_id, key_id=key_id,
@@ -209,7 +213,7 @@ async def revoke_key(
     summary="List price lists, newest validity first",
 )
 async def list_price_lists(
-    laundry_id: int, caller: PortalCaller, session: Session, paging: Paging
+    laundry_id: IdPath, caller: PortalCaller, session: Session, paging: Paging
 ) -> Page[PriceListOut]:
     rows, total = await service.list_price_lists(
         session, tenant_id=caller.tenant_id, laundry_id=laundry_id, paging=paging
@@ -225,7 +229,11 @@ async def list_price_lists(
     summary="Create a price list (409 `overlapping_price_list` on overlapping validity)",
 )
 async def create_price_list(
-    laundry_id: int, body: PriceListIn, caller: PortalAdmin, session: Session, runtime: RuntimeDep
+    laundry_id: IdPath,
+    body: PriceListIn,
+    caller: PortalAdmin,
+    session: Session,
+    runtime: RuntimeDep,
 ) -> PriceListOut:
     row = await service.create_price_list(
         session, tenant_id=caller.tenant_id, laundry_id=laundry_id, body=body, clock=runtime.clock
@@ -240,7 +248,7 @@ async def create_price_list(
     summary="Get a price list",
 )
 async def get_price_list(
-    laundry_id: int, price_list_id: int, caller: PortalCaller, session: Session
+    laundry_id: IdPath, price_list_id: IdPath, caller: PortalCaller, session: Session
 ) -> PriceListOut:
     row = await service.get_price_list(
         session, tenant_id=caller.tenant_id, laundry_id=laundry_id, price_list_id=price_list_id
@@ -255,8 +263,8 @@ async def get_price_list(
     summary="Replace a price list",
 )
 async def replace_price_list(
-    laundry_id: int,
-    price_list_id: int,
+    laundry_id: IdPath,
+    price_list_id: IdPath,
     body: PriceListIn,
     caller: PortalAdmin,
     session: Session,
@@ -276,7 +284,7 @@ async def replace_price_list(
     summary="Delete a price list (estimates already made keep their amounts)",
 )
 async def delete_price_list(
-    laundry_id: int, price_list_id: int, caller: PortalAdmin, session: Session
+    laundry_id: IdPath, price_list_id: IdPath, caller: PortalAdmin, session: Session
 ) -> Ok:
     await service.delete_price_list(
         session, tenant_id=caller.tenant_id, laundry_id=laundry_id, price_list_id=price_list_id

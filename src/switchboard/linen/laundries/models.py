@@ -3,7 +3,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from sqlalchemy import Date, ForeignKey, String
+from sqlalchemy import BigInteger, Date, ForeignKey, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from switchboard.kit.db import Base, JsonType, UtcDateTime
@@ -58,9 +58,9 @@ class PriceList(Base):
     currency: Mapped[str] = mapped_column(String(3))
     valid_from: Mapped[dt.date] = mapped_column(Date)
     valid_to: Mapped[dt.date | None] = mapped_column(Date, nullable=True)
-    per_kg: Mapped[int | None] = mapped_column(nullable=True)
-    delivery_fee: Mapped[int] = mapped_column(default=0)
-    late_order_surcharge: Mapped[int] = mapped_column(default=0)
+    per_kg: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    delivery_fee: Mapped[int] = mapped_column(BigInteger, default=0)
+    late_order_surcharge: Mapped[int] = mapped_column(BigInteger, default=0)
     items: Mapped[list[dict[str, Any]]] = mapped_column(JsonType, default=list)
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)
     updated_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)

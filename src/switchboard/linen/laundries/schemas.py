@@ -5,7 +5,7 @@ import datetime as dt
 from pydantic import Field
 
 from switchboard.kit.schemas import Schema, StrictInput
-from switchboard.linen.common import Currency, MinorUnits
+from switchboard.linen.common import ID_MAX, Currency, MinorUnits
 
 
 class Address(StrictInput):
@@ -77,7 +77,7 @@ class KeyCreated(KeyOut):
 
 
 class PriceItem(StrictInput):
-    item_type_id: int = Field(ge=1)
+    item_type_id: int = Field(ge=1, le=ID_MAX)
     unit_price: MinorUnits
     lost_item_price: MinorUnits | None = None
 

@@ -14,6 +14,7 @@ from switchboard.kit.schemas import Page
 from switchboard.linen.common import (
     DateFrom,
     DateTo,
+    IdPath,
     SortQuery,
     check_range,
     error_responses,
@@ -139,7 +140,7 @@ async def list_jobs(
 
 
 @router.get("/jobs/{job_id}", response_model=JobOut, responses=READ, summary="Get a job")
-async def get_job(job_id: int, laundry: CurrentLaundry, session: Session) -> JobOut:
+async def get_job(job_id: IdPath, laundry: CurrentLaundry, session: Session) -> JobOut:
     sheet = await service.get_job(session, laundry=laundry, job_id=job_id)
     return (await jobs_out(session, laundry, [sheet]))[0]
 
@@ -152,7 +153,7 @@ async def get_job(job_id: int, laundry: CurrentLaundry, session: Session) -> Job
     description="A report may be corrected by sending it again until the job is invoiced.",
 )
 async def report_delivery(
-    job_id: int,
+    job_id: IdPath,
     body: DeliveryReport,
     laundry: CurrentLaundry,
     session: Session,
@@ -220,7 +221,7 @@ async def upload_invoice(
 @router.get(
     "/invoices/{invoice_id}", response_model=InvoiceOut, responses=READ, summary="Get an invoice"
 )
-async def get_invoice(invoice_id: int, laundry: CurrentLaundry, session: Session) -> InvoiceOut:
+async def get_invoice(invoice_id: IdPath, laundry: CurrentLaundry, session: Session) -> InvoiceOut:
     invoice = await invoices.get(
         session, tenant_id=laundry.tenant_id, invoice_id=invoice_id, laundry_id=laundry.id
     )
@@ -236,7 +237,7 @@ async def get_invoice(invoice_id: int, laundry: CurrentLaundry, session: Session
     },
     summary="Download an uploaded PDF",
 )
-async def download_pdf(invoice_id: int, laundry: CurrentLaundry, session: Session) -> Response:
+async def download_pdf(invoice_id: IdPath, laundry: CurrentLaundry, session: Session) -> Response:
     invoice, content = await invoices.pdf_of(
         session, tenant_id=laundry.tenant_id, invoice_id=invoice_id, laundry_id=laundry.id
     )

@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from switchboard.kit.clock import iso_utc
 from switchboard.kit.paging import Paging
 from switchboard.kit.schemas import Ok, Page
-from switchboard.linen.common import READ_ERRORS, WRITE_ERRORS, SortQuery, page
+from switchboard.linen.common import ID_MAX, READ_ERRORS, WRITE_ERRORS, IdPath, SortQuery, page
 from switchboard.linen.deps import PortalAdmin, PortalCaller
 from switchboard.linen.groups import service as groups
 from switchboard.linen.laundries.schemas import AddressOut
@@ -29,7 +29,7 @@ router = APIRouter(prefix="/v1/properties", tags=["properties"])
 
 
 async def properties_out(
-    session: AsyncSession, tenant_id: int, rows: list[Property]
+    session: AsyncSession, tenant_id: IdPath, rows: list[Property]
 ) -> list[PropertyOut]:
     memberships = await groups.group_ids_of(
         session, tenant_id=tenant_id, property_ids=[r.id for r in rows]
@@ -75,8 +75,8 @@ async def list_properties(
     session: Session,
     paging: Paging,
     active: Annotated[bool | None, Query()] = None,
-    group_id: Annotated[int | None, Query(alias="groupId")] = None,
-    laundry_id: Annotated[int | None, Query(alias="laundryId")] = None,
+    group_id: Annotated[int | None, Query(ge=1, le=ID_MAX, alias="groupId")] = None,
+    laundry_id: Annotated[int | None, Query(ge=1, le=ID_MAX, alias="laundryId")] = None,
     q: Annotated[str | None, Query(max_length=100)] = None,
     sort: SortQuery = None,
 ) -> Page[PropertyOut]:
@@ -98,7 +98,7 @@ async def create_property(
 
 
 @router.get("/{property_id}", response_model=PropertyOut, responses=READ_ERRORS, summary="Get")
-async def get_property(property_id: int, caller: PortalCaller, session: Session) -> PropertyOut:
+async def get_property(property_id: IdPath, caller: PortalCaller, session: Session) -> PropertyOut:
     row = await service.get(session, tenant_id=caller.tenant_id, property_id=property_id)
     return (await properties_out(session, caller.tenant_id, [row]))[0]
 
@@ -107,7 +107,7 @@ async def get_property(property_id: int, caller: PortalCaller, session: Session)
     "/{property_id}", response_model=PropertyOut, responses=WRITE_ERRORS, summary="Update"
 )
 async def update_property(
-    property_id: int,
+    property_id: IdPath,
     body: PropertyUpdate,
     caller: PortalAdmin,
     session: Session,
@@ -126,6 +126,6 @@ async def update_property(
     responses=WRITE_ERRORS,
     summary="Delete (409 `in_use` once it has sheets or vault entries; deactivate instead)",
 )
-async def delete_property(property_id: int, caller: PortalAdmin, session: Session) -> Ok:
+async def delete_property(property_id: IdPath, caller: PortalAdmin, session: Session) -> Ok:
     await service.delete(session, tenant_id=caller.tenant_id, property_id=property_id)
     return Ok()

@@ -6,6 +6,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from switchboard.kit.schemas import Schema, StrictInput
+from switchboard.linen.common import ID_MAX, Id
 from switchboard.linen.laundries.schemas import Address, AddressOut
 
 BedType = Literal["single", "double", "queen", "king", "sofa"]
@@ -33,7 +34,7 @@ class BedOut(Schema):
 
 
 class ParLine(StrictInput):
-    item_type_id: int = Field(ge=1)
+    item_type_id: int = Field(ge=1, le=ID_MAX)
     qty: int = Field(ge=0, le=10_000)
 
 
@@ -53,10 +54,10 @@ class PropertyCreate(StrictInput):
     bathrooms: int = Field(default=0, ge=0, le=100)
     max_guests: int = Field(default=0, ge=0, le=1000)
     beds: list[Bed] = Field(default_factory=list, max_length=100)
-    default_laundry_id: int | None = Field(default=None, ge=1)
+    default_laundry_id: int | None = Field(default=None, ge=1, le=ID_MAX)
     linen_par: list[ParLine] = Field(default_factory=list, max_length=500)
     delivery_note: str = Field(default="", max_length=2000, description="Where linen is left")
-    group_ids: list[int] = Field(default_factory=list, max_length=100)
+    group_ids: list[Id] = Field(default_factory=list, max_length=100)
     notes: str = Field(default="", max_length=5000)
 
     _zone = field_validator("timezone")(_check_zone)
@@ -75,10 +76,12 @@ class PropertyUpdate(StrictInput):
     bathrooms: int | None = Field(default=None, ge=0, le=100)
     max_guests: int | None = Field(default=None, ge=0, le=1000)
     beds: list[Bed] | None = Field(default=None, max_length=100)
-    default_laundry_id: int | None = Field(default=None, ge=1, description="null clears it")
+    default_laundry_id: int | None = Field(
+        default=None, ge=1, le=ID_MAX, description="null clears it"
+    )
     linen_par: list[ParLine] | None = Field(default=None, max_length=500)
     delivery_note: str | None = Field(default=None, max_length=2000)
-    group_ids: list[int] | None = Field(default=None, max_length=100)
+    group_ids: list[Id] | None = Field(default=None, max_length=100)
     notes: str | None = Field(default=None, max_length=5000)
 
     _zone = field_validator("timezone")(_check_zone)

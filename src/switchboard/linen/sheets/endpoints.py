@@ -13,10 +13,12 @@ from switchboard.kit.errors import BadRequest
 from switchboard.kit.paging import Paging
 from switchboard.kit.schemas import Ok, Page
 from switchboard.linen.common import (
+    ID_MAX,
     READ_ERRORS,
     WRITE_ERRORS,
     DateFrom,
     DateTo,
+    IdPath,
     SortQuery,
     check_range,
     page,
@@ -47,7 +49,7 @@ StatusQuery = Annotated[
 
 
 async def sheets_out(
-    session: AsyncSession, tenant_id: int, rows: list[LinenSheet]
+    session: AsyncSession, tenant_id: IdPath, rows: list[LinenSheet]
 ) -> list[SheetOut]:
     lines = await service.lines_of(session, tenant_id=tenant_id, sheet_ids=[r.id for r in rows])
     return [sheet_out(r, list(lines.get(r.id, []))) for r in rows]
@@ -72,9 +74,9 @@ async def list_sheets(
     caller: PortalCaller,
     session: Session,
     paging: Paging,
-    property_id: Annotated[int | None, Query(alias="propertyId")] = None,
-    group_id: Annotated[int | None, Query(alias="groupId")] = None,
-    laundry_id: Annotated[int | None, Query(alias="laundryId")] = None,
+    property_id: Annotated[int | None, Query(ge=1, le=ID_MAX, alias="propertyId")] = None,
+    group_id: Annotated[int | None, Query(ge=1, le=ID_MAX, alias="groupId")] = None,
+    laundry_id: Annotated[int | None, Query(ge=1, le=ID_MAX, alias="laundryId")] = None,
     status: StatusQuery = None,
     date_from: DateFrom = None,
     date_to: DateTo = None,
@@ -123,7 +125,7 @@ async def create_sheet(
 
 
 @router.get("/{sheet_id}", response_model=SheetOut, responses=READ_ERRORS, summary="Get")
-async def get_sheet(sheet_id: int, caller: PortalCaller, session: Session) -> SheetOut:
+async def get_sheet(sheet_id: IdPath, caller: PortalCaller, session: Session) -> SheetOut:
     sheet = await service.get(session, tenant_id=caller.tenant_id, sheet_id=sheet_id)
     return await one_out(session, sheet)
 
@@ -135,7 +137,7 @@ async def get_sheet(sheet_id: int, caller: PortalCaller, session: Session) -> Sh
     summary="Edit a draft (409 `not_editable` once confirmed)",
 )
 async def update_sheet(
-    sheet_id: int, body: SheetUpdate, caller: PortalAdmin, session: Session, runtime: RuntimeDep
+    sheet_id: IdPath, body: SheetUpdate, caller: PortalAdmin, session: Session, runtime: RuntimeDep
 ) -> SheetOut:
     sheet = await service.update(
         session, tenant_id=caller.tenant_id, sheet_id=sheet_id, body=body, clock=runtime.clock
@@ -149,7 +151,7 @@ async def update_sheet(
     responses=WRITE_ERRORS,
     summary="Delete a draft (others are cancelled instead)",
 )
-async def delete_sheet(sheet_id: int, caller: PortalAdmin, session: Session) -> Ok:
+async def delete_sheet(sheet_id: IdPath, caller: PortalAdmin, session: Session) -> Ok:
     await service.delete(session, tenant_id=caller.tenant_id, sheet_id=sheet_id)
     return Ok()
 
@@ -161,7 +163,7 @@ async def delete_sheet(sheet_id: int, caller: PortalAdmin, session: Session) -> 
     summary="draft -> confirmed; the laundry sees it from now on",
 )
 async def confirm_sheet(
-    sheet_id: int, caller: PortalAdmin, session: Session, runtime: RuntimeDep
+    sheet_id: IdPath, caller: PortalAdmin, session: Session, runtime: RuntimeDep
 ) -> SheetOut:
     sheet = await service.confirm(
         session, tenant_id=caller.tenant_id, sheet_id=sheet_id, actor=caller.username,
@@ -177,7 +179,7 @@ async def confirm_sheet(
     summary="draft or confirmed -> cancelled",
 )
 async def cancel_sheet(
-    sheet_id: int,
+    sheet_id: IdPath,
     caller: PortalAdmin,
     session: Session,
     runtime: RuntimeDep,
@@ -197,7 +199,11 @@ async def cancel_sheet(
     summary="Record delivered/collected/rejected counts: confirmed -> delivered",
 )
 async def report_delivery(
-    sheet_id: int, body: DeliveryReport, caller: PortalAdmin, session: Session, runtime: RuntimeDep
+    sheet_id: IdPath,
+    body: DeliveryReport,
+    caller: PortalAdmin,
+    session: Session,
+    runtime: RuntimeDep,
 ) -> SheetOut:
     sheet = await service.report_delivery(
         session, tenant_id=caller.tenant_id, sheet_id=sheet_id, body=body, actor=caller.username,

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import Date, ForeignKey, Index, String, UniqueConstraint
+from sqlalchemy import BigInteger, Date, ForeignKey, Index, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from switchboard.kit.db import Base, UtcDateTime
@@ -42,8 +42,8 @@ class LinenSheet(Base):
     invoice_id: Mapped[int | None] = mapped_column(
         ForeignKey("linen_invoices.id", ondelete="SET NULL"), nullable=True, index=True
     )
-    weight_grams: Mapped[int] = mapped_column(default=0)
-    estimated_cost: Mapped[int | None] = mapped_column(nullable=True)
+    weight_grams: Mapped[int] = mapped_column(BigInteger, default=0)
+    estimated_cost: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     currency: Mapped[str | None] = mapped_column(String(3), nullable=True)
     notes: Mapped[str] = mapped_column(String(5000), default="")
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)

@@ -6,7 +6,7 @@ from typing import Literal
 from pydantic import Field
 
 from switchboard.kit.schemas import Schema, StrictInput
-from switchboard.linen.common import Money
+from switchboard.linen.common import ID_MAX, Money
 
 SheetStatus = Literal["draft", "confirmed", "delivered", "invoiced", "cancelled"]
 Reason = Literal["turnover", "restock", "full-change", "ad-hoc"]
@@ -14,15 +14,15 @@ Qty = Field(default=0, ge=0, le=10_000)
 
 
 class LineIn(StrictInput):
-    item_type_id: int = Field(ge=1)
+    item_type_id: int = Field(ge=1, le=ID_MAX)
     qty_ordered: int = Field(ge=0, le=10_000)
     note: str = Field(default="", max_length=500)
 
 
 class SheetCreate(StrictInput):
-    property_id: int = Field(ge=1)
+    property_id: int = Field(ge=1, le=ID_MAX)
     laundry_id: int | None = Field(
-        default=None, ge=1, description="Defaults to the property's default laundry"
+        default=None, ge=1, le=ID_MAX, description="Defaults to the property's default laundry"
     )
     service_date: dt.date
     pickup_date: dt.date | None = None
@@ -40,7 +40,7 @@ class SheetCreate(StrictInput):
 class SheetUpdate(StrictInput):
     """Drafts only. Fields left out are unchanged; ``lines`` replaces every line."""
 
-    laundry_id: int | None = Field(default=None, ge=1)
+    laundry_id: int | None = Field(default=None, ge=1, le=ID_MAX)
     service_date: dt.date | None = None
     pickup_date: dt.date | None = None
     reason: Reason | None = None
@@ -55,7 +55,7 @@ class CancelIn(StrictInput):
 
 
 class DeliveryLineIn(StrictInput):
-    item_type_id: int = Field(ge=1)
+    item_type_id: int = Field(ge=1, le=ID_MAX)
     qty_delivered: int = Qty
     qty_collected: int = Qty
     qty_rejected: int = Field(default=0, ge=0, le=10_000, description="Delivered but refused")

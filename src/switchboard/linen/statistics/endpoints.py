@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from switchboard.kit.paging import Paging
-from switchboard.linen.common import READ_ERRORS, DateFrom, DateTo
+from switchboard.linen.common import ID_MAX, READ_ERRORS, DateFrom, DateTo
 from switchboard.linen.deps import PortalCaller
 from switchboard.linen.statistics import service
 from switchboard.linen.statistics.repository import StatsQuery
@@ -38,9 +38,9 @@ async def get_statistics(
     group_by: Annotated[GroupBy, Query(alias="groupBy")] = "month",
     date_from: DateFrom = None,
     date_to: DateTo = None,
-    property_id: Annotated[int | None, Query(alias="propertyId")] = None,
-    laundry_id: Annotated[int | None, Query(alias="laundryId")] = None,
-    group_id: Annotated[int | None, Query(alias="groupId")] = None,
+    property_id: Annotated[int | None, Query(ge=1, le=ID_MAX, alias="propertyId")] = None,
+    laundry_id: Annotated[int | None, Query(ge=1, le=ID_MAX, alias="laundryId")] = None,
+    group_id: Annotated[int | None, Query(ge=1, le=ID_MAX, alias="groupId")] = None,
 ) -> StatisticsPage:
     start, end = service.default_range(runtime.clock)
     query = StatsQuery(

@@ -9,7 +9,15 @@ from fastapi import APIRouter, Query
 from switchboard.kit.clock import iso_utc
 from switchboard.kit.paging import Paging
 from switchboard.kit.schemas import Ok, Page
-from switchboard.linen.common import READ_ERRORS, WRITE_ERRORS, SortQuery, error_responses, page
+from switchboard.linen.common import (
+    ID_MAX,
+    READ_ERRORS,
+    WRITE_ERRORS,
+    IdPath,
+    SortQuery,
+    error_responses,
+    page,
+)
 from switchboard.linen.deps import PortalAdmin, PortalCaller, VaultRevealer
 from switchboard.linen.vault import service
 from switchboard.linen.vault.models import VaultEntry
@@ -60,8 +68,8 @@ async def list_entries(
     caller: PortalCaller,
     session: Session,
     paging: Paging,
-    property_id: Annotated[int | None, Query(alias="propertyId")] = None,
-    group_id: Annotated[int | None, Query(alias="groupId")] = None,
+    property_id: Annotated[int | None, Query(ge=1, le=ID_MAX, alias="propertyId")] = None,
+    group_id: Annotated[int | None, Query(ge=1, le=ID_MAX, alias="groupId")] = None,
     kind: Annotated[VaultKind | None, Query()] = None,
     sort: SortQuery = None,
 ) -> Page[VaultOut]:
@@ -84,13 +92,13 @@ async def create_entry(
 
 
 @router.get("/{entry_id}", response_model=VaultOut, responses=READ_ERRORS, summary="Get (masked)")
-async def get_entry(entry_id: int, caller: PortalCaller, session: Session) -> VaultOut:
+async def get_entry(entry_id: IdPath, caller: PortalCaller, session: Session) -> VaultOut:
     return entry_out(await service.get(session, tenant_id=caller.tenant_id, entry_id=entry_id))
 
 
 @router.patch("/{entry_id}", response_model=VaultOut, responses=WRITE_ERRORS, summary="Update")
 async def update_entry(
-    entry_id: int, body: VaultUpdate, caller: PortalAdmin, session: Session, runtime: RuntimeDep
+    entry_id: IdPath, body: VaultUpdate, caller: PortalAdmin, session: Session, runtime: RuntimeDep
 ) -> VaultOut:
     row = await service.update(
         session, tenant_id=caller.tenant_id, entry_id=entry_id, body=body, actor=caller.username,
@@ -100,7 +108,7 @@ async def update_entry(
 
 
 @router.delete("/{entry_id}", response_model=Ok, responses=WRITE_ERRORS, summary="Delete")
-async def delete_entry(entry_id: int, caller: PortalAdmin, session: Session) -> Ok:
+async def delete_entry(entry_id: IdPath, caller: PortalAdmin, session: Session) -> Ok:
     await service.delete(session, tenant_id=caller.tenant_id, entry_id=entry_id)
     return Ok()
 
@@ -112,7 +120,7 @@ async def delete_entry(entry_id: int, caller: PortalAdmin, session: Session) -> 
     summary="Reveal the secret (admin, power-user); writes an audit row with who and when",
 )
 async def reveal_entry(
-    entry_id: int, caller: VaultRevealer, session: Session, runtime: RuntimeDep
+    entry_id: IdPath, caller: VaultRevealer, session: Session, runtime: RuntimeDep
 ) -> RevealOut:
     row, audit, secret = await service.reveal(
         session, tenant_id=caller.tenant_id, entry_id=entry_id, caller=caller, box=runtime.box,
@@ -133,7 +141,7 @@ async def reveal_entry(
     summary="The reveal audit log of an entry, newest first (admin, power-user)",
 )
 async def list_reveals(
-    entry_id: int, caller: VaultRevealer, session: Session, paging: Paging
+    entry_id: IdPath, caller: VaultRevealer, session: Session, paging: Paging
 ) -> Page[RevealLogItem]:
     rows, total = await service.reveals(
         session, tenant_id=caller.tenant_id, entry_id=entry_id, paging=paging

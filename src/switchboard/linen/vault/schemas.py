@@ -6,6 +6,7 @@ from typing import Literal
 from pydantic import Field
 
 from switchboard.kit.schemas import Schema, StrictInput
+from switchboard.linen.common import ID_MAX
 
 VaultKind = Literal["key-safe", "door-code", "alarm", "wifi", "document", "other"]
 MASK = "••••••"
@@ -14,8 +15,8 @@ MASK = "••••••"
 class VaultCreate(StrictInput):
     """Exactly one of ``propertyId`` and ``groupId``."""
 
-    property_id: int | None = Field(default=None, ge=1)
-    group_id: int | None = Field(default=None, ge=1)
+    property_id: int | None = Field(default=None, ge=1, le=ID_MAX)
+    group_id: int | None = Field(default=None, ge=1, le=ID_MAX)
     kind: VaultKind
     label: str = Field(min_length=1, max_length=200)
     secret: str = Field(min_length=1, max_length=4000)
