@@ -113,3 +113,25 @@ async def test_a_subscription_deleted_mid_flight_is_forgotten(
         deliveries = list(await session.scalars(select(Delivery)))
     assert [(a.subscription_id, a.status_code) for a in attempts] == [(keep_id, 200)]
     assert [(d.subscription_id, d.status) for d in deliveries] == [(keep_id, "succeeded")]
+
+
+async def test_the_log_is_kept_for_the_retention_period(
+    runtime: Runtime, clock: ManualClock, org: TenantFixture, receiver: Receiver
+) -> None:
+    receiver.status["/hook"] = [200, 500]
+    await subscribe(runtime, org, receiver.url("/hook"))
+    await fire(runtime, org, count=2)
+    assert await deliver_due(runtime) == 2  # one succeeds, one waits for its retry
+
+    days = runtime.settings.webhook_log_retention_days
+    async with Sender(runtime) as worker:
+        clock.advance(days * 86400 - 60)
+        assert await worker.prune() == 0
+        clock.advance(120)
+        assert await worker.prune() == 1
+
+    async with runtime.db.transaction() as session:
+        deliveries = list(await session.scalars(select(Delivery)))
+        attempts = list(await session.scalars(select(Attempt)))
+    assert [d.status for d in deliveries] == ["pending"]  # the queue is never pruned
+    assert attempts == []
