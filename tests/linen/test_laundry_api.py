@@ -110,6 +110,7 @@ async def test_delivery_report_adds_unordered_items_and_can_be_corrected(world: 
     seen_by_admin = (await world.portal.get(f"/v1/sheets/{sheet['id']}")).json()
     assert seen_by_admin["status"] == "delivered"
     assert seen_by_admin["deliveredAt"] is not None
+    assert seen_by_admin["reportedBy"] == f"laundry:{world.laundry}"
     future = await client.post(
         url,
         json={"deliveredAt": "2030-01-01T00:00:00Z",

@@ -95,6 +95,7 @@ class SheetOut(Schema):
     confirmed_at: str | None
     confirmed_by: str | None
     delivered_at: str | None
+    reported_by: str | None = Field(description="Who reported the counts: a user or laundry:<id>")
     cancelled_at: str | None
     cancelled_by: str | None
     cancel_reason: str
@@ -146,6 +147,7 @@ def sheet_out(sheet: object, lines: list[object]) -> SheetOut:
         confirmed_at=iso_utc(sheet.confirmed_at),
         confirmed_by=sheet.confirmed_by,
         delivered_at=iso_utc(sheet.delivered_at),
+        reported_by=sheet.reported_by,
         cancelled_at=iso_utc(sheet.cancelled_at),
         cancelled_by=sheet.cancelled_by,
         cancel_reason=sheet.cancel_reason,
