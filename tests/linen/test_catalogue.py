@@ -37,6 +37,8 @@ async def test_item_types_sets_and_rules(portal: Portal) -> None:
         assert (await portal.post("/v1/item-types", body)).status_code == status, body
     listed = (await portal.get("/v1/item-types", sort="-code")).json()
     assert [i["code"] for i in listed["data"]] == ["SHEET_DOUBLE", "PILLOWCASE", "BED_SET_DOUBLE"]
+    component = await portal.delete(f"/v1/item-types/{sheet['id']}")
+    assert (component.status_code, component.json()["error"]) == (409, "in_use")
     updated = await portal.patch(f"/v1/item-types/{pillow['id']}", {"active": False})
     assert updated.json()["active"] is False
     assert (await portal.get("/v1/item-types", active="true")).json()["total"] == 2

@@ -207,3 +207,21 @@ async def test_lists_filter_sort_and_page(world: World) -> None:
     assert (bad_range.status_code, bad_range.json()["error"]) == (400, "invalid_range")
     too_big = await portal.get("/v1/sheets", limit=501)
     assert too_big.status_code == 400
+
+
+async def test_deactivated_things_take_no_new_orders(world: World) -> None:
+    portal = world.portal
+    await portal.patch(f"/v1/item-types/{world.towel}", {"active": False})
+    refused = await portal.post(
+        "/v1/sheets",
+        {"propertyId": world.property, "serviceDate": "2026-01-10",
+         "lines": [{"itemTypeId": world.towel, "qtyOrdered": 1}]},
+    )  # fmt: skip
+    assert (refused.status_code, refused.json()["error"]) == (409, "inactive")
+    await portal.patch(f"/v1/item-types/{world.towel}", {"active": True})
+    await portal.patch(f"/v1/properties/{world.property}", {"active": False})
+    refused = await portal.post(
+        "/v1/sheets", {"propertyId": world.property, "serviceDate": "2026-01-10"}
+    )
+    assert (refused.status_code, refused.json()["error"]) == (409, "inactive")
+    assert (await portal.get("/v1/sheets")).json()["total"] == 0

@@ -42,6 +42,16 @@ async def many(session: AsyncSession, tenant_id: int, ids: Iterable[int]) -> dic
     return {row.id: row for row in rows}
 
 
+async def sets_containing(session: AsyncSession, tenant_id: int, item_type_id: int) -> list[str]:
+    """Codes of the sets that list ``item_type_id`` as a component (components are JSON)."""
+    stmt = scoped(tenant_id).where(ItemType.unit == "set")
+    return [
+        row.code
+        for row in await session.scalars(stmt)
+        if any(int(c["itemTypeId"]) == item_type_id for c in row.components)
+    ]
+
+
 async def list_page(
     session: AsyncSession,
     tenant_id: int,

@@ -124,4 +124,8 @@ async def update(
 
 async def delete(session: AsyncSession, *, tenant_id: int, item_type_id: int) -> None:
     row = await get(session, tenant_id=tenant_id, item_type_id=item_type_id)
+    if await repository.sets_containing(session, tenant_id, row.id):
+        raise Conflict(
+            "the item type is a component of a set; deactivate it instead", code="in_use"
+        )
     await delete_unless_used(session, row, what="item type")

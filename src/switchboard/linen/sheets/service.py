@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import zoneinfo
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -132,13 +132,21 @@ def parse_statuses(value: str | None) -> tuple[str, ...]:
     return wanted
 
 
+def _require_active(inactive: Sequence[object], what: str) -> None:
+    """New orders go to active properties and laundries, for active item types only."""
+    if inactive:
+        name = getattr(inactive[0], "name", what)
+        raise Conflict(f"{name!r} is deactivated; reactivate it to order", code="inactive")
+
+
 async def _build_lines(
     session: AsyncSession, tenant_id: int, sheet_id: int, given: list[LineIn]
 ) -> list[SheetLine]:
     ids = [line.item_type_id for line in given]
     if len(set(ids)) != len(ids):
         raise BadRequest("lines: an item type is listed twice")
-    await item_types.require_all(session, tenant_id=tenant_id, ids=ids, field="lines")
+    found = await item_types.require_all(session, tenant_id=tenant_id, ids=ids, field="lines")
+    _require_active([k for k in found.values() if not k.active], "item type")
     return [
         SheetLine(
             tenant_id=tenant_id,
@@ -194,9 +202,10 @@ async def create(
     laundry_id = body.laundry_id or prop.default_laundry_id
     if laundry_id is None:
         raise BadRequest("laundryId: required, the property has no default laundry")
-    await laundries.require_reference(
+    laundry = await laundries.require_reference(
         session, tenant_id=tenant_id, laundry_id=laundry_id, field="laundryId"
     )
+    _require_active([row for row in (prop, laundry) if not row.active], "property or laundry")
     _check_dates(body.service_date, body.pickup_date)
     now = clock.now()
     sheet = await _numbered(
@@ -244,9 +253,10 @@ async def update(
         )
     given = body.model_fields_set
     if body.laundry_id is not None:
-        await laundries.require_reference(
+        laundry = await laundries.require_reference(
             session, tenant_id=tenant_id, laundry_id=body.laundry_id, field="laundryId"
         )
+        _require_active([laundry] if not laundry.active else [], "laundry")
         sheet.laundry_id = body.laundry_id
     if body.service_date is not None:
         sheet.service_date = body.service_date
