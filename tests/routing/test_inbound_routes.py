@@ -85,6 +85,9 @@ async def test_bad_input_is_400_and_changes_nothing(
         {"Did": "1" * 129, "User": "alice"},
         {"Did": "100", "User": ["alice"]},
         {"Did": "100", "FromNumber": 5, "User": "alice"},
+        {"Did": "10\u00000", "User": "alice"},
+        {"Did": "100", "FromNumber": "+1\u0007", "User": "alice"},
+        {"Did": "100", "User": "al\u0000ice"},
     ):
         response = await app_client.post(URL, headers=headers, json=body)
         assert response.status_code == 400, body
@@ -111,6 +114,13 @@ async def test_get_one_decodes_the_path_and_returns_the_first_row(
     assert star.json() == {"did": "*", "fromNumber": "", "user": "admin"}
     missing = await app_client.get(f"{URL}/999", headers=headers)
     assert missing.status_code == 404
+    for path in (f"{URL}/%00", f"{URL}/1%0A"):
+        assert (await app_client.get(path, headers=headers)).status_code == 404
+        assert (await app_client.delete(path, headers=headers)).status_code == 404
+    nul_caller = await app_client.put(
+        f"{URL}/100", params={"fromNumber": "\x00"}, headers=headers, json={"User": "x"}
+    )
+    assert nul_caller.status_code == 404
     assert missing.json()["error"] == "not_found"
 
 

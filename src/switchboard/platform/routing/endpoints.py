@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
@@ -54,6 +55,17 @@ FromNumberQuery = Annotated[
         description="FromNumber of the row to address; absent or empty: the row without one",
     ),
 ]
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def stored_key(value: str) -> str:
+    """A path or query key; one with control characters cannot name a stored row (creation
+    refuses them, and PostgreSQL cannot even compare a NUL), so it is a plain 404."""
+    if _CONTROL.search(value):
+        raise NotFound("no route has this key")
+    return value
 
 
 def query_number(value: str) -> str:
@@ -151,7 +163,9 @@ async def resolve_inbound(
 async def get_inbound(did: str, caller: AdminCaller, session: Session) -> InboundRouteItem:
     if not did:
         raise NotFound("no inbound route for an empty Did")
-    return _item(await service.get_inbound(session, tenant_id=caller.tenant_id, did=did))
+    return _item(
+        await service.get_inbound(session, tenant_id=caller.tenant_id, did=stored_key(did))
+    )
 
 
 @router.post(
@@ -192,8 +206,8 @@ async def update_inbound(
     row = await service.update_inbound(
         session,
         tenant_id=caller.tenant_id,
-        did=did,
-        from_number=query_number(from_number or ""),
+        did=stored_key(did),
+        from_number=stored_key(query_number(from_number or "")),
         user=body.user,
     )
     return _echo(row)
@@ -223,8 +237,8 @@ async def delete_inbound(
     row = await service.delete_inbound(
         session,
         tenant_id=caller.tenant_id,
-        did=did,
-        from_number=None if from_number is None else query_number(from_number),
+        did=stored_key(did),
+        from_number=None if from_number is None else stored_key(query_number(from_number)),
     )
     return InboundRouteDeleted(deleted=_echo(row))
 
@@ -292,7 +306,8 @@ async def resolve_outbound(
     summary="One outbound route (`{match}` URL-encoded: `*` is `%2A`, `+` is `%2B`)",
 )
 async def get_outbound(match: str, caller: AdminCaller, session: Session) -> OutboundRouteItem:
-    return _outbound(await service.get_outbound(session, tenant_id=caller.tenant_id, match=match))
+    row = await service.get_outbound(session, tenant_id=caller.tenant_id, match=stored_key(match))
+    return _outbound(row)
 
 
 @router.post(
@@ -325,7 +340,7 @@ async def update_outbound(
     if body.match is not None and body.match != match:
         raise BadRequest("match cannot be changed; create the new route and delete this one")
     row = await service.update_outbound(
-        session, tenant_id=caller.tenant_id, match=match, trunk_ids=list(body.trunk_ids)
+        session, tenant_id=caller.tenant_id, match=stored_key(match), trunk_ids=list(body.trunk_ids)
     )
     return _outbound(row)
 
@@ -340,5 +355,7 @@ async def update_outbound(
 async def delete_outbound(
     match: str, caller: AdminCaller, session: Session
 ) -> OutboundRouteDeleted:
-    row = await service.delete_outbound(session, tenant_id=caller.tenant_id, match=match)
+    row = await service.delete_outbound(
+        session, tenant_id=caller.tenant_id, match=stored_key(match)
+    )
     return OutboundRouteDeleted(deleted=_outbound(row))

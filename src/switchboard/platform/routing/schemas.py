@@ -16,16 +16,20 @@ Pattern = Annotated[
     Field(
         min_length=1,
         max_length=PATTERN_MAX,
-        pattern=r"^\S+$",
+        pattern=r"^[^\s\x00-\x1f\x7f]+$",
         description="A literal, or a literal followed by a trailing `*` wildcard",
     ),
 ]
 OptionalPattern = Annotated[
     str | None,
-    Field(max_length=PATTERN_MAX, pattern=r"^\S*$", description="Empty or absent: any caller"),
+    Field(
+        max_length=PATTERN_MAX,
+        pattern=r"^[^\s\x00-\x1f\x7f]*$",
+        description="Empty or absent: any caller",
+    ),
 ]
 UserName = Annotated[str, Field(min_length=1, max_length=128, pattern=r"^[^\x00-\x1f\x7f]+$")]
-TrunkId = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^\S+$")]
+TrunkId = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[^\s\x00-\x1f\x7f]+$")]
 TrunkIds = Annotated[
     list[TrunkId],
     Field(min_length=1, max_length=TRUNKS_MAX, description="Tried in order by the bridge"),

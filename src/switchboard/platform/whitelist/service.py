@@ -50,7 +50,7 @@ def clean_comment(comment: object) -> str:
         return ""
     if not isinstance(comment, str):
         raise BadRequest("comment must be a string")
-    return comment[:COMMENT_MAX]
+    return comment.replace("\x00", "")[:COMMENT_MAX]
 
 
 def match_key(number: str) -> str:
