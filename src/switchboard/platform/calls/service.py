@@ -34,7 +34,7 @@ from switchboard.platform.events.service import emit
 from switchboard.platform.numbers.service import find_number
 from switchboard.platform.routing.service import resolve_outbound
 from switchboard.platform.transcripts.service import TranscriptInput, Turn, save_transcript
-from switchboard.platform.whitelist.service import add_number
+from switchboard.platform.whitelist.service import add_number, is_whitelisted
 from switchboard.runtime import Runtime
 from switchboard.tenants.config import TenantConfig
 from switchboard.tenants.models import Tenant
@@ -239,12 +239,14 @@ async def create_call(
 
     whitelist_added, whitelist_error = False, None
     try:
-        whitelist_added, _count = await add_number(
-            session,
-            tenant_id=tenant.id,
-            number=body.phone,
-            comment=f"outbound AI call {call.call_id}",
-        )
+        # A number already on the list needs no write (and no lock on the tenant's list).
+        if not await is_whitelisted(session, tenant_id=tenant.id, number=body.phone):
+            whitelist_added, _count = await add_number(
+                session,
+                tenant_id=tenant.id,
+                number=body.phone,
+                comment=f"outbound AI call {call.call_id}",
+            )
     except ApiError as exc:
         whitelist_error = exc.description
     repository.add(session, call)
