@@ -97,3 +97,26 @@ async def test_unknown_number_fails_cleanly(settings: Settings, org: Org) -> Non
     _, err = await process.communicate()
     assert process.returncode != 0
     assert b"no virtual number" in err
+
+
+async def test_office_tab_call_rings_the_routed_user(
+    app_client: AsyncClient, runtime: Runtime, org: Org, settings: Settings
+) -> None:
+    response = await app_client.post(
+        "/api.ashx/v1/inbound-routes",
+        json={"Did": "+493012345", "User": "alice"},
+        headers=org.headers,
+    )
+    assert response.status_code == 201, response.text
+    call_id = await _sim(settings, "sip", "--tenant", "acme", "--did", "+493012345",
+                         "--from", "+14155550123", "--office-tab")  # fmt: skip
+    names = [n for n, _ in await events(runtime, call_id)]
+    assert names == ["call.answered", "call.started", "call.ended", "transcript.saved"]
+    detail = (
+        await app_client.get(f"/api.ashx/v1/transcripts/{call_id}", headers=org.headers)
+    ).json()
+    assert detail["callerSource"] == "office-tab"
+    listing = await app_client.get(
+        "/api.ashx/v1/transcripts", params={"source": "vnum", "q": "alice"}, headers=org.headers
+    )
+    assert [item["callId"] for item in listing.json()["data"]] == [call_id]

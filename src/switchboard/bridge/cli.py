@@ -55,6 +55,7 @@ def _run_inbound(
     outcome: str,
     speed: float | None,
     platform_url: str | None,
+    office_tab: bool = False,
 ) -> None:
     settings = Settings()
     if speed is not None:
@@ -77,6 +78,14 @@ def _run_inbound(
                     "Aoede",
                     "en-US",
                 )
+                rule = ""
+                if office_tab:
+                    from switchboard.platform.routing.service import resolve_inbound
+
+                    rule = await resolve_inbound(
+                        session, tenant_id=row.id, did=number, from_number=from_number
+                    )
+                    display_name = rule
                 if not sip:
                     vnum = await find_number(session, tenant_id=row.id, number=number)
                     if vnum is None:
@@ -104,6 +113,7 @@ def _run_inbound(
                     callback_url=url, tenant=tenant, sip=sip, number=number,
                     from_number=from_number, display_name=display_name, prompt=prompt,
                     outcome=outcome, voice=voice, language=language,
+                    source="office-tab" if office_tab else None, rule=rule,
                 )  # fmt: skip
             finally:
                 await simulator.aclose()
@@ -146,15 +156,20 @@ def vnum(
 @click.option("--tenant", required=True)
 @click.option("--did", required=True, help="The dialled inbound number")
 @click.option("--from", "from_number", required=True, help="The calling number")
+@click.option(
+    "--office-tab",
+    is_flag=True,
+    help="The inbound route rings an office-tab user's phone (transcript source office-tab)",
+)
 @_outcome
 @_speed
 @_platform
 def sip(
-    tenant: str, did: str, from_number: str, outcome: str, speed: float | None,
-    platform_url: str | None,
+    tenant: str, did: str, from_number: str, office_tab: bool, outcome: str,
+    speed: float | None, platform_url: str | None,
 ) -> None:  # fmt: skip
     """An inbound SIP call to the AI receptionist; prints the call id when it has ended."""
     _run_inbound(
         tenant=tenant, sip=True, number=did, from_number=from_number, outcome=outcome,
-        speed=speed, platform_url=platform_url,
+        speed=speed, platform_url=platform_url, office_tab=office_tab,
     )  # fmt: skip

@@ -323,6 +323,8 @@ class SimulatedBridge:
         voice: str = "Aoede",
         language: str = "en-US",
         model: str = "",
+        source: str | None = None,
+        rule: str = "",
     ) -> str:
         """Play one inbound call to the end; returns its call id."""
         call_id = ("sip-" if sip else "vnum-") + secrets.token_hex(6)
@@ -335,7 +337,7 @@ class SimulatedBridge:
         call = SimCall(dial=dial, started=self.clock.now())
         inbound: dict[str, object] = {
             "tenant": tenant,
-            "source": "sip" if sip else "vnum",
+            "source": source or ("sip" if sip else "vnum"),
             "number": number,
             "did": number if sip else "",
             "from_number": from_number,
@@ -344,6 +346,7 @@ class SimulatedBridge:
             "voice": voice,
             "language": language,
             "model": model,
+            "rule": rule,
         }
         script = inbound_script(prompt=prompt, display_name=display_name, sip=sip, outcome=outcome)
         await self._play(call, script, callback_url, inbound=inbound)

@@ -554,8 +554,8 @@ async def _apply_inbound(session: AsyncSession, *, runtime: Runtime, event: Call
         tenant = await repository.tenant_by_name(session, event.tenant)
         if tenant is None:
             raise NotFound(f"no tenant {event.tenant!r}")
-        if event.source not in ("vnum", "sip"):
-            raise BadRequest("source: 'vnum' or 'sip'")
+        if event.source not in ("vnum", "sip", "office-tab"):
+            raise BadRequest("source: 'vnum', 'sip' or 'office-tab'")
         row = InboundCall(
             call_id=event.call_id, tenant_id=tenant.id, source=event.source, number=event.number,
             from_number=event.from_number, room=event.room, started_at=now, outcome="",
@@ -563,7 +563,7 @@ async def _apply_inbound(session: AsyncSession, *, runtime: Runtime, event: Call
         session.add(row)
         await session.flush()
     tenant_name = await repository.tenant_name(session, row.tenant_id)
-    sip = row.source == "sip"
+    sip = row.source in ("sip", "office-tab")  # SIP legs; office-tab rang a user's phone
     Inbound = InboundCall  # noqa: N806 (a short alias for the guards)
 
     async def publish(name: str, data: dict[str, object]) -> None:
