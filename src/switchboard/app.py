@@ -14,7 +14,11 @@ from switchboard.bridge.client import close_bridge
 from switchboard.bridge.simulator import mounted_simulator
 from switchboard.identity.app import create_identity_app
 from switchboard.kit.clock import Clock
-from switchboard.kit.http import NoStoreMiddleware, http_exception_response
+from switchboard.kit.http import (
+    NoStoreMiddleware,
+    RejectNulMiddleware,
+    http_exception_response,
+)
 from switchboard.linen.app import create_linen_app
 from switchboard.platform.app import create_platform_app
 from switchboard.runtime import Runtime
@@ -50,7 +54,7 @@ def create_app(
             Mount("/bridge-sim", app=mounted_simulator(runtime).app),
             Mount("", app=platform),
         ],
-        middleware=[Middleware(NoStoreMiddleware)],
+        middleware=[Middleware(NoStoreMiddleware), Middleware(RejectNulMiddleware)],
         exception_handlers={HTTPException: http_exception_response},
         lifespan=lifespan,
     )

@@ -48,6 +48,9 @@ async def token(
     refresh_token: Annotated[str | None, Form()] = None,
 ) -> JsonResponse:
     settings = runtime.settings
+    fields = (grant_type, client_id, username, password, scope, refresh_token)
+    if any(value is not None and "\x00" in value for value in fields):
+        raise OAuthError("invalid_request", "form fields must not contain NUL characters")
     issuer = _issuer(runtime, request)
     result: TokenSet | None = None
     failure: OAuthError | None = None

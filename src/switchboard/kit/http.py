@@ -36,6 +36,24 @@ def error_response(error: ApiError) -> JsonResponse:
     return JsonResponse(error.body(), status_code=error.status, headers=error.headers)
 
 
+class RejectNulMiddleware:
+    """A NUL character in the path or query is never legitimate: 400 before any handler runs."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and (
+            "\x00" in scope["path"]
+            or b"%00" in scope["query_string"]
+            or b"\x00" in scope["query_string"]
+        ):
+            response = error_response(ApiError("the URL must not contain NUL characters"))
+            await response(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
 class NoStoreMiddleware:
     """Adds ``Cache-Control: no-store`` to every HTTP response."""
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any, Unpack
+from typing import Annotated, Any
 from urllib.parse import urlencode
 
 from fastapi import Depends, Query, Request
@@ -51,7 +51,7 @@ Paging = Annotated[PageParams, Depends(page_params)]
 
 
 async def fetch_page(
-    session: AsyncSession, stmt: Select[Unpack[tuple[Any, ...]]], paging: PageParams
+    session: AsyncSession, stmt: Select[*tuple[Any, ...]], paging: PageParams
 ) -> tuple[list[Any], int]:
     """One page of ``stmt`` (already ordered) and the total count, both computed by the database."""
     total = (

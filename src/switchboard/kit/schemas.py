@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Generic, TypeVar
 
-from pydantic import AliasChoices, AliasGenerator, BaseModel, ConfigDict
+from pydantic import AliasChoices, AliasGenerator, BaseModel, ConfigDict, model_validator
 from pydantic.alias_generators import to_camel, to_pascal
 
 
@@ -37,10 +37,28 @@ class PascalSchema(BaseModel):
     )
 
 
+def contains_nul(value: Any) -> bool:
+    """Whether a decoded JSON value holds a NUL character anywhere (no database stores one)."""
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(contains_nul(k) or contains_nul(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(contains_nul(v) for v in value)
+    return False
+
+
 class StrictInput(Schema):
     """Base of request bodies: unknown fields are ignored, wrong types are 400."""
 
     model_config = ConfigDict(extra="ignore", str_strip_whitespace=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_nul(cls, data: Any) -> Any:
+        if contains_nul(data):
+            raise ValueError("text must not contain NUL characters")
+        return data
 
 
 class ErrorBody(BaseModel):
