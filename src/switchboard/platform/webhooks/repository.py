@@ -12,7 +12,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from sqlalchemy import Select, Table, bindparam, delete, func, insert, or_, select, update
+from sqlalchemy import (
+    Select,
+    Table,
+    bindparam,
+    delete,
+    func,
+    insert,
+    or_,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.expression import type_coerce
 
@@ -275,9 +286,41 @@ async def existing_subscriptions(session: AsyncSession, ids: Sequence[str]) -> s
     return set(await session.scalars(select(t.c.id).where(t.c.id.in_(_padded(ids)))))
 
 
+_ATTEMPT_COLUMNS = (
+    "tenant_id",
+    "subscription_id",
+    "delivery_id",
+    "event",
+    "attempt",
+    "started_at",
+    "status_code",
+    "latency_ms",
+    "error",
+    "response_snippet",
+)
+# One statement text whatever the batch size, so PostgreSQL reuses one prepared statement
+# (a multi-row VALUES list would be a new statement for every batch size).
+_INSERT_ATTEMPTS_UNNEST = text(
+    """
+    INSERT INTO webhook_attempts (tenant_id, subscription_id, delivery_id, event, attempt,
+        started_at, status_code, latency_ms, error, response_snippet)
+    SELECT * FROM unnest(CAST(:tenant_id AS INTEGER[]), CAST(:subscription_id AS VARCHAR[]),
+        CAST(:delivery_id AS VARCHAR[]), CAST(:event AS VARCHAR[]), CAST(:attempt AS INTEGER[]),
+        CAST(:started_at AS TIMESTAMPTZ[]), CAST(:status_code AS INTEGER[]),
+        CAST(:latency_ms AS INTEGER[]), CAST(:error AS VARCHAR[]),
+        CAST(:response_snippet AS VARCHAR[]))
+    """
+)
+
+
 async def record_attempts(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> None:
-    if rows:
-        await session.execute(insert(_attempts_table), list(rows))
+    if not rows:
+        return
+    if session.get_bind().dialect.name == "postgresql":
+        columns = {name: [row[name] for row in rows] for name in _ATTEMPT_COLUMNS}
+        await session.execute(_INSERT_ATTEMPTS_UNNEST, columns)
+        return
+    await session.execute(insert(_attempts_table), list(rows))
 
 
 async def finish_deliveries(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> None:

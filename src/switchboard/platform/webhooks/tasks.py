@@ -250,9 +250,10 @@ class Sender:
         assert self._http is not None
         outcome = Outcome(item, self.runtime.clock.now())
         began = time.perf_counter()
+        cancelled = False
         try:
             self._check_literal(item.url)
-            headers = self.headers(item, int(time.time()))
+            headers = self.headers(item, int(outcome.started_at.timestamp()))
             async with self._http.post(
                 item.url, data=item.body, headers=headers, allow_redirects=False
             ) as response:
@@ -261,12 +262,18 @@ class Sender:
                 outcome.snippet = raw.decode("utf-8", "replace")[:SNIPPET_MAX]
         except (TimeoutError, aiohttp.ClientError, RefusedDestination, ValueError) as exc:
             outcome.error = _describe(exc)
+        except asyncio.CancelledError:
+            # Shutting down mid-request: record nothing, so the lease expires and the same
+            # attempt is sent again, exactly as after a crash.
+            cancelled = True
+            raise
         finally:
             outcome.latency_ms = int((time.perf_counter() - began) * 1000)
             self._in_flight[item.subscription_id] -= 1
             if self._in_flight[item.subscription_id] <= 0:
                 del self._in_flight[item.subscription_id]
-            self._done.append(outcome)
+            if not cancelled:
+                self._done.append(outcome)
             self._progress.set()
             self._poll_at = 0.0  # a slot is free again, maybe of a saturated subscription
 
