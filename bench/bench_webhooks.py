@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import orjson
 
 from switchboard.models import Base
 from switchboard.platform.events.service import emit
@@ -134,6 +135,21 @@ async def queue(runtime: Runtime, tenant_id: int, tenant_name: str, events: int)
                     data=payload,
                     clock=runtime.clock,
                 )
+
+
+async def baseline(port: int, requests: int, concurrency: int = 64) -> float:
+    """Bare aiohttp POSTs of the same size to the same receiver: the ceiling on this machine."""
+    body = orjson.dumps({"event": "call.started", "data": {"note": "x" * 900}})
+    gate = asyncio.Semaphore(concurrency)
+    async with aiohttp.ClientSession() as http:
+
+        async def one() -> None:
+            async with gate, http.post(f"http://127.0.0.1:{port}/hook/0", data=body) as r:
+                await r.read()
+
+        began = time.perf_counter()
+        await asyncio.gather(*(one() for _ in range(requests)))
+        return requests / (time.perf_counter() - began)
 
 
 async def throughput(settings: Settings, port: int, events: int) -> float:
