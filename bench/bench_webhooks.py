@@ -250,6 +250,9 @@ def main() -> None:
                 webhook_allow_private=("127.0.0.0/8",),
                 run_workers=False,
             )
+            if not args.skip_throughput:
+                ceiling = asyncio.run(baseline(port, 5000))
+                print(f"baseline: {ceiling:,.0f} bare aiohttp POSTs/s (same core, 64 concurrent)")
             rate = (
                 0.0
                 if args.skip_throughput
