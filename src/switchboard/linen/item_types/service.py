@@ -22,6 +22,10 @@ async def get(session: AsyncSession, *, tenant_id: int, item_type_id: int) -> It
     return row
 
 
+async def many(session: AsyncSession, *, tenant_id: int, ids: list[int]) -> dict[int, ItemType]:
+    return await repository.many(session, tenant_id, ids)
+
+
 async def require_all(
     session: AsyncSession, *, tenant_id: int, ids: list[int], field: str
 ) -> dict[int, ItemType]:

@@ -55,7 +55,17 @@ class SheetLine(Base):
     """Per item type: ordered, delivered, collected soiled, rejected (stained, torn)."""
 
     __tablename__ = "linen_sheet_lines"
-    __table_args__ = (UniqueConstraint("sheet_id", "item_type_id"),)
+    __table_args__ = (
+        UniqueConstraint("sheet_id", "item_type_id"),
+        # Covers the statistics' items-by-type query: no table lookups per line.
+        Index(
+            "ix_linen_sheet_lines_counts",
+            "sheet_id",
+            "item_type_id",
+            "qty_ordered",
+            "qty_delivered",
+        ),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"), index=True)

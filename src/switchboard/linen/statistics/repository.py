@@ -15,7 +15,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.linen.groups.models import GroupMember
 from switchboard.linen.invoices.models import Invoice, InvoiceLine
-from switchboard.linen.item_types.models import ItemType
 from switchboard.linen.sheets.models import LinenSheet, SheetLine
 
 COUNTED = ("confirmed", "delivered", "invoiced")
@@ -69,48 +68,41 @@ def _scope(stmt: Select[Any], query: StatsQuery) -> Select[Any]:
 
 async def totals(
     session: AsyncSession, query: StatsQuery, dialect: str
-) -> list[tuple[Any, int, int]]:
-    """(key, sheets, grams) per key."""
+) -> list[tuple[Any, str | None, int, int, int | None]]:
+    """(key, currency, sheets, grams, estimated cost) per key and price-list currency; one
+    scan of the sheets serves the counts and the costs."""
     key = _key(query, dialect)
     stmt = select(
-        key, func.count(LinenSheet.id), func.coalesce(func.sum(LinenSheet.weight_grams), 0)
+        key,
+        LinenSheet.currency,
+        func.count(LinenSheet.id),
+        func.coalesce(func.sum(LinenSheet.weight_grams), 0),
+        func.sum(LinenSheet.estimated_cost),
     ).select_from(LinenSheet)
-    stmt = _scope(stmt, query).group_by(key)
-    return [(k, int(n), int(g)) for k, n, g in (await session.execute(stmt)).all()]
-
-
-async def estimated(
-    session: AsyncSession, query: StatsQuery, dialect: str
-) -> list[tuple[Any, str, int]]:
-    """(key, currency, estimated cost) per key and currency."""
-    key = _key(query, dialect)
-    stmt = select(key, LinenSheet.currency, func.sum(LinenSheet.estimated_cost)).select_from(
-        LinenSheet
-    )
-    stmt = _scope(stmt, query).where(LinenSheet.estimated_cost.is_not(None))
-    stmt = stmt.group_by(key, LinenSheet.currency)
-    return [(k, str(c), int(s)) for k, c, s in (await session.execute(stmt)).all()]
+    stmt = _scope(stmt, query).group_by(key, LinenSheet.currency)
+    return [
+        (k, c, int(n), int(g), None if e is None else int(e))
+        for k, c, n, g, e in (await session.execute(stmt)).all()
+    ]
 
 
 async def items(
     session: AsyncSession, query: StatsQuery, dialect: str
-) -> list[tuple[Any, int, str, int]]:
-    """(key, item type id, code, qty) per key and item type: delivered counts once a sheet
-    is delivered, ordered counts before."""
+) -> list[tuple[Any, int, int]]:
+    """(key, item type id, qty) per key and item type: delivered counts once a sheet is
+    delivered, ordered counts before."""
     key = _key(query, dialect)
     qty = case(
         (LinenSheet.status == "confirmed", SheetLine.qty_ordered),
         else_=SheetLine.qty_delivered,
     )
     stmt = (
-        select(key, ItemType.id, ItemType.code, func.sum(qty))
+        select(key, SheetLine.item_type_id, func.sum(qty))
         .select_from(LinenSheet)
         .join(SheetLine, SheetLine.sheet_id == LinenSheet.id)
-        .join(ItemType, ItemType.id == SheetLine.item_type_id)
     )
-    stmt = _scope(stmt, query).group_by(key, ItemType.id, ItemType.code)
-    rows = (await session.execute(stmt)).all()
-    return [(k, int(i), str(c), int(q)) for k, i, c, q in rows]
+    stmt = _scope(stmt, query).group_by(key, SheetLine.item_type_id)
+    return [(k, int(i), int(q)) for k, i, q in (await session.execute(stmt)).all()]
 
 
 async def invoiced(

@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from switchboard.kit.clock import Clock
 from switchboard.linen.common import Money, check_range
 from switchboard.linen.groups import service as groups
+from switchboard.linen.item_types import service as item_types
 from switchboard.linen.laundries import service as laundries
 from switchboard.linen.properties import service as properties
 from switchboard.linen.statistics import repository
@@ -46,16 +47,26 @@ async def _labels(session: AsyncSession, query: StatsQuery, keys: list[Any]) -> 
 async def statistics(session: AsyncSession, query: StatsQuery) -> list[StatisticsRow]:
     check_range(query.date_from, query.date_to)
     dialect = session.get_bind().dialect.name
-    totals = await repository.totals(session, query, dialect)
+    counts: dict[Any, list[int]] = {}
     estimated: dict[Any, list[Money]] = defaultdict(list)
-    for key, currency, amount in await repository.estimated(session, query, dialect):
-        estimated[key].append(Money(amount=amount, currency=currency))
+    for key, currency, sheets, grams, cost in await repository.totals(session, query, dialect):
+        total = counts.setdefault(key, [0, 0])
+        total[0] += sheets
+        total[1] += grams
+        if currency is not None and cost is not None:
+            estimated[key].append(Money(amount=cost, currency=currency))
     invoiced: dict[Any, list[Money]] = defaultdict(list)
     for key, currency, amount in await repository.invoiced(session, query, dialect):
         invoiced[key].append(Money(amount=amount, currency=currency))
+    item_rows = await repository.items(session, query, dialect)
+    kinds = await item_types.many(
+        session, tenant_id=query.tenant_id, ids=list({row[1] for row in item_rows})
+    )
     items: dict[Any, list[ItemCount]] = defaultdict(list)
-    for key, item_type_id, code, qty in await repository.items(session, query, dialect):
+    for key, item_type_id, qty in item_rows:
+        code = kinds[item_type_id].code if item_type_id in kinds else str(item_type_id)
         items[key].append(ItemCount(item_type_id=item_type_id, code=code, qty=qty))
+    totals = [(key, sheets, grams) for key, (sheets, grams) in counts.items()]
     keys = [key for key, _, _ in totals]
     labels = {} if query.group_by == "month" else await _labels(session, query, keys)
     whole_range = f"{query.date_from.isoformat()}/{query.date_to.isoformat()}"
