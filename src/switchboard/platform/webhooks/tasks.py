@@ -222,14 +222,14 @@ class Sender:
 
     def _check_literal(self, url: str) -> None:
         if url not in self._literal_checked:
+            if len(self._literal_checked) > 10_000:
+                self._literal_checked.clear()
             try:
                 check_literal_host(url, self.allow)
                 self._literal_checked[url] = None
             except RefusedDestination as exc:
                 self._literal_checked[url] = str(exc)
-            if len(self._literal_checked) > 10_000:
-                self._literal_checked.clear()
-        refusal = self._literal_checked.get(url)
+        refusal = self._literal_checked[url]
         if refusal is not None:
             raise RefusedDestination(refusal)
 
