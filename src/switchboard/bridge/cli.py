@@ -99,7 +99,9 @@ def _run_inbound(
                 url = platform_url.rstrip("/") + protocol.CALLBACK_PATH
             else:
                 callbacks = httpx.AsyncClient(
-                    transport=httpx.ASGITransport(app=create_bridge_callback_app(runtime)),
+                    transport=httpx.ASGITransport(
+                        app=create_bridge_callback_app(runtime), raise_app_exceptions=False
+                    ),
                     base_url=settings.public_base_url,
                     timeout=TIMEOUT,
                 )

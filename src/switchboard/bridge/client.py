@@ -171,7 +171,9 @@ def _in_process_simulator(runtime: Runtime, callback_url: str) -> BridgeClient:
 
     secret = bridge_secret(runtime)
     callbacks = httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=create_bridge_callback_app(runtime)),
+        transport=httpx.ASGITransport(
+            app=create_bridge_callback_app(runtime), raise_app_exceptions=False
+        ),
         base_url=runtime.settings.public_base_url,
         timeout=TIMEOUT,
     )
@@ -183,7 +185,7 @@ def _in_process_simulator(runtime: Runtime, callback_url: str) -> BridgeClient:
         base_url=SIMULATOR_BASE,
         secret=secret,
         callback_url=callback_url,
-        transport=httpx.ASGITransport(app=simulator.app),
+        transport=httpx.ASGITransport(app=simulator.app, raise_app_exceptions=False),
         simulator=simulator,
         keeper=LeaseKeeper(runtime, simulator),
     )

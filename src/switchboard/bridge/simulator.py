@@ -61,6 +61,11 @@ class SimCall:
     hangup_requested: bool = False
 
 
+def _log_failure(task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("simulated call failed", exc_info=task.exception())
+
+
 def _json(data: object, status: int = 200) -> Response:
     return Response(orjson.dumps(data), status_code=status, media_type="application/json")
 
@@ -169,6 +174,7 @@ class SimulatedBridge:
         task: asyncio.Task[None] = asyncio.ensure_future(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(_log_failure)
         return task
 
     @property
