@@ -22,6 +22,8 @@ from switchboard.settings import Settings
 
 log = logging.getLogger("switchboard")
 
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
 Worker = Callable[["Runtime", asyncio.Event], Coroutine[Any, Any, None]]
 
 
@@ -98,9 +100,9 @@ def get_runtime(request: Request) -> Runtime:
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 
 
-async def get_session(runtime: RuntimeDep) -> AsyncIterator[AsyncSession]:
+async def get_session(runtime: RuntimeDep, request: Request) -> AsyncIterator[AsyncSession]:
     """One request, one transaction: committed before the response is sent."""
-    async with runtime.db.transaction() as session:
+    async with runtime.db.transaction(read_only=request.method in SAFE_METHODS) as session:
         yield session
 
 

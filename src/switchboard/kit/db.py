@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy import JSON, DateTime, MetaData, event
 from sqlalchemy.dialects.postgresql import JSONB
-from sqlalchemy.engine import Dialect
+from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -71,12 +71,25 @@ def is_sqlite(url: str) -> bool:
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
+    # The driver would open transactions lazily at the first write, so a read-then-write could
+    # lose an update; SQLAlchemy emits our own BEGIN instead (see _sqlite_begin).
+    dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA busy_timeout=10000")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()
+
+
+READ_ONLY = "switchboard_read_only"
+
+
+def _sqlite_begin(conn: Connection) -> None:
+    """Writers take SQLite's write lock at BEGIN, so transactions never interleave a read and a
+    write with another writer (no lost updates); read-only transactions keep a WAL snapshot."""
+    read_only = conn.get_execution_options().get(READ_ONLY, False)
+    conn.exec_driver_sql("BEGIN DEFERRED" if read_only else "BEGIN IMMEDIATE")
 
 
 AfterCommit = Callable[[], Awaitable[None] | None]
@@ -95,6 +108,7 @@ class Database:
         self.engine: AsyncEngine = create_async_engine(url, **kwargs)
         if is_sqlite(url):
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
+            event.listen(self.engine.sync_engine, "begin", _sqlite_begin)
         self.sessionmaker = async_sessionmaker(self.engine, expire_on_commit=False)
 
     @property
@@ -102,9 +116,15 @@ class Database:
         return self.engine.dialect.name
 
     @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[AsyncSession]:
-        """One unit of work: commit on success, roll back on error, then run after-commit hooks."""
+    async def transaction(self, *, read_only: bool = False) -> AsyncIterator[AsyncSession]:
+        """One unit of work: commit on success, roll back on error, then run after-commit hooks.
+
+        ``read_only`` is a hint for SQLite: such a transaction does not take the write lock up
+        front (it may still write, without protection against a concurrent writer).
+        """
         async with self.sessionmaker() as session:
+            if read_only and is_sqlite(self.url):
+                await session.connection(execution_options={READ_ONLY: True})
             try:
                 yield session
                 await session.commit()
