@@ -141,6 +141,11 @@ async def test_invoice_upload_links_sheets_and_moves_them_to_invoiced(world: Wor
             headers=world.laundry_headers(),
         )
         assert late.status_code == 409
+        for action in ("cancel", "confirm"):
+            refused = await world.portal.post(f"/v1/sheets/{sheet['id']}/{action}")
+            assert (refused.status_code, refused.json()["error"]) == (409, "invalid_transition")
+        edit = await world.portal.patch(f"/v1/sheets/{sheet['id']}", {"notes": "x"})
+        assert edit.status_code == 409
     pdf = await world.portal.client.get(
         f"/api/v1/invoices/{invoice['id']}/pdf", headers=await world.portal.auth("user")
     )
@@ -231,6 +236,14 @@ async def test_invoice_states(world: World) -> None:
     listed = await portal.get("/v1/invoices", status="paid", laundryId=world.laundry)
     assert listed.json()["total"] == 1
     assert (await portal.get("/v1/invoices", status="received")).json()["total"] == 0
+    # received -> approved directly; approved -> disputed; disputed -> approved again.
+    other = (await world.upload(invoice_meta("S-3", []))).json()
+    second = f"/v1/invoices/{other['id']}"
+    assert (await portal.post(f"{second}/approve")).json()["status"] == "approved"
+    reopened = await portal.post(f"{second}/dispute", {"reason": "price"})
+    assert reopened.json()["status"] == "disputed"
+    assert (await portal.post(f"{second}/pay")).status_code == 409
+    assert (await portal.post(f"{second}/approve")).json()["status"] == "approved"
     # Filters by property and group follow the invoice's lines.
     sheet = await world.delivered()
     linked = (await world.upload(invoice_meta("S-2", [sheet["id"]]))).json()
