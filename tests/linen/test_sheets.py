@@ -225,3 +225,29 @@ async def test_deactivated_things_take_no_new_orders(world: World) -> None:
     )
     assert (refused.status_code, refused.json()["error"]) == (409, "inactive")
     assert (await portal.get("/v1/sheets")).json()["total"] == 0
+
+
+async def test_running_balance_carries_to_the_next_delivery(world: World) -> None:
+    portal = world.portal
+    first = await world.confirmed("2026-01-10")
+    await portal.post(
+        f"/v1/sheets/{first['id']}/delivery",
+        {"lines": [{"itemTypeId": world.duvet, "qtyDelivered": 2, "qtyRejected": 1},
+                   {"itemTypeId": world.towel, "qtyDelivered": 1}]},
+    )  # fmt: skip
+    balance = (await portal.get(f"/v1/properties/{world.property}/balance", "user")).json()
+    owed = {i["code"]: (i["ordered"], i["accepted"], i["balance"]) for i in balance["items"]}
+    assert owed == {"DUVET_COVER_DOUBLE": (2, 1, 1), "TOWEL_BATH": (4, 1, 3)}
+    second = await world.confirmed("2026-01-12")  # orders 2 duvets, 4 towels again
+    await portal.post(
+        f"/v1/sheets/{second['id']}/delivery",
+        {"lines": [{"itemTypeId": world.duvet, "qtyDelivered": 3},
+                   {"itemTypeId": world.towel, "qtyDelivered": 8}]},
+    )  # fmt: skip
+    balance = (await portal.get(f"/v1/properties/{world.property}/balance")).json()
+    assert {i["code"]: i["balance"] for i in balance["items"]} == {
+        "DUVET_COVER_DOUBLE": 0, "TOWEL_BATH": -1,
+    }  # fmt: skip
+    before = await portal.get(f"/v1/properties/{world.property}/balance", until="2026-01-11")
+    assert {i["code"]: i["balance"] for i in before.json()["items"]}["TOWEL_BATH"] == 3
+    assert (await portal.get("/v1/properties/999/balance")).status_code == 404

@@ -123,3 +123,30 @@ async def list_page(
 ) -> tuple[list[LinenSheet], int]:
     order = order_by(sort, SORTS, default=default_sort, tiebreak=LinenSheet.id)
     return await fetch_page(session, _filtered(tenant_id, where), paging=paging, order=order)
+
+
+async def running_balance(
+    session: AsyncSession, tenant_id: int, property_id: int, until: dt.date | None
+) -> list[tuple[int, int, int]]:
+    """(item type, ordered, accepted) summed over the property's delivered and invoiced
+    sheets, up to ``until`` (service date, inclusive)."""
+    stmt = (
+        lines(tenant_id)
+        .join(LinenSheet, LinenSheet.id == SheetLine.sheet_id)
+        .where(
+            LinenSheet.tenant_id == tenant_id,
+            LinenSheet.property_id == property_id,
+            LinenSheet.status.in_(("delivered", "invoiced")),
+        )
+        .with_only_columns(
+            SheetLine.item_type_id,
+            func.sum(SheetLine.qty_ordered),
+            func.sum(SheetLine.qty_delivered - SheetLine.qty_rejected),
+        )
+        .group_by(SheetLine.item_type_id)
+        .order_by(SheetLine.item_type_id)
+    )
+    if until is not None:
+        stmt = stmt.where(LinenSheet.service_date <= until)
+    rows = (await session.execute(stmt)).all()
+    return [(int(i), int(o or 0), int(a or 0)) for i, o, a in rows]

@@ -79,6 +79,20 @@ class LineOut(Schema):
     note: str
 
 
+class BalanceItem(Schema):
+    item_type_id: int
+    code: str
+    ordered: int
+    accepted: int = Field(description="Delivered minus rejected")
+    balance: int = Field(description="ordered - accepted: still owed; negative = ahead")
+
+
+class PropertyBalance(Schema):
+    property_id: int
+    until: dt.date | None
+    items: list[BalanceItem]
+
+
 class SheetOut(Schema):
     id: int
     number: str

@@ -102,6 +102,17 @@ async def get(session: AsyncSession, *, tenant_id: int, sheet_id: int) -> LinenS
     return row
 
 
+async def running_balance(
+    session: AsyncSession, *, tenant_id: int, property_id: int, until: dt.date | None
+) -> list[tuple[ItemType, int, int]]:
+    """Per item type: ordered and accepted over the property's delivered sheets. Their
+    difference is the balance the laundry still owes (negative: delivered ahead)."""
+    await properties.get(session, tenant_id=tenant_id, property_id=property_id)
+    rows = await repository.running_balance(session, tenant_id, property_id, until)
+    kinds = await item_types.many(session, tenant_id=tenant_id, ids=[r[0] for r in rows])
+    return [(kinds[i], ordered, accepted) for i, ordered, accepted in rows if i in kinds]
+
+
 async def lines_of(
     session: AsyncSession, *, tenant_id: int, sheet_ids: list[int]
 ) -> dict[int, list[SheetLine]]:
