@@ -52,5 +52,6 @@ def test_formatter_redacts_what_slips_through() -> None:
     )
     line = RedactingFormatter("%(message)s").format(record)
     assert "ak_abcdefghijklmnop" not in line
+    assert "lk_abcdefghijk" not in line
     assert "hunter22" not in line
     assert redact("Bearer eyJhbGciOi.eyJzdWIiOi.c2lnbmF0dXJl") == "Bearer [redacted]"

@@ -8,6 +8,7 @@ import re
 _SECRET_PATTERNS = [
     re.compile(r"\bak_[A-Za-z0-9_-]{8,}"),
     re.compile(r"\brt_[A-Za-z0-9_-]{8,}"),
+    re.compile(r"\blk_[A-Za-z0-9_-]{8,}"),
     re.compile(r"\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+"),
     re.compile(r"(?i)(password|secret|api_?key|authorization|system_?prompt)(\W{1,3})[^\s,&\"']+"),
 ]
