@@ -176,7 +176,8 @@ class Sender:
         saturated = [s for s, n in self._in_flight.items() if n >= self.per_subscription]
         db = self.runtime.db
         self._wake.clear()
-        async with db.transaction() as session:
+        # SQLite: read the candidates without the write lock; the lease below is conditional.
+        async with db.transaction(read_only=not self.postgres) as session:
             candidates = await repository.due_candidates(
                 session,
                 now=now,
@@ -414,7 +415,7 @@ class Sender:
 
     async def _idle_timeout(self) -> float:
         poll = IDLE_POLL_POSTGRES if self.postgres else IDLE_POLL_SQLITE
-        async with self.runtime.db.transaction() as session:
+        async with self.runtime.db.transaction(read_only=True) as session:
             due = await repository.next_due(session)
         if due is None:
             return poll
