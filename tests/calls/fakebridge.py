@@ -21,6 +21,7 @@ class FakeBridge:
     dials: list[dict[str, Any]] = field(default_factory=list)
     hangups: list[dict[str, Any]] = field(default_factory=list)
     state: str = "unknown"
+    dial_status: int = 200
     bad_signatures: int = 0
 
     def app(self) -> web.Application:
@@ -40,6 +41,8 @@ class FakeBridge:
             if data is None:
                 return web.json_response({"error": "bad_signature"}, status=401)
             self.dials.append(data)
+            if self.dial_status != 200:
+                return web.json_response({"error": "refused"}, status=self.dial_status)
             return web.json_response(
                 {"accepted": True, "callId": data["callId"], "attempt": data["attempt"]}
             )

@@ -13,6 +13,7 @@ from sqlalchemy import select, text
 from switchboard.platform.calls.models import Call
 from switchboard.runtime import Runtime
 from tests.calls.conftest import Org, make_org
+from tests.calls.fakebridge import SECRET, FakeBridge
 from tests.calls.helpers import PROMPT, call_body, events, place, settle
 from tests.conftest import PRIMARY_HOST
 
@@ -225,6 +226,23 @@ async def test_bridge_errors_leave_nothing_behind(
     assert response.status_code == status, response.text
     assert response.json()["error"] == code
     assert response.json()["error_description"]
+    assert await _count_calls(runtime) == 0
+    assert await _whitelist(client, org) == []
+    assert await events(runtime) == []
+
+
+@pytest.mark.parametrize(
+    ("dial_status", "code"), [(400, "bridge_rejected"), (503, "bridge_unreachable")]
+)
+async def test_a_refused_dial_leaves_nothing_behind(
+    client_with: Any, fake_bridge: FakeBridge, dial_status: int, code: str
+) -> None:
+    runtime, client = await client_with(bridge_url=fake_bridge.url, bridge_secret=SECRET)
+    org = await make_org(runtime, "acme", PRIMARY_HOST)
+    fake_bridge.dial_status = dial_status
+    response = await client.post(CALLS, json=call_body(), headers=org.headers)
+    assert (response.status_code, response.json()["error"]) == (502, code)
+    assert len(fake_bridge.dials) == 1
     assert await _count_calls(runtime) == 0
     assert await _whitelist(client, org) == []
     assert await events(runtime) == []
