@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 from httpx import AsyncClient
 from sqlalchemy import select
 
 from switchboard.kit.clock import ManualClock
+from switchboard.kit.errors import Conflict
 from switchboard.platform.webhooks import service
 from switchboard.platform.webhooks.models import Delivery
 from switchboard.platform.webhooks.tasks import deliver_due
@@ -48,6 +50,15 @@ async def test_twenty_failed_deliveries_pause_and_nothing_is_sent_until_resumed(
     await fire(runtime, org, count=3)
     await _run_out(runtime, clock)
     assert len(receiver.requests) == sent, "a paused subscription received an event"
+    async with runtime.db.transaction() as session:
+        with pytest.raises(Conflict):
+            await service.send_test(
+                session,
+                tenant_id=org.id,
+                tenant_name=org.name,
+                subscription_id=sub_id,
+                clock=clock,
+            )
 
     receiver.status["/down"] = 200
     async with runtime.db.transaction() as session:
