@@ -137,11 +137,12 @@ def main() -> None:
         url = f"http://127.0.0.1:{port}/api.ashx/v1/api-keys"
         page = httpx.get(url, headers={"Authorization": f"Bearer {token}"}).json()
         assert len(page["data"]) == 50, page
+        load = {"duration": args.duration, "connections": args.connections}
         rows = [
-            ("bare ASGI hello", wrk(f"http://127.0.0.1:{hello_port}/", {}, args.duration, args.connections)),
-            ("list, OIDC token", wrk(url, {"Authorization": f"Bearer {token}"}, args.duration, args.connections)),
-            ("list, API key", wrk(url, {"Authorization": f"Bearer {api_key}"}, args.duration, args.connections)),
-        ]  # fmt: skip
+            ("bare ASGI hello", wrk(f"http://127.0.0.1:{hello_port}/", {}, **load)),
+            ("list, OIDC token", wrk(url, {"Authorization": f"Bearer {token}"}, **load)),
+            ("list, API key", wrk(url, {"Authorization": f"Bearer {api_key}"}, **load)),
+        ]
     finally:
         app.terminate()
         hello.terminate()

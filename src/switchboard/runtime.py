@@ -48,6 +48,7 @@ class Runtime:
             refresh_ttl=settings.refresh_token_ttl,
         )
         self.authenticator = Authenticator(
+            db=self.db,
             keyring=self.keyring,
             clock=self.clock,
             scheme=settings.public_scheme,

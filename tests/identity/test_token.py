@@ -156,6 +156,11 @@ async def test_api_keys_mint_use_revoke(
     listed = await app_client.get("/api.ashx/v1/api-keys", headers=key_headers)
     assert listed.status_code == 200
     assert all("key" not in item for item in listed.json()["data"])
+    used = [item for item in listed.json()["data"] if item["id"] == created.json()["id"]]
+    assert used[0]["lastUsedUtc"] is None  # recorded after the request that used it
+    again = await app_client.get("/api.ashx/v1/api-keys", headers=headers)
+    used = [item for item in again.json()["data"] if item["id"] == created.json()["id"]]
+    assert used[0]["lastUsedUtc"] == "2026-01-01T12:00:00Z"
     # An API key cannot mint another key.
     refused = await app_client.post("/api.ashx/v1/api-keys", json={}, headers=key_headers)
     assert (refused.status_code, refused.json()["error"]) == (403, "api_key_cannot_mint")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import functools
+import logging
 import time
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -15,17 +17,21 @@ from joserfc import jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 from joserfc.jws import extract_compact
-from sqlalchemy import select
+from sqlalchemy import select, update
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.identity.keys import Keyring
 from switchboard.identity.models import ROLES, ApiKey, User
 from switchboard.kit.clock import Clock
 from switchboard.kit.crypto import sha256_hex
+from switchboard.kit.db import Database, after_commit
 from switchboard.kit.errors import Unauthorized
 from switchboard.tenants import repository as tenants_repo
 from switchboard.tenants import service as tenants
 from switchboard.tenants.config import TenantConfig
+
+log = logging.getLogger("switchboard.identity")
 
 API_KEY_PREFIX = "ak_"
 TOKEN_CACHE_MAX = 10_000
@@ -93,8 +99,16 @@ class ExternalJwks:
 
 class Authenticator:
     def __init__(
-        self, *, keyring: Keyring, clock: Clock, scheme: str, primary_domain: str, jwks_ttl: int
+        self,
+        *,
+        db: Database,
+        keyring: Keyring,
+        clock: Clock,
+        scheme: str,
+        primary_domain: str,
+        jwks_ttl: int,
     ) -> None:
+        self._db = db
         self._keyring = keyring
         self._clock = clock
         self._scheme = scheme
@@ -137,7 +151,9 @@ class Authenticator:
         assert tenant is not None
         now = self._clock.now()
         if key.last_used_at is None or now - key.last_used_at > API_KEY_TOUCH_EVERY:
-            key.last_used_at = now
+            # Written in its own short transaction after the request's: a read-only request
+            # never turns into a writer, and a busy database never fails the request.
+            after_commit(session, functools.partial(self._touch_api_key, key.id, now))
         return Caller(
             tenant_id=tenant.id,
             tenant_name=tenant.name,
@@ -147,6 +163,15 @@ class Authenticator:
             method="apikey",
             primary=await self._is_primary(session, tenant.id),
         )
+
+    async def _touch_api_key(self, key_id: str, when: dt.datetime) -> None:
+        try:
+            async with self._db.transaction() as session:
+                await session.execute(
+                    update(ApiKey).where(ApiKey.id == key_id).values(last_used_at=when)
+                )
+        except SQLAlchemyError:
+            log.warning("could not record the last use of API key %s", key_id, exc_info=True)
 
     async def _is_primary(self, session: AsyncSession, tenant_id: int) -> bool:
         """Whether the tenant owns the public base URL's host (looked up at most every 30 s)."""
