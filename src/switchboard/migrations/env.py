@@ -23,7 +23,7 @@ def render_item(type_: str, obj: Any, autogen_context: Any) -> str | Literal[Fal
     if type_ == "type" and isinstance(obj, UtcDateTime):
         autogen_context.imports.add("from switchboard.kit.db import UtcDateTime")
         return "UtcDateTime()"
-    if type_ == "type" and isinstance(obj, sa.JSON):
+    if type_ == "type" and isinstance(obj, sa.JSON) and obj._variant_mapping:
         autogen_context.imports.add("from switchboard.kit.db import JsonType")
         return "JsonType"
     return False
