@@ -36,7 +36,7 @@ class PageParams:
         return following if following < total else None
 
 
-def page_params(
+async def page_params(
     request: Request,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Page size")] = DEFAULT_LIMIT,
     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET, description="Items to skip")] = 0,
