@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 
+from fastapi import FastAPI
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -60,3 +61,30 @@ def create_app(
     )
     app.state.runtime = runtime
     return app
+
+
+# Each application on its own, e.g. `uvicorn --factory switchboard.app:identity_app`. They share
+# the database (and so tenants, users and keys) with every other process of the deployment.
+
+
+def _standalone(app: FastAPI) -> FastAPI:
+    app.add_middleware(RejectNulMiddleware)
+    app.add_middleware(NoStoreMiddleware)
+    return app
+
+
+def identity_app(settings: Settings | None = None) -> FastAPI:
+    """The identity provider alone (serve it under ``/oidc.ashx``)."""
+    return _standalone(create_identity_app(Runtime(settings or Settings())))
+
+
+def platform_app(settings: Settings | None = None) -> FastAPI:
+    """The platform API and its workers alone."""
+    runtime = Runtime(settings or Settings())
+    runtime.workers.extend(all_workers())
+    return _standalone(create_platform_app(runtime, extra_openapi=create_identity_app(runtime)))
+
+
+def linen_app(settings: Settings | None = None) -> FastAPI:
+    """The linen portal alone (serve it under ``/api``)."""
+    return _standalone(create_linen_app(Runtime(settings or Settings())))
