@@ -1,6 +1,7 @@
-"""Schemathesis against the served OpenAPI document, in-process.
+"""Schemathesis against the served OpenAPI documents, in-process.
 
-Zero server errors, zero responses that break the schema, zero endpoints that ignore auth.
+Zero server errors, zero responses that break the schema, zero endpoints that ignore auth: for
+the platform API (with the identity provider's paths) and for the linen portal.
 """
 
 from __future__ import annotations
@@ -8,7 +9,9 @@ from __future__ import annotations
 import asyncio
 
 import hypothesis
+import pytest
 import schemathesis
+from httpx import ASGITransport, AsyncClient
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi import checks as openapi_checks
 
@@ -28,17 +31,26 @@ CHECKS = [
 EXAMPLES_PER_OPERATION = 20
 
 
-def test_every_operation_conforms(settings: Settings) -> None:
-    async def prepare() -> str:
-        runtime = Runtime(settings)
-        tenant = await factories.tenant(runtime, "acme", [PRIMARY_HOST])
-        key = await factories.api_key(runtime, tenant)
-        await runtime.db.dispose()
-        return key
+async def _bearer(settings: Settings, document: str) -> str:
+    """An API key for the platform; an OIDC access token for the portal (it takes no keys)."""
+    runtime = Runtime(settings)
+    tenant = await factories.tenant(runtime, "acme", [PRIMARY_HOST])
+    if document == "/openapi.json":
+        bearer = await factories.api_key(runtime, tenant)
+    else:
+        app = create_app(runtime=runtime)
+        transport = ASGITransport(app=app)
+        async with AsyncClient(transport=transport, base_url=f"http://{PRIMARY_HOST}") as client:
+            bearer = await tenant.token(client)
+    await runtime.db.dispose()
+    return bearer
 
-    key = asyncio.run(prepare())
-    headers = {"Authorization": f"Bearer {key}", "Host": PRIMARY_HOST}
-    schema = schemathesis.openapi.from_asgi("/openapi.json", create_app(settings))
+
+@pytest.mark.parametrize("document", ["/openapi.json", "/api/openapi.json"])
+def test_every_operation_conforms(settings: Settings, document: str) -> None:
+    bearer = asyncio.run(_bearer(settings, document))
+    headers = {"Authorization": f"Bearer {bearer}", "Host": PRIMARY_HOST}
+    schema = schemathesis.openapi.from_asgi(document, create_app(settings))
     tested = 0
     for result in schema.get_all_operations():
         operation = result.ok()
