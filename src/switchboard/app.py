@@ -55,7 +55,10 @@ def create_app(
             Mount("/bridge-sim", app=mounted_simulator(runtime).app),
             Mount("", app=platform),
         ],
-        middleware=[Middleware(NoStoreMiddleware), Middleware(RejectNulMiddleware)],
+        middleware=[
+            Middleware(NoStoreMiddleware, cacheable=("/api/docs/assets/",)),
+            Middleware(RejectNulMiddleware),
+        ],
         exception_handlers={HTTPException: http_exception_response},
         lifespan=lifespan,
     )
@@ -87,4 +90,7 @@ def platform_app(settings: Settings | None = None) -> FastAPI:
 
 def linen_app(settings: Settings | None = None) -> FastAPI:
     """The linen portal alone (serve it under ``/api``)."""
-    return _standalone(create_linen_app(Runtime(settings or Settings())))
+    app = create_linen_app(Runtime(settings or Settings()))
+    app.add_middleware(RejectNulMiddleware)
+    app.add_middleware(NoStoreMiddleware, cacheable=("/docs/assets/",))
+    return app

@@ -105,3 +105,11 @@ async def test_unroutable_paths_still_get_the_error_body(app_client: AsyncClient
     assert response.status_code == 404
     assert response.json()["error"] == "not_found"
     assert response.headers["cache-control"] == "no-store"
+
+
+async def test_only_documentation_assets_may_be_cached(app_client: AsyncClient) -> None:
+    asset = await app_client.get("/api/docs/assets/index.css")
+    assert asset.status_code == 200
+    assert asset.headers["cache-control"] == "public, max-age=3600"
+    for path in ("/api/docs", "/api/openapi.json", "/api/version", "/openapi.json"):
+        assert (await app_client.get(path)).headers["cache-control"] == "no-store", path

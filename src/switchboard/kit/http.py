@@ -55,20 +55,30 @@ class RejectNulMiddleware:
 
 
 class NoStoreMiddleware:
-    """Adds ``Cache-Control: no-store`` to every HTTP response."""
+    """Adds ``Cache-Control: no-store`` to every HTTP response.
 
-    def __init__(self, app: ASGIApp) -> None:
+    ``cacheable`` path prefixes (static assets that hold no data) get a short public cache
+    lifetime instead, so a browser does not fetch a megabyte of documentation assets each visit.
+    """
+
+    def __init__(self, app: ASGIApp, cacheable: tuple[str, ...] = ()) -> None:
         self.app = app
+        self.cacheable = cacheable
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        policy = (
+            b"public, max-age=3600"
+            if self.cacheable and scope["path"].startswith(self.cacheable)
+            else b"no-store"
+        )
 
         async def send_with_header(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = [(k, v) for k, v in message.get("headers", []) if k != b"cache-control"]
-                headers.append((b"cache-control", b"no-store"))
+                headers.append((b"cache-control", policy))
                 message["headers"] = headers
             await send(message)
 
