@@ -70,9 +70,9 @@ def create_app(
 # the database (and so tenants, users and keys) with every other process of the deployment.
 
 
-def _standalone(app: FastAPI) -> FastAPI:
+def _standalone(app: FastAPI, *, cacheable: tuple[str, ...] = ()) -> FastAPI:
     app.add_middleware(RejectNulMiddleware)
-    app.add_middleware(NoStoreMiddleware)
+    app.add_middleware(NoStoreMiddleware, cacheable=cacheable)
     return app
 
 
@@ -91,6 +91,4 @@ def platform_app(settings: Settings | None = None) -> FastAPI:
 def linen_app(settings: Settings | None = None) -> FastAPI:
     """The linen portal alone (serve it under ``/api``)."""
     app = create_linen_app(Runtime(settings or Settings()))
-    app.add_middleware(RejectNulMiddleware)
-    app.add_middleware(NoStoreMiddleware, cacheable=("/docs/assets/",))
-    return app
+    return _standalone(app, cacheable=("/docs/assets/",))

@@ -35,6 +35,14 @@ class PageParams:
         following = self.offset + self.limit
         return following if following < total else None
 
+    def envelope(self, total: int, *, integer_next: bool = False) -> dict[str, Any]:
+        """The envelope fields besides ``data``: ``Page(data=items, **paging.envelope(total))``.
+
+        ``integer_next`` gives ``next`` as an offset (the transcript list's quirk, spec 2.1).
+        """
+        following = self.next_offset(total) if integer_next else self.next_url(total)
+        return {"total": total, "limit": self.limit, "offset": self.offset, "next": following}
+
 
 async def page_params(
     request: Request,

@@ -8,11 +8,12 @@ from typing import Annotated, Any, TypeVar
 
 from fastapi import Path, Query
 from pydantic import Field
-from sqlalchemy import ColumnElement, Select, func, select
+from sqlalchemy import ColumnElement, Select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.kit.errors import BadRequest
 from switchboard.kit.paging import PageParams
+from switchboard.kit.paging import fetch_page as kit_fetch_page
 from switchboard.kit.schemas import ErrorBody, Page, Schema
 
 T = TypeVar("T")
@@ -83,19 +84,12 @@ async def fetch_page(
     session: AsyncSession, stmt: Select[Any], *, paging: PageParams, order: Sequence[Any]
 ) -> tuple[list[Any], int]:
     """One window of ``stmt`` (already tenant-scoped and filtered) and the total count."""
-    total = await session.scalar(select(func.count()).select_from(stmt.order_by(None).subquery()))
-    rows = await session.scalars(stmt.order_by(*order).limit(paging.limit).offset(paging.offset))
-    return list(rows), int(total or 0)
+    rows, total = await kit_fetch_page(session, stmt.order_by(*order), paging)
+    return [row[0] for row in rows], total
 
 
 def page(items: list[T], total: int, paging: PageParams) -> Page[T]:
-    return Page(
-        data=items,
-        total=total,
-        limit=paging.limit,
-        offset=paging.offset,
-        next=paging.next_url(total),
-    )
+    return Page(data=items, **paging.envelope(total))
 
 
 def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:

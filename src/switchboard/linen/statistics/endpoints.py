@@ -56,10 +56,7 @@ async def get_statistics(
     window = rows[paging.offset : paging.offset + paging.limit]
     return StatisticsPage(
         data=window,
-        total=len(rows),
-        limit=paging.limit,
-        offset=paging.offset,
-        next=paging.next_url(len(rows)),
+        **paging.envelope(len(rows)),
         group_by=group_by,
         date_from=query.date_from,
         date_to=query.date_to,

@@ -34,10 +34,7 @@ async def list_keys(caller: AdminCaller, session: Session, paging: Paging) -> Pa
     rows, total = await fetch_page(session, service.api_keys_statement(caller.tenant_id), paging)
     return Page(
         data=[_item(key, username) for key, username in rows],
-        total=total,
-        limit=paging.limit,
-        offset=paging.offset,
-        next=paging.next_url(total),
+        **paging.envelope(total),
     )
 
 

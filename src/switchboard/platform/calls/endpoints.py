@@ -55,10 +55,7 @@ async def list_calls(
     )  # fmt: skip
     return Page(
         data=[service.record(row, caller.tenant_name) for row in rows],
-        total=total,
-        limit=paging.limit,
-        offset=paging.offset,
-        next=paging.next_url(total),
+        **paging.envelope(total),
     )
 
 

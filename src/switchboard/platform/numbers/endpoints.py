@@ -25,9 +25,6 @@ async def list_numbers(caller: AdminCaller, session: Session, paging: Paging) ->
     )
     return NumberPage(
         data=[NumberItem.model_validate(row) for row in rows],
-        total=total,
-        limit=paging.limit,
-        offset=paging.offset,
-        next=paging.next_url(total),
+        **paging.envelope(total),
         tenant=caller.tenant_name,
     )

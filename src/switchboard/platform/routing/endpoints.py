@@ -109,10 +109,7 @@ async def list_inbound(
     )
     return Page(
         data=[_item(r) for r in rows],
-        total=total,
-        limit=paging.limit,
-        offset=paging.offset,
-        next=paging.next_url(total),
+        **paging.envelope(total),
     )
 
 
@@ -258,10 +255,7 @@ async def list_outbound(caller: AdminCaller, session: Session, paging: Paging) -
     )
     return OutboundRoutePage(
         data=[_outbound(r) for r in rows],
-        total=total,
-        limit=paging.limit,
-        offset=paging.offset,
-        next=paging.next_url(total),
+        **paging.envelope(total),
         default_trunk_id=await _default_trunk(session, caller),
     )
 

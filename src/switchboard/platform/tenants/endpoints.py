@@ -33,10 +33,7 @@ async def list_tenants(
     window = rows[paging.offset : paging.offset + paging.limit]
     return Page(
         data=[await _item(session, runtime, t) for t in window],
-        total=len(rows),
-        limit=paging.limit,
-        offset=paging.offset,
-        next=paging.next_url(len(rows)),
+        **paging.envelope(len(rows)),
     )
 
 

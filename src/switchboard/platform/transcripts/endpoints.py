@@ -78,10 +78,7 @@ async def list_transcripts(
     )
     return TranscriptPage(
         data=[_item(row) for row in rows],
-        total=total,
-        limit=paging.limit,
-        offset=paging.offset,
-        next=paging.next_offset(total),
+        **paging.envelope(total, integer_next=True),
     )
 
 

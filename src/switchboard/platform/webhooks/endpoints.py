@@ -25,8 +25,5 @@ async def list_webhooks(caller: AdminCaller, session: Session, paging: Paging) -
     )
     return Page(
         data=[WebhookItem.of(row) for row in rows],
-        total=total,
-        limit=paging.limit,
-        offset=paging.offset,
-        next=paging.next_url(total),
+        **paging.envelope(total),
     )

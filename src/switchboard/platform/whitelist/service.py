@@ -6,13 +6,13 @@ on their next request (the list is small; there is nothing worth caching).
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 from dataclasses import dataclass
 from typing import Literal
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from switchboard.kit.crypto import hmac_sha256_hex
 from switchboard.kit.errors import BadRequest
 from switchboard.platform.whitelist import repository
 from switchboard.platform.whitelist.models import Whitelist
@@ -164,7 +164,7 @@ def canonical_string(action: Action, tenant: str, body_length: int) -> str:
 
 def sign(secret: str, canonical: str) -> str:
     """Lowercase hex HMAC-SHA256 of the canonical string, keyed with the signaling secret."""
-    return hmac.new(secret.encode(), canonical.encode(), hashlib.sha256).hexdigest()
+    return hmac_sha256_hex(secret.encode(), canonical.encode())
 
 
 def signature_valid(secret: str, canonical: str, presented: str) -> bool:
