@@ -4,6 +4,9 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 UV := $(BIN)/uv
+# Debian packages of the real components: the browser, the far SIP end, the offline voice, the
+# SFU, the TURN server and the packet filter of the relay guard.
+APT_PACKAGES := chromium sip-tester espeak-ng janus coturn nftables
 PG_TEST_URL ?= postgresql+asyncpg://127.0.0.1:5432/test
 
 .DEFAULT_GOAL := help
@@ -18,11 +21,14 @@ $(BIN)/python:
 $(UV): $(BIN)/python
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check "uv==0.13.9"
 
-install: $(UV) ## Create .venv and install the locked dependencies, the browser and the package (idempotent)
+install: $(UV) ## Create .venv and install the locked dependencies, the Debian components and the package (idempotent)
 	UV_PROJECT_ENVIRONMENT=$(VENV) $(UV) sync --frozen --python $(BIN)/python --quiet
-	@command -v chromium >/dev/null 2>&1 || { \
-	  command -v apt-get >/dev/null 2>&1 && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
-	  || echo "note: install Debian's chromium for the browser tests"; }
+	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  if command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  else echo "note: install Debian's $$missing for the real-component tests"; fi; \
+	fi
 
 run: install ## Migrate, create the demo tenant (prints its admin password once) and serve on :8000
 	SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE=$${SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE:-127.0.0.0/8,::1/128} ; \
