@@ -16,6 +16,7 @@ from pydantic.alias_generators import to_camel
 PROTOCOL_VERSION = 1
 SIGNATURE_HEADER = "X-Bridge-Signature"
 CALLBACK_PATH = "/bridge.ashx/v1/events"
+INBOUND_ROUTE_PATH = "/bridge.ashx/v1/inbound-route"
 
 
 def derive_secret(bridge_secret: str, secret_key: str) -> str:
@@ -98,6 +99,10 @@ class EndedFields(Message):
     tokens_prompt: int = Field(default=0, ge=0)
     tokens_total: int = Field(default=0, ge=0)
     turns: list[Turn] = Field(default_factory=list)
+    # What the SIP dialog and its media did (0 where the bridge has no SIP leg).
+    sip_status: int = Field(default=0, ge=0)
+    rtp_packets_sent: int = Field(default=0, ge=0)
+    rtp_packets_received: int = Field(default=0, ge=0)
 
 
 class StatusReply(Message):
@@ -147,3 +152,41 @@ class Callback(Message):
     language: str = ""
     model: str = ""
     rule: str = ""
+
+
+class InboundRouteRequest(Message):
+    """bridge → platform ``POST /bridge.ashx/v1/inbound-route``: who answers an inbound INVITE.
+
+    ``domain`` is the host of the INVITE's request URI (it names the tenant when it is one of
+    the tenant's domains); ``did`` the dialled user part; ``fromNumber`` the caller's user part
+    (``anonymous`` when withheld).
+    """
+
+    protocol: int = PROTOCOL_VERSION
+    domain: str = ""
+    did: str
+    from_number: str = ""
+
+
+InboundAction = Literal["ai", "office-tab"]
+
+
+class InboundRouteReply(Message):
+    """The platform's decision. ``404 not_found`` instead when no route matches: the bridge
+    refuses the INVITE with 404 and reports nothing."""
+
+    tenant: str
+    action: InboundAction
+    rule: str = ""
+    number: str = ""
+    # action "ai": the virtual number's receptionist (secrets: never log them)
+    name: str = ""
+    voice: str = ""
+    language: str = ""
+    model: str = ""
+    max_seconds: int = 0
+    system_prompt: str = Field(default="", repr=False)
+    api_key: str = Field(default="", repr=False)
+    # action "office-tab": the user whose phone rings, at the SIP address the operator stored
+    user: str = ""
+    sip_uri: str = ""

@@ -1,0 +1,1 @@
+"""AI engines behind one interface (``base``): the offline engine and the Gemini Live adapter."""
