@@ -54,6 +54,8 @@ class Call(Base):
     duration_sec: Mapped[int] = mapped_column(Integer, default=0)
     transcript_path: Mapped[str] = mapped_column(String(255), default="")
     error_detail: Mapped[str] = mapped_column(String(500), default="")
+    # the final SIP status of the attempt's INVITE as the bridge reported it (0 when none)
+    sip_status: Mapped[int] = mapped_column(Integer, default=0)
     cancelled_by: Mapped[str] = mapped_column(String(128), default="")
 
     # the bridge holds a session for the current attempt that has not reported its end yet

@@ -131,6 +131,9 @@ class CallRecord(Schema):
     trunk_id: str
     transcript_path: str
     error_detail: str
+    sip_status: int = Field(
+        description="The final SIP status of the last attempt's INVITE (0 when none)"
+    )
     attempt: int
     retries_left: int
     retry_delay_minutes: int

@@ -115,6 +115,7 @@ def record(call: Call, tenant_name: str) -> CallRecord:
         trunk_id=call.trunk_id,
         transcript_path=call.transcript_path,
         error_detail=call.error_detail,
+        sip_status=call.sip_status,
         attempt=call.attempt,
         retries_left=call.retries_left,
         retry_delay_minutes=call.retry_delay_minutes,
@@ -156,6 +157,7 @@ def in_flight_values(
         "deadline_at": now + dt.timedelta(seconds=max_seconds + RING_ALLOWANCE_SEC + grace),
         "bridge_reply": reply[:4000],
         "error_detail": "",
+        "sip_status": 0,
         "dial_failures": 0,
     }
 
@@ -210,6 +212,7 @@ async def create_call(
         duration_sec=0,
         transcript_path="",
         error_detail="",
+        sip_status=0,
         attempt_open=False,
         dial_failures=0,
         bridge_reply="",
@@ -464,6 +467,7 @@ async def close_attempt(
     outcome = ended.outcome
     call.duration_sec = ended.talk_sec
     call.error_detail = ended.error_detail[:500]
+    call.sip_status = ended.sip_status
     if call.status == CANCELLED:
         outcome = outcome or "cancelled"
         call.outcome = outcome
