@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 import click
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from switchboard.bridge.cli import sim_cli
+from switchboard.bridge.cli import bridge_cli, sim_cli
 from switchboard.identity import service as identity
 from switchboard.identity.cli import apikey_cli, client_cli, keys_cli, user_cli
 from switchboard.kit.cli import run_in_transaction
@@ -101,6 +101,7 @@ for group in (
     number_cli,
     webhook_cli,
     sim_cli,
+    bridge_cli,
     route_cli,
     linen_cli,
 ):

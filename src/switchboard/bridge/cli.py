@@ -175,3 +175,22 @@ def sip(
         tenant=tenant, sip=True, number=did, from_number=from_number, outcome=outcome,
         speed=speed, platform_url=platform_url, office_tab=office_tab,
     )  # fmt: skip
+
+
+class _BridgeGroup(click.Group):
+    """Loads the media bridge only when one of its commands runs."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return ["serve"]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name != "serve":
+            return None
+        from switchboard.mediabridge.cli import serve
+
+        return serve
+
+
+@click.group("bridge", cls=_BridgeGroup)
+def bridge_cli() -> None:
+    """The media bridge: SIP and RTP to the trunks, protocol v1 to the platform."""

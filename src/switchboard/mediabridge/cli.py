@@ -1,0 +1,158 @@
+"""``switchboard bridge serve``: the media bridge as its own process."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+import os
+import secrets
+import signal
+import socket
+import sys
+from pathlib import Path
+
+import click
+
+from switchboard.mediabridge.config import TrunksError, load_trunks
+from switchboard.mediabridge.engines.base import Engine
+from switchboard.mediabridge.media import parse_range
+
+ENGINES = ("offline", "gemini", "tone")
+DEFAULT_RTP_PORTS = "10000-20000"
+log = logging.getLogger("switchboard.mediabridge")
+
+
+def _address(text: str, option: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise click.BadParameter(f"expected HOST:PORT, got {text!r}", param_hint=option)
+    return host.strip("[]") or "0.0.0.0", int(port)  # noqa: S104 (an operator's choice)
+
+
+def _primary_address() -> str:
+    """The address of the interface that holds the default route (a UDP ``connect`` picks it
+    without sending anything); behind NAT, ``--advertise`` names the public one instead."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))
+            return str(probe.getsockname()[0])
+        except OSError:
+            return "127.0.0.1"
+
+
+def load_engine(name: str) -> Engine:
+    if name == "tone":
+        from switchboard.mediabridge.engines.tone import ToneEngine
+
+        return ToneEngine()
+    if name == "offline":
+        try:
+            module = importlib.import_module("switchboard.mediabridge.engines.offline")
+        except ImportError:
+            click.echo("the offline engine is not available in this build", err=True)
+            sys.exit(2)
+        engine: Engine = module.OfflineEngine()
+        return engine
+    click.echo(f"the {name} engine is not available yet", err=True)
+    sys.exit(2)
+
+
+@click.command("serve")
+@click.option(
+    "--listen",
+    default="127.0.0.1:8091",
+    show_default=True,
+    help="HOST:PORT of the protocol's HTTP side (the platform's SWITCHBOARD_BRIDGE_URL)",
+)
+@click.option(
+    "--sip",
+    "sip_addr",
+    default="0.0.0.0:5060",
+    show_default=True,
+    help="HOST:PORT of SIP (UDP and TCP): where trunks' answers and inbound INVITEs arrive",
+)
+@click.option(
+    "--trunks",
+    "trunks_file",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="The trunks file (TOML)",
+)
+@click.option(
+    "--rtp-ports",
+    default=DEFAULT_RTP_PORTS,
+    show_default=True,
+    help="LO-HI: the UDP ports of the media (one even/odd pair per call leg)",
+)
+@click.option("--engine", type=click.Choice(ENGINES), default="offline", show_default=True)
+@click.option(
+    "--advertise",
+    default="",
+    help="The address written in SIP headers and SDP (default: the --sip host; "
+    "set it to the public address behind NAT)",
+)
+@click.option(
+    "--platform-url",
+    envvar="SWITCHBOARD_PUBLIC_BASE_URL",
+    default="",
+    help="The platform's address, asked about inbound calls [env SWITCHBOARD_PUBLIC_BASE_URL]",
+)
+@click.option(
+    "--sip-t1-ms",
+    default=500,
+    show_default=True,
+    type=click.IntRange(10, 5000),
+    help="RFC 3261 T1: INVITEs are resent from T1 and abandoned after 64*T1 (timer B)",
+)
+@click.option("--log-level", default="INFO", show_default=True)
+def serve(
+    listen: str, sip_addr: str, trunks_file: Path, rtp_ports: str, engine: str, advertise: str,
+    platform_url: str, sip_t1_ms: int, log_level: str,
+) -> None:  # fmt: skip
+    """Run the media bridge: protocol v1 over HTTP, SIP and RTP to the trunks.
+
+    The shared secret comes from SWITCHBOARD_BRIDGE_SECRET."""
+    logging.basicConfig(
+        level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
+    )
+    secret = os.environ.get("SWITCHBOARD_BRIDGE_SECRET", "")
+    if not secret:
+        raise click.UsageError("set SWITCHBOARD_BRIDGE_SECRET, shared with the platform")
+    http_host, http_port = _address(listen, "--listen")
+    sip_host, sip_port = _address(sip_addr, "--sip")
+    try:
+        ports = parse_range(rtp_ports)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--rtp-ports") from None
+    try:
+        trunks = load_trunks(trunks_file, os.environ)
+    except TrunksError as exc:
+        raise click.ClickException(str(exc)) from None
+    chosen = load_engine(engine)
+    if not advertise:
+        advertise = sip_host if sip_host not in ("0.0.0.0", "::") else _primary_address()  # noqa: S104
+    from switchboard.mediabridge.server import Server
+
+    server = Server(
+        http=(http_host, http_port), sip=(sip_host, sip_port), advertise=advertise,
+        trunks=trunks, engine=chosen, secret=secret, rtp_ports=ports,
+        platform_url=platform_url, t1=sip_t1_ms / 1000,
+        instance="bridge-" + secrets.token_hex(4),
+    )  # fmt: skip
+    asyncio.run(_serve(server))
+
+
+async def _serve(server: object) -> None:
+    from switchboard.mediabridge.server import Server
+
+    assert isinstance(server, Server)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await server.start()
+    try:
+        await stop.wait()
+    finally:
+        await server.stop()

@@ -1,0 +1,152 @@
+"""An answered call's conversation: the far end's RTP into the engine, the engine's audio out
+every 20 ms, until the engine ends it, the far end hangs up (BYE), the platform hangs up, or
+the talk time reaches ``maxSeconds`` (the engine's closing line is played first)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC
+
+from switchboard.bridge.protocol import EndedFields, Turn
+from switchboard.mediabridge.engines.base import (
+    CLOSING_LINE_MAX_SEC,
+    EndCall,
+    EngineError,
+    EngineSession,
+    FinishReason,
+    Record,
+    TurnRecord,
+)
+from switchboard.mediabridge.media import RtpLeg, pace
+from switchboard.mediabridge.sip.dialog import Dialog
+
+log = logging.getLogger("switchboard.mediabridge")
+
+OUTCOME_OF_REASON = {
+    "far-hangup": "far-hangup",
+    "max-duration": "max-duration",
+    "cancelled": "cancelled",
+}
+
+
+@dataclass
+class Talk:
+    leg: RtpLeg
+    dialog: Dialog
+    session: EngineSession
+    max_seconds: int
+    hangup: asyncio.Event
+    on_started: Callable[[], None]
+
+
+def turns_of(records: list[TurnRecord]) -> list[Turn]:
+    return [
+        Turn(
+            speaker=record.speaker,
+            text=record.text,
+            ts=record.ts.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        )
+        for record in records
+    ]
+
+
+async def _first(*waits: asyncio.Future[object]) -> asyncio.Future[object]:
+    done, pending = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    for task in pending:
+        task.cancel()
+    return next(iter(done))
+
+
+async def converse(talk: Talk) -> EndedFields:
+    leg, dialog, session = talk.leg, talk.dialog, talk.session
+    answered_at = time.monotonic()
+    try:
+        await session.start()
+    except EngineError as exc:
+        await dialog.bye()
+        dialog.close()
+        await leg.close()
+        return _ended(talk, answered_at, "", Record(error_detail=str(exc)))
+    talk.on_started()
+    leg.on_frame = session.feed
+    closing_until: float | None = None
+    playing = True
+
+    def tick() -> bool:
+        frame = session.next_frame()
+        if closing_until is not None and (frame is None or time.monotonic() >= closing_until):
+            return False
+        if not playing:
+            return False
+        leg.send(frame)
+        return True
+
+    pacer = asyncio.ensure_future(pace(tick))
+    signal = asyncio.ensure_future(session.signal())
+    far = asyncio.ensure_future(dialog.far_bye.wait())
+    hangup = asyncio.ensure_future(talk.hangup.wait())
+    limit = asyncio.ensure_future(asyncio.sleep(max(1, talk.max_seconds)))
+    done = await _first(signal, far, hangup, limit)  # type: ignore[arg-type]
+    reason: FinishReason
+    outcome = ""
+    if done is signal:
+        decided = signal.result()
+        if isinstance(decided, EndCall):
+            reason, outcome = "engine", decided.outcome
+        else:
+            # transfers are not carried by this bridge yet: the call ends, the record says so
+            reason = "engine"
+            log.warning("call %s: the engine asked for a transfer; ending the call", dialog.call_id)
+    elif done is far:
+        reason = "far-hangup"
+    elif done is hangup:
+        reason = "cancelled"
+    else:
+        reason = "max-duration"
+    try:
+        record = await session.finish(reason)
+    except EngineError as exc:
+        record = Record(error_detail=str(exc))
+    if reason == "max-duration" and not dialog.far_bye.is_set():
+        closing_until = time.monotonic() + CLOSING_LINE_MAX_SEC
+        closing_done = asyncio.ensure_future(dialog.far_bye.wait())
+        await _first(pacer, closing_done)  # type: ignore[arg-type]
+    playing = False
+    pacer.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await pacer
+    if not dialog.far_bye.is_set():
+        await dialog.bye()
+    dialog.close()
+    await leg.close()
+    if not outcome:
+        outcome = OUTCOME_OF_REASON.get(reason, record.outcome)
+    if record.error_detail and reason == "engine" and not record.outcome:
+        outcome = ""
+    if done is signal and not isinstance(signal.result(), EndCall):
+        outcome, record.error_detail = (
+            "",
+            "the engine asked for a transfer, which this bridge cannot carry yet",
+        )
+    return _ended(talk, answered_at, outcome, record)
+
+
+def _ended(talk: Talk, answered_at: float, outcome: str, record: Record) -> EndedFields:
+    return EndedFields(
+        outcome=outcome,
+        answered=True,
+        talk_sec=round(time.monotonic() - answered_at),
+        error_detail=record.error_detail if not outcome else "",
+        input_turns=record.input_turns,
+        output_turns=record.output_turns,
+        tokens_prompt=record.tokens_prompt,
+        tokens_total=record.tokens_total,
+        turns=turns_of(record.turns),
+        rtp_packets_sent=talk.leg.packets_sent,
+        rtp_packets_received=talk.leg.packets_received,
+    )

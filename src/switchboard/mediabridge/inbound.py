@@ -1,0 +1,259 @@
+"""Inbound calls on ``--sip``: the platform says who answers (``inbound_route()``).
+
+* no route (404): the INVITE is refused with 404 and nothing is reported;
+* ``ai``: the bridge answers and the engine takes the call with the virtual number's prompt,
+  voice, language and maximum duration; ``inbound-*`` callbacks with source ``sip``;
+* ``office-tab``: the bridge rings the user's ``sipUri`` as a second leg, and once the user
+  answers, answers the caller and relays the media between the two legs; source ``office-tab``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import time
+
+from aiosipua import SipRequest, parse_sdp, parse_uri
+
+from switchboard.bridge import protocol
+from switchboard.bridge.protocol import (
+    Callback,
+    EndedFields,
+    InboundRouteReply,
+    InboundRouteRequest,
+)
+from switchboard.mediabridge.calls import Calls, utc_now
+from switchboard.mediabridge.config import Trunk
+from switchboard.mediabridge.conversation import Talk, converse
+from switchboard.mediabridge.engines.base import Conversation
+from switchboard.mediabridge.media import Negotiated, RtpLeg, answer_sdp, negotiate, offer_sdp
+from switchboard.mediabridge.platform import EventQueue, PlatformError, event_id
+from switchboard.mediabridge.sip import messages
+from switchboard.mediabridge.sip.dialog import Dialog
+from switchboard.mediabridge.sip.uac import Invite
+from switchboard.mediabridge.sip.uas import ServerInvite
+
+log = logging.getLogger("switchboard.mediabridge.inbound")
+
+DEFAULT_MAX_SECONDS = 3600
+OFFICE_TAB_RING_SEC = 30.0
+
+
+class Inbound:
+    def __init__(self, calls: Calls) -> None:
+        self.calls = calls
+        self._hangups: set[asyncio.Event] = set()
+
+    async def aclose(self) -> None:
+        for event in self._hangups:
+            event.set()
+
+    async def answer(self, request: SipRequest, addr: tuple[str, int], transport: str) -> None:
+        server = ServerInvite(self.calls.endpoint, request, addr, transport)
+        server.register()
+        server.respond(100)
+        try:
+            await self._answer(server)
+        finally:
+            server.close()
+
+    async def _answer(self, server: ServerInvite) -> None:
+        request = server.request
+        did = messages.user_of(request.uri)
+        from_number = messages.user_of(request.headers.get_first("from"))
+        question = InboundRouteRequest(
+            domain=messages.host_of(request.uri), did=did, from_number=from_number
+        )
+        try:
+            route = await self.calls.platform.inbound_route(question)
+        except PlatformError as exc:
+            log.warning("inbound call to %s refused: %s", did, exc)
+            server.respond(503)
+            return
+        if route is None:
+            log.info("inbound call to %s: no route", did)
+            server.respond(404)
+            return
+        try:
+            offer = parse_sdp(request.body.decode("utf-8", "replace")) if request.body else None
+        except (ValueError, IndexError):
+            offer = None
+        negotiated = negotiate(offer)
+        if negotiated is None:
+            server.respond(488)
+            return
+        media = self.calls.media
+        leg = await RtpLeg.reserve(media.host, media.bind_host, media.ports)
+        try:
+            if route.action == "ai":
+                await self._receptionist(server, route, leg, negotiated, did, from_number)
+            else:
+                await self._office_tab(server, route, leg, negotiated, did, from_number)
+        finally:
+            await leg.close()
+
+    def _events(self) -> EventQueue:
+        url = self.calls.platform.platform_url + protocol.CALLBACK_PATH
+        return EventQueue(self.calls.platform, url)
+
+    async def _receptionist(
+        self, server: ServerInvite, route: InboundRouteReply, leg: RtpLeg, negotiated: Negotiated,
+        did: str, from_number: str,
+    ) -> None:  # fmt: skip
+        started = time.monotonic()
+        await leg.open(negotiated)
+        sdp = answer_sdp(leg.host, leg.port, secrets.randbelow(2**31), negotiated.payload_type,
+                         negotiated.dtmf)  # fmt: skip
+        server.respond(200, sdp)
+        if not await server.wait_ack() or server.dialog is None:
+            return
+        call_id = "sip-" + secrets.token_hex(6)
+        fields: dict[str, object] = {
+            "tenant": route.tenant, "source": "sip", "number": route.number or did, "did": did,
+            "from_number": from_number, "display_name": route.name, "voice": route.voice,
+            "language": route.language, "model": route.model, "rule": route.rule,
+        }  # fmt: skip
+        events = self._events()
+
+        def emit(kind: str, **extra: object) -> None:
+            events.emit(Callback.model_validate({
+                "event_id": event_id(), "type": kind, "call_id": call_id, "attempt": 1,
+                "ts": utc_now(), **fields, **extra,
+            }))  # fmt: skip
+
+        emit("inbound-answered", answer_ms=round((time.monotonic() - started) * 1000))
+        max_seconds = route.max_seconds or DEFAULT_MAX_SECONDS
+        conversation = Conversation(
+            call_id=call_id, direction="inbound", model=route.model, voice=route.voice,
+            language=route.language, max_seconds=max_seconds,
+            system_prompt=route.system_prompt, api_key=route.api_key,
+        )  # fmt: skip
+        hangup = asyncio.Event()
+        self._hangups.add(hangup)
+        try:
+            ended = await converse(Talk(
+                leg=leg, dialog=server.dialog, session=self.calls.engine.session(conversation),
+                max_seconds=max_seconds, hangup=hangup,
+                on_started=lambda: emit("inbound-ai-started"),
+            ))  # fmt: skip
+        finally:
+            self._hangups.discard(hangup)
+        ended.sip_status = 200
+        emit("inbound-ended", ended=ended)
+        await events.drain()
+
+    async def _office_tab(
+        self, server: ServerInvite, route: InboundRouteReply, caller: RtpLeg,
+        negotiated: Negotiated, did: str, from_number: str,
+    ) -> None:  # fmt: skip
+        started = time.monotonic()
+        target = _user_trunk(route.sip_uri)
+        if target is None:
+            log.warning("office-tab user %s has no usable SIP address", route.user)
+            server.respond(480)
+            return
+        trunk, user_part = target
+        media = self.calls.media
+        user = await RtpLeg.reserve(media.host, media.bind_host, media.ports)
+        offer = offer_sdp(media.host, user.port, secrets.randbelow(2**31))
+        invite = Invite(
+            self.calls.endpoint, trunk, phone=user_part, caller=from_number,
+            display_name=from_number, offer=offer,
+        )  # fmt: skip
+        server.respond(180)
+        ringing = asyncio.ensure_future(invite.run())
+        gone = asyncio.ensure_future(server.cancelled.wait())
+        try:
+            await asyncio.wait({ringing, gone}, return_when=asyncio.FIRST_COMPLETED)
+            if not ringing.done():
+                invite.cancel()
+            result = await ringing
+            gone.cancel()
+            user_media = negotiate(result.answer)
+            if result.dialog is None or user_media is None or server.cancelled.is_set():
+                if result.dialog is not None:
+                    await result.dialog.bye()
+                    result.dialog.close()
+                if not server.cancelled.is_set():
+                    server.respond(480)
+                return
+            await user.open(user_media)
+            await caller.open(negotiated)
+            caller.on_frame = user.send
+            user.on_frame = caller.send
+            sdp = answer_sdp(caller.host, caller.port, secrets.randbelow(2**31),
+                             negotiated.payload_type, negotiated.dtmf)  # fmt: skip
+            server.respond(200, sdp)
+            if not await server.wait_ack() or server.dialog is None:
+                await result.dialog.bye()
+                result.dialog.close()
+                return
+            await self._relay(server, route, result.dialog, caller, user, started, did,
+                              from_number)  # fmt: skip
+        finally:
+            invite.close()
+            await user.close()
+
+    async def _relay(
+        self, server: ServerInvite, route: InboundRouteReply, user_dialog: Dialog,
+        caller: RtpLeg, user: RtpLeg, started: float, did: str, from_number: str,
+    ) -> None:  # fmt: skip
+        assert server.dialog is not None
+        caller_dialog = server.dialog
+        call_id = "sip-" + secrets.token_hex(6)
+        fields: dict[str, object] = {
+            "tenant": route.tenant, "source": "office-tab", "number": route.number or did,
+            "did": did, "from_number": from_number, "display_name": route.user,
+            "rule": route.rule or route.user,
+        }  # fmt: skip
+        events = self._events()
+
+        def emit(kind: str, **extra: object) -> None:
+            events.emit(Callback.model_validate({
+                "event_id": event_id(), "type": kind, "call_id": call_id, "attempt": 1,
+                "ts": utc_now(), **fields, **extra,
+            }))  # fmt: skip
+
+        answered_at = time.monotonic()
+        emit("inbound-answered", answer_ms=round((answered_at - started) * 1000))
+        caller_bye = asyncio.ensure_future(caller_dialog.far_bye.wait())
+        user_bye = asyncio.ensure_future(user_dialog.far_bye.wait())
+        done, pending = await asyncio.wait(
+            {caller_bye, user_bye}, return_when=asyncio.FIRST_COMPLETED
+        )
+        for task in pending:
+            task.cancel()
+        outcome = "far-hangup" if caller_bye in done else "finished"
+        with contextlib.suppress(Exception):
+            await (user_dialog.bye() if caller_bye in done else caller_dialog.bye())
+        caller_dialog.close()
+        user_dialog.close()
+        await caller.close()
+        await user.close()
+        ended = EndedFields(
+            outcome=outcome, answered=True, talk_sec=round(time.monotonic() - answered_at),
+            sip_status=200, rtp_packets_sent=caller.packets_sent,
+            rtp_packets_received=caller.packets_received,
+        )  # fmt: skip
+        emit("inbound-ended", ended=ended)
+        await events.drain()
+
+
+def _user_trunk(sip_uri: str) -> tuple[Trunk, str] | None:
+    """The user's phone as a one-off trunk (UDP unless the URI says ``transport=tcp``)."""
+    try:
+        uri = parse_uri(sip_uri)
+    except ValueError:
+        return None
+    if uri.scheme != "sip" or not uri.host:
+        return None
+    tcp = (uri.params.get("transport") or "").lower() == "tcp"
+    host = uri.host.strip("[]")
+    trunk = Trunk(
+        id="office-tab", uri=sip_uri, host=host, port=uri.port or 5060,
+        transport="tcp" if tcp else "udp",
+        from_domain=host, ring_timeout_sec=OFFICE_TAB_RING_SEC,
+    )  # fmt: skip
+    return trunk, uri.user or ""

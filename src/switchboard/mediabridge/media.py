@@ -1,0 +1,176 @@
+"""RTP for one call leg on aiortp: G.711 μ-law (PT 0) or A-law (PT 8), 20 ms packets, aiortp's
+jitter buffer on the way in, RFC 4733 telephone events (PT 101) received and logged.
+
+A leg's port pair comes from ``--rtp-ports`` before the SDP is written; the socket is bound when
+the far end's address is known (the answer, or the offer of an inbound call).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from aiortp import PortAllocator, RTPSession
+from aiosipua import SdpMessage
+
+from switchboard.mediabridge.engines.base import FRAME_BYTES, FRAME_MS
+
+log = logging.getLogger("switchboard.mediabridge.media")
+
+CODECS = {0: "PCMU", 8: "PCMA"}
+DTMF_PT = 101
+SILENCE = b"\x00" * FRAME_BYTES
+
+
+def parse_range(text: str) -> tuple[int, int]:
+    """``LO-HI``: an even low port and at least one pair of ports."""
+    lo_text, sep, hi_text = text.partition("-")
+    if not sep or not lo_text.strip().isdigit() or not hi_text.strip().isdigit():
+        raise ValueError(f"not a port range LO-HI: {text!r}")
+    lo, hi = int(lo_text), int(hi_text)
+    if not 1024 <= lo < hi <= 65535 or hi - lo < 2:
+        raise ValueError(f"the RTP range must lie in 1024-65535 and hold a pair: {text!r}")
+    return lo, hi
+
+
+def offer_sdp(host: str, port: int, session_id: int) -> bytes:
+    lines = [
+        "v=0",
+        f"o=switchboard {session_id} {session_id} IN IP4 {host}",
+        "s=switchboard",
+        f"c=IN IP4 {host}",
+        "t=0 0",
+        f"m=audio {port} RTP/AVP 0 8 {DTMF_PT}",
+        "a=rtpmap:0 PCMU/8000",
+        "a=rtpmap:8 PCMA/8000",
+        f"a=rtpmap:{DTMF_PT} telephone-event/8000",
+        f"a=fmtp:{DTMF_PT} 0-16",
+        f"a=ptime:{FRAME_MS}",
+        "a=sendrecv",
+    ]
+    return ("\r\n".join(lines) + "\r\n").encode()
+
+
+def answer_sdp(host: str, port: int, session_id: int, payload_type: int, dtmf: int | None) -> bytes:
+    formats = f"{payload_type}" + (f" {dtmf}" if dtmf is not None else "")
+    lines = [
+        "v=0",
+        f"o=switchboard {session_id} {session_id} IN IP4 {host}",
+        "s=switchboard",
+        f"c=IN IP4 {host}",
+        "t=0 0",
+        f"m=audio {port} RTP/AVP {formats}",
+        f"a=rtpmap:{payload_type} {CODECS[payload_type]}/8000",
+    ]
+    if dtmf is not None:
+        lines += [f"a=rtpmap:{dtmf} telephone-event/8000", f"a=fmtp:{dtmf} 0-16"]
+    lines += [f"a=ptime:{FRAME_MS}", "a=sendrecv"]
+    return ("\r\n".join(lines) + "\r\n").encode()
+
+
+@dataclass(frozen=True)
+class Negotiated:
+    remote: tuple[str, int]
+    payload_type: int
+    dtmf: int | None
+
+
+def negotiate(sdp: SdpMessage | None) -> Negotiated | None:
+    """The first G.711 codec the far end lists, and its telephone-event type if any."""
+    if sdp is None or sdp.audio is None or sdp.rtp_address is None:
+        return None
+    audio = sdp.audio
+    names = {c.payload_type: c.encoding_name.upper() for c in audio.codecs}
+    dtmf = next((pt for pt, name in names.items() if name == "TELEPHONE-EVENT"), None)
+    for fmt in audio.formats:
+        if not fmt.isdigit():
+            continue
+        pt = int(fmt)
+        if pt in CODECS and names.get(pt, CODECS[pt]) == CODECS[pt]:
+            return Negotiated(remote=sdp.rtp_address, payload_type=pt, dtmf=dtmf)
+    return None
+
+
+@dataclass
+class RtpLeg:
+    """One leg's media; ``on_frame`` receives the far end's audio as 20 ms PCM frames."""
+
+    host: str
+    port: int
+    allocator: PortAllocator
+    session: RTPSession | None = None
+    on_frame: Callable[[bytes], None] | None = None
+    digits: list[str] = field(default_factory=list)
+    _pending: bytes = b""
+    _sent: int = 0
+    _received: int = 0
+
+    @classmethod
+    async def reserve(cls, host: str, bind_host: str, allocator: PortAllocator) -> RtpLeg:
+        port, _rtcp = await allocator.allocate()
+        leg = cls(host=host, port=port, allocator=allocator)
+        leg._bind_host = bind_host  # type: ignore[attr-defined]
+        return leg
+
+    async def open(self, negotiated: Negotiated) -> None:
+        session = await RTPSession.create(
+            local_addr=(getattr(self, "_bind_host", self.host), self.port),
+            remote_addr=negotiated.remote,
+            payload_type=negotiated.payload_type,
+            dtmf_payload_type=negotiated.dtmf if negotiated.dtmf is not None else DTMF_PT,
+            jitter_capacity=16,
+            jitter_prefetch=3,
+            symmetric_rtp=True,
+        )
+        session.on_audio = self._audio
+        session.on_dtmf = self._dtmf
+        self.session = session
+
+    def _audio(self, pcm: bytes, _timestamp: int) -> None:
+        data = self._pending + pcm
+        while len(data) >= FRAME_BYTES:
+            if self.on_frame is not None:
+                self.on_frame(data[:FRAME_BYTES])
+            data = data[FRAME_BYTES:]
+        self._pending = data
+
+    def _dtmf(self, digit: str, duration: int) -> None:
+        self.digits.append(digit)
+        log.info("DTMF digit %s received (%d ms)", digit, duration // 8)
+
+    def send(self, frame: bytes | None) -> None:
+        if self.session is not None:
+            self.session.send_audio_pcm_auto(frame or SILENCE)
+
+    @property
+    def packets_sent(self) -> int:
+        return int(self.session.stats["packets_sent"]) if self.session else self._sent
+
+    @property
+    def packets_received(self) -> int:
+        if self.session is None:
+            return self._received
+        return int(self.session.stats.get("packets_received", 0))
+
+    async def close(self) -> None:
+        if self.session is not None:
+            self._sent, self._received = self.packets_sent, self.packets_received
+            session, self.session = self.session, None
+            await session.close()
+        await self.allocator.release(self.port)
+
+
+async def pace(tick: Callable[[], bool]) -> None:
+    """Call ``tick`` every 20 ms on an absolute schedule until it returns False."""
+    loop = asyncio.get_running_loop()
+    interval = FRAME_MS / 1000
+    due = loop.time()
+    while tick():
+        due += interval
+        delay = due - loop.time()
+        if delay < -0.2:  # the process stalled: resume the schedule from now
+            due = loop.time()
+            delay = 0
+        await asyncio.sleep(max(0.0, delay))

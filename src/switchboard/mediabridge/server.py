@@ -1,0 +1,78 @@
+"""The bridge process: the SIP endpoint, the calls, inbound answering and the HTTP side."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+import uvicorn
+from aiortp import PortAllocator
+
+from switchboard.mediabridge.calls import Calls, Media
+from switchboard.mediabridge.config import Trunk
+from switchboard.mediabridge.engines.base import Engine
+from switchboard.mediabridge.http import create_app
+from switchboard.mediabridge.inbound import Inbound
+from switchboard.mediabridge.platform import PlatformClient
+from switchboard.mediabridge.sip.endpoint import SipEndpoint
+
+log = logging.getLogger("switchboard.mediabridge")
+
+
+class Server:
+    def __init__(
+        self,
+        *,
+        http: tuple[str, int],
+        sip: tuple[str, int],
+        advertise: str,
+        trunks: dict[str, Trunk],
+        engine: Engine,
+        secret: str,
+        rtp_ports: tuple[int, int],
+        platform_url: str,
+        t1: float,
+        instance: str,
+    ) -> None:
+        self.endpoint = SipEndpoint(sip[0], sip[1], advertise=advertise, t1=t1)
+        self.platform = PlatformClient(secret=secret, platform_url=platform_url)
+        media = Media(host=advertise, bind_host=sip[0], ports=PortAllocator(rtp_ports))
+        self.calls = Calls(
+            endpoint=self.endpoint, trunks=trunks, engine=engine, platform=self.platform,
+            media=media, instance=instance,
+        )  # fmt: skip
+        self.inbound = Inbound(self.calls)
+        self.endpoint.on_invite = self.inbound.answer
+        config = uvicorn.Config(
+            create_app(self.calls, secret), host=http[0], port=http[1], log_config=None,
+            access_log=False, lifespan="off",
+        )  # fmt: skip
+        self.http = uvicorn.Server(config)
+        self.http_address = http
+        self._http_task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        await self.endpoint.start()
+        self._http_task = asyncio.ensure_future(self.http.serve())
+        while not self.http.started:
+            if self._http_task.done():
+                self._http_task.result()
+                raise RuntimeError("the HTTP side did not start")
+            await asyncio.sleep(0.01)
+        # one line for operators and for whoever waits on the process
+        print(
+            f"bridge ready http={self.http_address[0]}:{self.http_address[1]} "
+            f"sip={self.endpoint.advertise}:{self.endpoint.port} instance={self.calls.instance}",
+            flush=True,
+        )
+
+    async def stop(self) -> None:
+        self.http.should_exit = True
+        if self._http_task is not None:
+            with contextlib.suppress(Exception):
+                await self._http_task
+        await self.calls.aclose()
+        await self.inbound.aclose()
+        await self.endpoint.stop()
+        await self.platform.aclose()

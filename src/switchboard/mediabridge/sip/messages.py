@@ -1,0 +1,142 @@
+"""Building SIP requests and responses (RFC 3261 §8.1.1, §8.2.6)."""
+
+from __future__ import annotations
+
+import secrets
+
+from aiosipua import SipRequest, SipResponse, parse_address, parse_uri
+
+USER_AGENT = "switchboard-bridge/1"
+REASONS = {
+    100: "Trying", 180: "Ringing", 183: "Session Progress", 200: "OK", 404: "Not Found",
+    481: "Call/Transaction Does Not Exist", 486: "Busy Here", 487: "Request Terminated",
+    488: "Not Acceptable Here", 500: "Server Internal Error", 501: "Not Implemented",
+    503: "Service Unavailable",
+}  # fmt: skip
+
+
+def new_branch() -> str:
+    return "z9hG4bK" + secrets.token_hex(8)
+
+
+def new_tag() -> str:
+    return secrets.token_hex(6)
+
+
+def new_call_id(host: str) -> str:
+    return f"{secrets.token_hex(10)}@{host}"
+
+
+def host_port(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def via(transport: str, local: tuple[str, int], branch: str) -> str:
+    return f"SIP/2.0/{transport.upper()} {host_port(*local)};branch={branch};rport"
+
+
+def request(
+    method: str,
+    uri: str,
+    *,
+    via_value: str,
+    from_value: str,
+    to_value: str,
+    call_id: str,
+    cseq: int,
+    contact: str = "",
+    body: bytes = b"",
+    content_type: str = "application/sdp",
+) -> SipRequest:
+    msg = SipRequest(method=method, uri=uri)
+    msg.headers.append("Via", via_value)
+    msg.headers.set_single("Max-Forwards", "70")
+    msg.headers.set_single("From", from_value)
+    msg.headers.set_single("To", to_value)
+    msg.headers.set_single("Call-ID", call_id)
+    msg.headers.set_single("CSeq", f"{cseq} {method}")
+    if contact:
+        msg.headers.set_single("Contact", contact)
+    msg.headers.set_single("User-Agent", USER_AGENT)
+    if body:
+        msg.headers.set_single("Content-Type", content_type)
+        msg.body = body
+    return msg
+
+
+def response(
+    req: SipRequest,
+    status: int,
+    *,
+    to_tag: str = "",
+    contact: str = "",
+    body: bytes = b"",
+    extra: dict[str, str] | None = None,
+) -> SipResponse:
+    msg = SipResponse(status_code=status, reason_phrase=REASONS.get(status, "Unknown"))
+    for value in req.headers.get("via"):
+        msg.headers.append("Via", value)
+    msg.headers.set_single("From", req.headers.get_first("from") or "")
+    to = req.headers.get_first("to") or ""
+    if to_tag and ";tag=" not in to:
+        to = f"{to};tag={to_tag}"
+    msg.headers.set_single("To", to)
+    msg.headers.set_single("Call-ID", req.headers.get_first("call-id") or "")
+    msg.headers.set_single("CSeq", req.headers.get_first("cseq") or "")
+    if contact:
+        msg.headers.set_single("Contact", contact)
+    msg.headers.set_single("User-Agent", USER_AGENT)
+    for name, value in (extra or {}).items():
+        msg.headers.set_single(name, value)
+    if body:
+        msg.headers.set_single("Content-Type", "application/sdp")
+        msg.body = body
+    return msg
+
+
+def top_branch(msg: SipRequest | SipResponse) -> str:
+    vias = msg.via
+    return (vias[0].branch or "") if vias else ""
+
+
+def cseq_of(msg: SipRequest | SipResponse) -> tuple[int, str]:
+    value = msg.cseq
+    return (value.seq, value.method.upper()) if value else (0, "")
+
+
+def user_of(value: str | None) -> str:
+    """The user part of a header's or request line's URI (``anonymous`` when there is none)."""
+    if not value:
+        return "anonymous"
+    try:
+        uri = parse_uri(value) if value.lower().startswith("sip") else parse_address(value).uri
+    except ValueError:
+        return "anonymous"
+    return uri.user or "anonymous"
+
+
+def host_of(uri: str) -> str:
+    try:
+        return parse_uri(uri).host
+    except ValueError:
+        return ""
+
+
+def contact_target(msg: SipRequest | SipResponse) -> tuple[str, tuple[str, int] | None]:
+    """The remote target of a dialog: the Contact URI and its address."""
+    contacts = msg.contact
+    if not contacts:
+        return "", None
+    uri = contacts[0].uri
+    host, port = uri.host.strip("[]"), uri.port or 5060
+    user = f"{uri.user}@" if uri.user else ""
+    return f"sip:{user}{host_port(host, port)}", (host, port)
+
+
+def tag_of(value: str | None) -> str:
+    if not value:
+        return ""
+    try:
+        return parse_address(value).tag or ""
+    except ValueError:
+        return ""

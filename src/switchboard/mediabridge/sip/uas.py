@@ -1,0 +1,104 @@
+"""An inbound INVITE (RFC 3261 §13.3): provisional and final answers, the 2xx resent until the
+ACK (timer G up to T2, for at most 64·T1), answers to retransmitted INVITEs, and CANCEL."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from aiosipua import SipRequest, SipResponse
+
+from switchboard.mediabridge.sip import messages
+from switchboard.mediabridge.sip.dialog import Dialog
+from switchboard.mediabridge.sip.endpoint import T2, SipEndpoint
+
+
+class ServerInvite:
+    def __init__(
+        self, endpoint: SipEndpoint, request: SipRequest, addr: tuple[str, int], transport: str
+    ) -> None:
+        self.endpoint = endpoint
+        self.request = request
+        self.addr = addr
+        self.transport = transport
+        self.call_id = request.call_id or ""
+        self.to_tag = messages.new_tag()
+        self.acked = asyncio.Event()
+        self.cancelled = asyncio.Event()
+        self.final: SipResponse | None = None
+        self.dialog: Dialog | None = None
+        self._last: SipResponse | None = None
+        self._resend: asyncio.Task[None] | None = None
+
+    def register(self) -> None:
+        self.endpoint.add_dialog(self.call_id, self)
+
+    def close(self) -> None:
+        if self._resend is not None:
+            self._resend.cancel()
+        if self.dialog is None or self.dialog.ended:
+            self.endpoint.drop_dialog(self.call_id)
+
+    def on_request(self, request: SipRequest, addr: tuple[str, int], transport: str) -> None:
+        method = request.method
+        if method == "INVITE":
+            if self._last is not None:
+                self.endpoint.send(self._last, self.addr, self.transport)
+        elif method == "ACK":
+            self.acked.set()
+            if self._resend is not None:
+                self._resend.cancel()
+            if self.dialog is not None:
+                self.endpoint.add_dialog(self.call_id, self.dialog)
+        elif method == "CANCEL":
+            self.endpoint.send(messages.response(request, 200), addr, transport)
+            if self.final is None:
+                self.respond(487)
+                self.cancelled.set()
+        elif self.dialog is not None:
+            self.dialog.on_request(request, addr, transport)
+        else:
+            self.endpoint.send(messages.response(request, 481), addr, transport)
+
+    def respond(self, status: int, body: bytes = b"") -> None:
+        contact = self.endpoint.contact() if status < 300 and status > 100 else ""
+        response = messages.response(
+            self.request, status, to_tag=self.to_tag if status > 100 else "", contact=contact,
+            body=body,
+        )  # fmt: skip
+        self._last = response
+        if status >= 200:
+            self.final = response
+        self.endpoint.send(response, self.addr, self.transport)
+        if 200 <= status < 300:
+            self.dialog = self._make_dialog(response)
+            if self.transport == "udp":
+                self._resend = asyncio.ensure_future(self._resend_2xx(response))
+
+    async def _resend_2xx(self, response: SipResponse) -> None:
+        interval = self.endpoint.t1
+        elapsed = 0.0
+        while elapsed < 64 * self.endpoint.t1:
+            await asyncio.sleep(interval)
+            elapsed += interval
+            self.endpoint.send(response, self.addr, self.transport)
+            interval = min(interval * 2, T2)
+
+    async def wait_ack(self) -> bool:
+        """True once the caller ACKed the 2xx; False after 64·T1 without it."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(64 * self.endpoint.t1):
+                await self.acked.wait()
+                return True
+        return False
+
+    def _make_dialog(self, response: SipResponse) -> Dialog:
+        target, addr = messages.contact_target(self.request)
+        return Dialog(
+            endpoint=self.endpoint, call_id=self.call_id,
+            local=response.headers.get_first("to") or "",
+            remote=self.request.headers.get_first("from") or "",
+            remote_target=target or self.request.uri,
+            addr=self.addr if self.transport == "tcp" or addr is None else addr,
+            transport=self.transport, cseq=0,
+        )  # fmt: skip

@@ -1,0 +1,149 @@
+"""Fixtures of the bridge tests: one bridge process per module (its trunks point at ports the
+tests' sipp instances take), and the platform on a real port per test, on each database."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from switchboard.app import create_app
+from switchboard.bridge.client import close_bridge
+from switchboard.kit.clock import ManualClock
+from switchboard.platform.routing import service as routing
+from switchboard.runtime import Runtime
+from switchboard.settings import Settings
+from tests.calls.conftest import make_org
+from tests.conftest import PRIMARY_HOST
+from tests.mediabridge.components import (
+    SECRET,
+    BridgeProcess,
+    PlatformServer,
+    SilentTrunk,
+    free_port,
+)
+
+# trunk id -> extra TOML lines; each trunk gets its own loopback port
+TRUNKS: dict[str, str] = {
+    "echo": "",
+    "pcma": "",
+    "bye": "",
+    "ring": "ring_timeout_sec = 1",
+    "busy": "",
+    "decline": "",
+    "missing": "",
+    "spare": "",
+    "down": "",
+    "silent": "",
+    "auth": 'username = "acct"\npassword_env = "TEST_TRUNK_PASSWORD"\nfrom_domain = "pbx.test"',
+    "tcp": 'transport = "tcp"',
+    "hold": "",
+}
+TRUNK_PASSWORD = "s3cret-digest"
+
+
+@dataclass
+class Bridge:
+    process: BridgeProcess
+    ports: dict[str, int]
+    workdir: Path
+
+
+def write_trunks(path: Path, ports: dict[str, int]) -> None:
+    tables = []
+    for trunk_id, extra in TRUNKS.items():
+        tables.append(f'[trunks.{trunk_id}]\nuri = "sip:127.0.0.1:{ports[trunk_id]}"\n{extra}\n')
+    path.write_text("\n".join(tables))
+
+
+@pytest.fixture(scope="module")
+def bridge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
+    workdir = tmp_path_factory.mktemp("bridge")
+    ports = {trunk_id: free_port() for trunk_id in TRUNKS}
+    trunks = workdir / "trunks.toml"
+    write_trunks(trunks, ports)
+    process = BridgeProcess(trunks=trunks, env={"TEST_TRUNK_PASSWORD": TRUNK_PASSWORD})
+    process.start(workdir)
+    try:
+        yield Bridge(process=process, ports=ports, workdir=workdir)
+    finally:
+        process.kill()
+
+
+@dataclass
+class Platform:
+    runtime: Runtime
+    http: httpx.AsyncClient
+    headers: dict[str, str]
+    tenant_id: int
+    url: str
+
+    async def route(self, phone: str, trunk_ids: list[str]) -> None:
+        async with self.runtime.db.transaction() as session:
+            await routing.create_outbound(
+                session, tenant_id=self.tenant_id, match=phone, trunk_ids=trunk_ids
+            )
+
+    async def place(self, phone: str, **extra: Any) -> str:
+        from tests.calls.helpers import call_body
+
+        response = await self.http.post(
+            "/api.ashx/v1/calls", json=call_body(phone, **extra), headers=self.headers
+        )
+        assert response.status_code == 200, response.text
+        call_id: str = response.json()["callId"]
+        return call_id
+
+    async def record(self, call_id: str) -> dict[str, Any]:
+        response = await self.http.get(f"/api.ashx/v1/calls/{call_id}", headers=self.headers)
+        assert response.status_code == 200, response.text
+        data: dict[str, Any] = response.json()
+        return data
+
+    async def ended(self, call_id: str, within: float = 30.0) -> dict[str, Any]:
+        """The call's record once the attempt closed (real processes: polled over HTTP)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + within
+        while True:
+            data = await self.record(call_id)
+            if data["status"] not in ("dispatching", "in-flight"):
+                return data
+            assert loop.time() < deadline, f"call {call_id} still {data['status']}"
+            await asyncio.sleep(0.1)
+
+
+@pytest.fixture
+async def platform(settings: Settings, bridge: Bridge) -> AsyncIterator[Platform]:
+    port = free_port(__import__("socket").SOCK_STREAM)
+    url = f"http://127.0.0.1:{port}"
+    settings = settings.model_copy(
+        update={"public_base_url": url, "bridge_url": bridge.process.url, "bridge_secret": SECRET}
+    )
+    runtime = Runtime(settings, clock=ManualClock())
+    server = PlatformServer(create_app(runtime=runtime), port)
+    await server.start()
+    org = await make_org(runtime, "acme", PRIMARY_HOST)
+    http = httpx.AsyncClient(base_url=url, headers={"Host": PRIMARY_HOST}, timeout=20)
+    try:
+        yield Platform(runtime=runtime, http=http, headers=org.headers, tenant_id=org.id, url=url)
+    finally:
+        await http.aclose()
+        await server.stop()
+        await close_bridge(runtime)
+        await runtime.db.dispose()
+
+
+@pytest.fixture
+async def silent_trunk(bridge: Bridge) -> AsyncIterator[SilentTrunk]:
+    loop = asyncio.get_running_loop()
+    protocol = SilentTrunk()
+    transport, _ = await loop.create_datagram_endpoint(
+        lambda: protocol, local_addr=("127.0.0.1", bridge.ports["silent"])
+    )
+    yield protocol
+    transport.close()

@@ -1,0 +1,125 @@
+"""Every row of the outcome table, through the platform, the bridge process and sipp trunks.
+
+The platform (on a real port) dials the bridge (a real process) through the outbound route
+table; the bridge places SIP calls to sipp instances on loopback, one per trunk, all at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+
+from switchboard.bridge import protocol
+from tests.calls.helpers import events
+from tests.mediabridge.components import SECRET, SilentTrunk, Sipp
+from tests.mediabridge.conftest import TRUNK_PASSWORD, Bridge, Platform
+
+pytestmark = pytest.mark.slow
+
+
+async def bridge_status(bridge: Bridge, call_id: str, attempt: int = 1) -> dict[str, Any]:
+    body = orjson.dumps({"protocol": 1, "callId": call_id, "attempt": attempt})
+    async with httpx.AsyncClient(base_url=bridge.process.url) as http:
+        response = await http.post(
+            f"/v1/calls/{call_id}/status", content=body,
+            headers={protocol.SIGNATURE_HEADER: protocol.sign(SECRET, body)},
+        )  # fmt: skip
+    assert response.status_code == 200, response.text
+    data: dict[str, Any] = response.json()
+    return data
+
+
+async def test_every_row_of_the_outcome_table(
+    bridge: Bridge, platform: Platform, silent_trunk: SilentTrunk, tmp_path: Path
+) -> None:
+    ports = bridge.ports
+    loop = asyncio.get_running_loop()
+    spare = SilentTrunk()
+    spare_transport, _ = await loop.create_datagram_endpoint(
+        lambda: spare, local_addr=("127.0.0.1", ports["spare"])
+    )
+    sipps = {
+        "echo": Sipp("uas_echo.xml", ports["echo"]).start(tmp_path, keys={"codec": "0"}, echo=True),
+        "pcma": Sipp("uas_echo.xml", ports["pcma"]).start(tmp_path, keys={"codec": "8"}, echo=True),
+        "bye": Sipp("uas_answer_bye.xml", ports["bye"]).start(tmp_path, echo=True),
+        "ring": Sipp("uas_ring_cancel.xml", ports["ring"]).start(tmp_path),
+        "busy": Sipp("uas_486.xml", ports["busy"]).start(tmp_path),
+        "decline": Sipp("uas_603.xml", ports["decline"]).start(tmp_path),
+        "missing": Sipp("uas_404.xml", ports["missing"]).start(tmp_path),
+        "down": Sipp("uas_503.xml", ports["down"]).start(tmp_path),
+        "auth": Sipp("uas_auth.xml", ports["auth"]).start(
+            tmp_path, keys={"username": "acct", "password": TRUNK_PASSWORD}, echo=True
+        ),
+        "hold": Sipp("uas_talk.xml", ports["hold"]).start(tmp_path, echo=False,
+                                                          extra=["-mi", "127.0.0.1"]),
+    }  # fmt: skip
+    started = dict(zip(sipps, await asyncio.gather(*sipps.values()), strict=True))
+    rows: dict[str, tuple[str, list[str], dict[str, Any]]] = {
+        "finished": ("+14155550101", ["echo"], {}),
+        "alaw": ("+14155550102", ["pcma"], {}),
+        "far-hangup": ("+14155550103", ["bye"], {}),
+        "ring-timeout": ("+14155550104", ["ring"], {"retries": 1}),
+        "busy": ("+14155550105", ["busy"], {}),
+        "decline": ("+14155550106", ["decline"], {}),
+        "missing": ("+14155550107", ["missing", "spare"], {}),
+        "failover": ("+14155550108", ["nope", "down", "silent", "auth"], {}),
+        "max-duration": ("+14155550109", ["hold"], {"maxSeconds": 10}),
+    }
+    try:
+        for phone, trunk_ids, _ in rows.values():
+            await platform.route(phone, trunk_ids)
+        ids = {
+            name: await platform.place(phone, **extra) for name, (phone, _, extra) in rows.items()
+        }
+        records = dict(zip(ids, await asyncio.gather(
+            *(platform.ended(call_id, within=45) for call_id in ids.values())
+        ), strict=True))  # fmt: skip
+        codes = {name: await sipp.exit_code() for name, sipp in started.items()}
+    finally:
+        for sipp in started.values():
+            await sipp.stop()
+        spare_transport.close()
+    assert codes == dict.fromkeys(started, 0), codes
+
+    def row(name: str) -> tuple[str, str, int, str]:
+        r = records[name]
+        return r["status"], r["endedReason"], r["sipStatus"], r["errorDetail"]
+
+    assert row("finished") == ("ended-success", "finished", 200, "")
+    assert row("alaw") == ("ended-success", "finished", 200, "")
+    assert row("far-hangup") == ("ended-failed-final", "far-hangup", 200, "")
+    assert row("ring-timeout") == ("ended-failed-retry-pending", "no-answer", 487, "")
+    assert row("busy") == ("ended-failed-final", "no-answer", 486, "")
+    assert row("decline") == ("ended-failed-final", "not-now", 603, "")
+    _, reason, sip_status, detail = row("missing")
+    assert (reason, sip_status) == ("failed", 404)
+    assert "does not exist" in detail
+    assert "trunk missing" in detail
+    assert spare.received == []  # no failover after "the number does not exist"
+    assert row("failover") == ("ended-success", "finished", 200, "")
+    assert silent_trunk.invites >= 3  # timer A resent the INVITE until timer B gave up
+    assert row("max-duration") == ("ended-success", "max-duration", 200, "")
+
+    answered_by = {name: records[name]["trunkId"] for name in ("finished", "alaw", "far-hangup")}
+    assert answered_by == {"finished": "echo", "alaw": "pcma", "far-hangup": "bye"}
+    assert records["failover"]["trunkId"] == "auth"
+
+    # answered before started, with the trunk and the time from the INVITE
+    for name in ("finished", "failover", "max-duration"):
+        names = [n for n, _ in await events(platform.runtime, ids[name])]
+        assert names.index("call.answered") < names.index("call.started"), names
+        answered = dict(await events(platform.runtime, ids[name]))["call.answered"]
+        assert answered["trunkId"] == rows[name][1][-1]
+        assert answered["answerMs"] > 0
+
+    # RTP flowed both ways (the echo trunks return what they hear), DTMF was received
+    for name in ("finished", "alaw", "max-duration"):
+        ended = (await bridge_status(bridge, ids[name]))["ended"]
+        assert ended["rtpPacketsSent"] > 50, ended
+        assert ended["rtpPacketsReceived"] > 50, ended
+    assert "DTMF digit 1 received" in bridge.process.output()
