@@ -104,10 +104,11 @@ class BridgeProcess:
         return f"http://127.0.0.1:{self.http_port}"
 
     def start(self, workdir: Path, platform_url: str = "", within: float = 60.0) -> None:
-        self.http_port = free_port(socket.SOCK_STREAM)
+        """Start (or restart, on the same ports) and wait for the ready line."""
+        self.http_port = self.http_port or free_port(socket.SOCK_STREAM)
         self.sip_port = self.sip_port or free_port()
         lo = 30000 + (os.getpid() % 300) * 100
-        self.log = workdir / f"bridge-{self.http_port}.log"
+        self.log = workdir / f"bridge-{self.http_port}-{time.monotonic_ns()}.log"
         env = {**os.environ, "SWITCHBOARD_BRIDGE_SECRET": SECRET, **self.env}
         env.pop("SWITCHBOARD_PUBLIC_BASE_URL", None)
         args = [

@@ -118,11 +118,17 @@ class Platform:
 
 
 @pytest.fixture
-async def platform(settings: Settings, bridge: Bridge) -> AsyncIterator[Platform]:
+def bridge_url(bridge: Bridge) -> str:
+    """The bridge the platform dials (a test module may bring its own)."""
+    return bridge.process.url
+
+
+@pytest.fixture
+async def platform(settings: Settings, bridge_url: str) -> AsyncIterator[Platform]:
     port = free_port(__import__("socket").SOCK_STREAM)
     url = f"http://127.0.0.1:{port}"
     settings = settings.model_copy(
-        update={"public_base_url": url, "bridge_url": bridge.process.url, "bridge_secret": SECRET}
+        update={"public_base_url": url, "bridge_url": bridge_url, "bridge_secret": SECRET}
     )
     runtime = Runtime(settings, clock=ManualClock())
     server = PlatformServer(create_app(runtime=runtime), port)

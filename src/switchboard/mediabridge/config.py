@@ -84,7 +84,7 @@ def _trunk(path: Path, trunk_id: str, table: object, environ: Mapping[str, str])
     if not uri:
         raise TrunksError(f'{where}.uri: required (e.g. "sip:carrier.example.net:5060")')
     try:
-        parsed = parse_uri(uri)
+        parsed = parse_uri(uri) if uri.lower().startswith("sip:") else None
     except ValueError:
         parsed = None
     if parsed is None or parsed.scheme != "sip" or not parsed.host:

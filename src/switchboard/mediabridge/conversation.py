@@ -27,6 +27,7 @@ from switchboard.mediabridge.sip.dialog import Dialog
 
 log = logging.getLogger("switchboard.mediabridge")
 
+TRANSFER_DETAIL = "the engine asked for a transfer, which this bridge cannot carry yet"
 OUTCOME_OF_REASON = {
     "far-hangup": "far-hangup",
     "max-duration": "max-duration",
@@ -92,16 +93,20 @@ async def converse(talk: Talk) -> EndedFields:
     hangup = asyncio.ensure_future(talk.hangup.wait())
     limit = asyncio.ensure_future(asyncio.sleep(max(1, talk.max_seconds)))
     done = await _first(signal, far, hangup, limit)  # type: ignore[arg-type]
-    reason: FinishReason
+    reason: FinishReason = "engine"
     outcome = ""
+    failure = ""  # why the engine's side failed, when it did
     if done is signal:
-        decided = signal.result()
-        if isinstance(decided, EndCall):
-            reason, outcome = "engine", decided.outcome
+        try:
+            decided = signal.result()
+        except EngineError as exc:
+            failure = str(exc)
         else:
-            # transfers are not carried by this bridge yet: the call ends, the record says so
-            reason = "engine"
-            log.warning("call %s: the engine asked for a transfer; ending the call", dialog.call_id)
+            if isinstance(decided, EndCall):
+                outcome = decided.outcome
+            else:
+                failure = TRANSFER_DETAIL
+                log.warning("call %s: the engine asked for a transfer", dialog.call_id)
     elif done is far:
         reason = "far-hangup"
     elif done is hangup:
@@ -124,15 +129,12 @@ async def converse(talk: Talk) -> EndedFields:
         await dialog.bye()
     dialog.close()
     await leg.close()
-    if not outcome:
+    if failure:
+        outcome, record.error_detail = "", failure
+    elif not outcome:
         outcome = OUTCOME_OF_REASON.get(reason, record.outcome)
-    if record.error_detail and reason == "engine" and not record.outcome:
-        outcome = ""
-    if done is signal and not isinstance(signal.result(), EndCall):
-        outcome, record.error_detail = (
-            "",
-            "the engine asked for a transfer, which this bridge cannot carry yet",
-        )
+        if reason == "engine" and record.error_detail:
+            outcome = ""
     return _ended(talk, answered_at, outcome, record)
 
 

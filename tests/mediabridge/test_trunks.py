@@ -1,0 +1,102 @@
+"""The trunks file: read as the issue shows it, refused at start naming the key at fault."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from switchboard.cli import main
+from switchboard.mediabridge.config import Trunk, TrunksError, load_trunks
+
+GOOD = """
+[trunks.carrier-a]
+uri = "sip:127.0.0.1:5070"   # where INVITEs go
+transport = "udp"            # udp or tcp
+username = "acct"            # optional digest auth (401/407)
+password_env = "CARRIER_A_PASSWORD"
+from_domain = "pbx.example.net"
+ring_timeout_sec = 30
+
+[trunks.carrier-b]
+uri = "sip:sbc.example.net"
+transport = "tcp"
+"""
+
+
+def test_the_file_of_the_issue_reads(tmp_path: Path) -> None:
+    path = tmp_path / "trunks.toml"
+    path.write_text(GOOD)
+    trunks = load_trunks(path, {"CARRIER_A_PASSWORD": "pw"})
+    assert trunks["carrier-a"] == Trunk(
+        id="carrier-a", uri="sip:127.0.0.1:5070", host="127.0.0.1", port=5070, transport="udp",
+        username="acct", password="pw", from_domain="pbx.example.net", ring_timeout_sec=30.0,
+    )  # fmt: skip
+    b = trunks["carrier-b"]
+    assert (b.host, b.port, b.transport, b.from_domain) == (
+        "sbc.example.net", 5060, "tcp", "sbc.example.net"
+    )  # fmt: skip
+    assert "pw" not in repr(trunks["carrier-a"])
+
+
+@pytest.mark.parametrize(
+    ("text", "env", "names"),
+    [
+        ("[trunks.a]\nuri = 5\n", {}, "trunks.a.uri"),
+        ("[trunks.a]\n", {}, "trunks.a.uri"),
+        ('[trunks.a]\nuri = "tel:+1555"\n', {}, "trunks.a.uri"),
+        ('[trunks.a]\nuri = "sip:h"\ntransport = "tls"\n', {}, "trunks.a.transport"),
+        ('[trunks.a]\nuri = "sip:h"\nring_timeout_sec = 0\n', {}, "trunks.a.ring_timeout_sec"),
+        ('[trunks.a]\nuri = "sip:h"\nring_timeout_sec = "30"\n', {}, "trunks.a.ring_timeout_sec"),
+        ('[trunks.a]\nuri = "sip:h"\nusername = "u"\n', {}, "trunks.a.password_env"),
+        ('[trunks.a]\nuri = "sip:h"\npassword_env = "NOPE"\n', {}, "trunks.a.password_env"),
+        ('[trunks.a]\nuri = "sip:h"\nport = 5060\n', {}, "trunks.a.port"),
+        ('[trunk.a]\nuri = "sip:h"\n', {}, "'trunk'"),
+        ("", {}, "'trunks'"),
+        ("[trunks.a\n", {}, "not valid TOML"),
+    ],
+)
+def test_a_bad_file_names_the_key(
+    tmp_path: Path, text: str, env: dict[str, str], names: str
+) -> None:
+    path = tmp_path / "trunks.toml"
+    path.write_text(text)
+    with pytest.raises(TrunksError) as caught:
+        load_trunks(path, env)
+    assert names in str(caught.value)
+    assert str(path) in str(caught.value)
+
+
+def test_serve_refuses_a_bad_file_at_start(tmp_path: Path) -> None:
+    path = tmp_path / "trunks.toml"
+    path.write_text('[trunks.a]\nuri = "sip:h"\ntransport = "sctp"\n')
+    result = CliRunner().invoke(
+        main, ["bridge", "serve", "--trunks", str(path)],
+        env={"SWITCHBOARD_BRIDGE_SECRET": "s"},
+    )  # fmt: skip
+    assert result.exit_code == 1
+    assert "trunks.a.transport" in result.output
+
+
+def test_serve_needs_the_secret_and_a_known_engine(tmp_path: Path) -> None:
+    path = tmp_path / "trunks.toml"
+    path.write_text('[trunks.a]\nuri = "sip:h"\n')
+    runner = CliRunner()
+    no_secret = runner.invoke(
+        main, ["bridge", "serve", "--trunks", str(path)], env={"SWITCHBOARD_BRIDGE_SECRET": ""}
+    )
+    assert no_secret.exit_code == 2
+    assert "SWITCHBOARD_BRIDGE_SECRET" in no_secret.output
+    gemini = runner.invoke(
+        main, ["bridge", "serve", "--trunks", str(path), "--engine", "gemini"],
+        env={"SWITCHBOARD_BRIDGE_SECRET": "s"},
+    )  # fmt: skip
+    assert gemini.exit_code == 2
+    assert "not available yet" in gemini.output
+    bad_range = runner.invoke(
+        main, ["bridge", "serve", "--trunks", str(path), "--rtp-ports", "9-5"],
+        env={"SWITCHBOARD_BRIDGE_SECRET": "s"},
+    )  # fmt: skip
+    assert bad_range.exit_code == 2
+    assert "--rtp-ports" in bad_range.output
