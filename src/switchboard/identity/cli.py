@@ -38,6 +38,24 @@ def user_create(username: str, tenant: str, role: str, password_stdin: bool) -> 
     run_in_transaction(work)
 
 
+@user_cli.command("set-sip")
+@click.argument("username")
+@click.option("--tenant", required=True)
+@click.option("--uri", default=None, help="sip: or sips: URI where the bridge rings the user")
+@click.option("--clear", is_flag=True, help="Remove the user's SIP address")
+def user_set_sip(username: str, tenant: str, uri: str | None, clear: bool) -> None:
+    """Set (--uri) or clear (--clear) where office-tab calls for USERNAME ring."""
+    if (uri is None) == (not clear):
+        raise click.UsageError("give exactly one of --uri and --clear")
+
+    async def work(runtime: Runtime, session: AsyncSession) -> None:
+        row = await tenants.require_by_name(session, tenant)
+        user = await service.set_sip_uri(session, tenant_id=row.id, username=username, uri=uri)
+        click.echo(f"{user.username}\t{user.sip_uri or '-'}")
+
+    run_in_transaction(work)
+
+
 @click.group("client")
 def client_cli() -> None:
     """Registered OIDC clients of a tenant."""

@@ -24,6 +24,8 @@ class User(Base):
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)
     failed_logins: Mapped[int] = mapped_column(default=0)
     locked_until: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    # Where the media bridge rings the user for an office-tab inbound call (``sip:...``).
+    sip_uri: Mapped[str | None] = mapped_column(String(255), nullable=True)
 
 
 class OidcClient(Base):

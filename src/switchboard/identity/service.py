@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 import secrets
 
 from sqlalchemy import Select, select, update
@@ -69,11 +70,44 @@ async def create_user(
 
 
 async def get_user(session: AsyncSession, *, tenant_id: int, username: str) -> User:
-    stmt = select(User).where(User.tenant_id == tenant_id, User.username == username)
-    user = (await session.execute(stmt)).scalar_one_or_none()
+    user = await find_user(session, tenant_id=tenant_id, username=username)
     if user is None:
         raise NotFound(f"no user {username!r} in this tenant")
     return user
+
+
+# sip: or sips:, an optional user part, a host name or IPv4 or [IPv6], a port, URI parameters.
+SIP_URI_RE = re.compile(
+    r"^sips?:(?:[^@\s<>\"]+@)?(?:[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])"
+    r"(?::[0-9]{1,5})?(?:;[^\s<>\"]*)?$"
+)
+MAX_SIP_URI = 255
+
+
+def check_sip_uri(uri: str) -> str:
+    uri = uri.strip()
+    if len(uri) > MAX_SIP_URI or not SIP_URI_RE.match(uri):
+        raise BadRequest(
+            f"SIP address: a sip: or sips: URI such as sip:anna@pbx.example.net:5060, "
+            f"at most {MAX_SIP_URI} characters"
+        )
+    return uri
+
+
+async def set_sip_uri(
+    session: AsyncSession, *, tenant_id: int, username: str, uri: str | None
+) -> User:
+    """Store where the media bridge rings ``username`` for office-tab calls; None clears it."""
+    clean = None if uri is None else check_sip_uri(uri)
+    user = await get_user(session, tenant_id=tenant_id, username=username)
+    user.sip_uri = clean
+    await session.flush()
+    return user
+
+
+async def find_user(session: AsyncSession, *, tenant_id: int, username: str) -> User | None:
+    stmt = select(User).where(User.tenant_id == tenant_id, User.username == username)
+    return (await session.execute(stmt)).scalar_one_or_none()
 
 
 async def create_client(

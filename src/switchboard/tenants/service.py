@@ -98,6 +98,10 @@ async def resolve_host(session: AsyncSession, host: str) -> Tenant | None:
     return tenant
 
 
+async def get_by_id(session: AsyncSession, tenant_id: int) -> Tenant | None:
+    return await repository.get_by_id(session, tenant_id)
+
+
 async def require_by_name(session: AsyncSession, name: str) -> Tenant:
     tenant = await repository.get_by_name(session, name)
     if tenant is None:

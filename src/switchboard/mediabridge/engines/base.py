@@ -12,7 +12,9 @@ The life of a session, driven by the bridge's media loop:
 2. Every 20 ms: ``feed(frame)`` with the caller's audio and ``next_frame()`` for the AI's audio
    (``None`` means silence). Neither blocks.
 3. ``await signal()`` resolves when the engine itself wants the call to end (``EndCall``) or to
-   be handed to someone else (``TransferCall``).
+   be handed to someone else (``TransferCall``). It raises ``EngineError`` when the engine fails
+   mid-call (its connection is lost and cannot be resumed): the bridge then finishes the session
+   and reports a technical failure, whose ``errorDetail`` is in the record.
 4. ``await finish(reason)`` ends the conversation, whoever ended it, and returns the record.
    With ``max-duration`` the engine may queue a closing line first; the bridge plays what
    ``next_frame()`` still returns, up to ``CLOSING_LINE_MAX_SEC``, before it hangs up.

@@ -19,6 +19,20 @@ async def get_by_number(
     return (await session.execute(stmt)).scalar_one_or_none()
 
 
+async def with_number_in_any_tenant(
+    session: AsyncSession, *, numbers: list[str]
+) -> list[VirtualNumber]:
+    """Every tenant's virtual numbers written as one of ``numbers``: the one query that is not
+    tenant-scoped, because it is how an inbound SIP call without a tenant domain finds its
+    tenant (docs/decisions/0321-inbound-route-tenant-resolution.md). At most a few rows."""
+    stmt = (
+        select(VirtualNumber)
+        .where(VirtualNumber.number.in_(numbers))
+        .order_by(VirtualNumber.tenant_id, VirtualNumber.id)
+    )
+    return list((await session.execute(stmt)).scalars())
+
+
 async def page(
     session: AsyncSession, *, tenant_id: int, limit: int, offset: int
 ) -> tuple[list[VirtualNumber], int]:

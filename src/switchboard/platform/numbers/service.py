@@ -24,6 +24,7 @@ from switchboard.platform.numbers.models import (
     VISIBILITIES,
     VirtualNumber,
 )
+from switchboard.platform.routing.matching import canonical_number
 from switchboard.tenants.config import VOICES
 
 NUMBER_RE = re.compile(r"^\+?[0-9A-Za-z*#._-]{1,32}$")
@@ -86,6 +87,27 @@ async def find_number(
 ) -> VirtualNumber | None:
     """The tenant's virtual number ``number``, or None (another tenant's number is None too)."""
     return await repository.get_by_number(session, tenant_id=tenant_id, number=number)
+
+
+def did_spellings(did: str) -> list[str]:
+    """How a dialled number may be stored: as dialled, and its ``+`` form when dialled ``00``."""
+    return list(dict.fromkeys((did, canonical_number(did))))
+
+
+async def find_number_for_did(
+    session: AsyncSession, *, tenant_id: int, did: str
+) -> VirtualNumber | None:
+    """The tenant's virtual number a SIP call to ``did`` reaches, or None."""
+    for spelling in did_spellings(did):
+        row = await find_number(session, tenant_id=tenant_id, number=spelling)
+        if row is not None:
+            return row
+    return None
+
+
+async def numbers_for_did_in_any_tenant(session: AsyncSession, *, did: str) -> list[VirtualNumber]:
+    """The virtual numbers of every tenant that a SIP call to ``did`` could reach."""
+    return await repository.with_number_in_any_tenant(session, numbers=did_spellings(did))
 
 
 async def require_number(session: AsyncSession, *, tenant_id: int, number: str) -> VirtualNumber:
