@@ -6,6 +6,7 @@ emits nothing, and a rollback drops both.
 """
 
 from switchboard.platform.calls.service._create import create_call, get_call, hangup, list_calls
+from switchboard.platform.calls.service._idempotency import IdempotencyKeyReused, place_call
 from switchboard.platform.calls.service._outbound import (
     NotReady,
     apply_bridge_event,
@@ -40,6 +41,7 @@ __all__ = [
     "SOURCE",
     "STATUSES",
     "SUCCESS_OUTCOMES",
+    "IdempotencyKeyReused",
     "NotReady",
     "apply_bridge_event",
     "close_attempt",
@@ -52,6 +54,7 @@ __all__ = [
     "list_calls",
     "new_call_id",
     "parse_statuses",
+    "place_call",
     "record",
     "status_after_attempt",
 ]

@@ -10,6 +10,7 @@ from switchboard.bridge.protocol import Callback, EndedFields
 from switchboard.kit.errors import BadRequest, NotFound
 from switchboard.platform.calls import repository
 from switchboard.platform.calls.models import InboundCall
+from switchboard.platform.calls.service._rules import checked_outcome
 from switchboard.platform.calls.service._turns import turns_of
 from switchboard.platform.events import catalogue as ev
 from switchboard.platform.events.service import emit
@@ -86,16 +87,17 @@ async def apply_inbound(session: AsyncSession, *, runtime: Runtime, event: Callb
         return True
     if event.type == "inbound-ended":
         ended = event.ended or EndedFields()
+        outcome, error_detail = checked_outcome(ended.outcome, ended.error_detail)
         if not await repository.guarded_inbound_update(
             session,
             pk=row.id,
             where=[Inbound.ended_at.is_(None)],
-            values={"ended_at": now, "outcome": ended.outcome},
+            values={"ended_at": now, "outcome": outcome},
         ):
             return False
         await publish(ev.CALL_ENDED, {
             "callId": row.call_id, "number": row.number, "room": row.room,
-            "outcome": ended.outcome, "durationSec": ended.talk_sec,
+            "outcome": outcome, "durationSec": ended.talk_sec,
             "tokens": ended.tokens_total, "source": "sip" if sip else "vnum",
         })  # fmt: skip
         save = True
@@ -115,7 +117,7 @@ async def apply_inbound(session: AsyncSession, *, runtime: Runtime, event: Callb
                     voice=event.voice, language=event.language, model=event.model, trunk_id="",
                     started=started, answered=row.answered_at,
                     ended=started + dt.timedelta(seconds=ended.talk_sec),
-                    outcome=ended.outcome, error_detail=ended.error_detail,
+                    outcome=outcome, error_detail=error_detail,
                     tokens_prompt=ended.tokens_prompt, tokens_total=ended.tokens_total,
                     input_turns=ended.input_turns, output_turns=ended.output_turns,
                     turns=turns_of(ended),
@@ -125,7 +127,7 @@ async def apply_inbound(session: AsyncSession, *, runtime: Runtime, event: Callb
             )  # fmt: skip
             await publish(ev.TRANSCRIPT_SAVED, {
                 "callId": row.call_id, "number": row.number, "file": file,
-                "outcome": ended.outcome, "source": "vnum",
+                "outcome": outcome, "source": "vnum",
             })  # fmt: skip
         return True
     raise BadRequest(f"unknown event type {event.type!r}")

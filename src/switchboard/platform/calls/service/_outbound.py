@@ -16,6 +16,7 @@ from switchboard.platform.calls.service._inbound import apply_inbound
 from switchboard.platform.calls.service._rules import (
     CANCELLED,
     SOURCE,
+    checked_outcome,
     ended_reason,
     status_after_attempt,
 )
@@ -155,22 +156,23 @@ async def close_attempt(
     assert fresh is not None
     call = fresh
     answered = ended.answered or call.answered_at is not None
-    outcome = ended.outcome
     call.duration_sec = ended.talk_sec
-    call.error_detail = ended.error_detail[:500]
     if call.status == CANCELLED:
-        outcome = outcome or "cancelled"
+        # The API ended it: the outcome is ``cancelled`` whatever the bridge saw last.
+        outcome, error_detail = "cancelled", ended.error_detail
         call.outcome = outcome
     else:
+        outcome, error_detail = checked_outcome(ended.outcome, ended.error_detail)
         call.status = status_after_attempt(
-            outcome=outcome, error_detail=ended.error_detail, answered=answered,
+            outcome=outcome, error_detail=error_detail, answered=answered,
             retries_left=call.retries_left,
         )  # fmt: skip
         call.outcome = outcome
         call.ended_at = now
-        call.ended_reason = ended_reason(outcome, ended.error_detail)
+        call.ended_reason = ended_reason(outcome, error_detail)
         if call.status == RETRY_PENDING:
             call.due_at = now + dt.timedelta(minutes=call.retry_delay_minutes)
+    call.error_detail = error_detail[:500]
     await session.flush()
     tenant = await repository.tenant_name(session, call.tenant_id)
     await _emit(session, runtime, call, tenant, ev.OUTBOUND_AI_FINISHED, {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import secrets
 
-from switchboard.bridge.protocol import DialRequest
+from switchboard.bridge.protocol import OUTCOMES, DialRequest
 from switchboard.kit.clock import iso_utc
 from switchboard.kit.errors import BadRequest
 from switchboard.platform.calls.models import Call
@@ -25,7 +25,7 @@ STATUSES = (
     SCHEDULED, DISPATCHING, IN_FLIGHT, ENDED_SUCCESS, RETRY_PENDING, ENDED_FINAL, CANCELLED,
 )  # fmt: skip
 ENDED_STATUSES = frozenset({ENDED_SUCCESS, ENDED_FINAL, CANCELLED})
-SUCCESS_OUTCOMES = frozenset({"finished", "transferred", "max-duration"})
+SUCCESS_OUTCOMES = frozenset({"finished", "transferred-to-vnum", "max-duration"})
 RETRY_OUTCOMES = frozenset({"no-answer"})
 # How long a callee may ring before the bridge must have reported the end of the attempt,
 # on top of maxSeconds and the watchdog grace.
@@ -42,8 +42,8 @@ def status_after_attempt(
 ) -> str:
     """The status machine's rule for an attempt that ended (docs/calls.md).
 
-    Success: finished, transferred, max-duration (without a technical error). Retry, while
-    retries remain: no-answer, and a technical failure before anyone answered (errorDetail
+    Success: finished, transferred-to-vnum, max-duration (without a technical error). Retry,
+    while retries remain: no-answer, and a technical failure before anyone answered (errorDetail
     filled, no outcome). Everything else is final.
     """
     if outcome in SUCCESS_OUTCOMES and not error_detail:
@@ -55,7 +55,27 @@ def status_after_attempt(
 
 
 def ended_reason(outcome: str, error_detail: str) -> str:
-    return outcome or ("failed" if error_detail else "ended")
+    """``endedReason`` of an ended attempt: its outcome, which is empty for a technical failure
+    (``errorDetail`` then says what failed)."""
+    del error_detail
+    return outcome
+
+
+def checked_outcome(outcome: str, error_detail: str) -> tuple[str, str]:
+    """The reported outcome and error detail, kept inside the glossary (spec 6.3).
+
+    A technical failure has no outcome: an outcome next to an error detail is dropped (the
+    detail keeps it), an outcome outside the glossary becomes an error detail, and a report with
+    neither is itself a technical failure.
+    """
+    if outcome and outcome not in OUTCOMES:
+        extra = f"the bridge reported an outcome outside the glossary: {outcome[:60]!r}"
+        return "", f"{error_detail}; {extra}" if error_detail else extra
+    if outcome and error_detail:
+        return "", f"{error_detail} (reported outcome: {outcome})"
+    if not outcome and not error_detail:
+        return "", "the bridge reported the end without an outcome"
+    return outcome, error_detail
 
 
 def parse_statuses(raw: str | None) -> list[str]:
