@@ -12,6 +12,7 @@ from switchboard.kit.errors import BadRequest, Conflict, NotFound
 from switchboard.platform.calls import repository
 from switchboard.platform.calls.models import Call
 from switchboard.platform.calls.repository import DISPATCHING, IN_FLIGHT, RETRY_PENDING
+from switchboard.platform.calls.service._email import queue_attempt_email
 from switchboard.platform.calls.service._inbound import apply_inbound
 from switchboard.platform.calls.service._rules import (
     CANCELLED,
@@ -187,6 +188,7 @@ async def close_attempt(
         "outputTurns": ended.output_turns,
         "errorDetail": call.error_detail,
     })  # fmt: skip
+    file = ""
     if answered and ended.turns:
         started = call.answered_at or call.dispatched_at or now
         file = await save_transcript(
@@ -230,6 +232,10 @@ async def close_attempt(
             "outcome": outcome,
             "source": SOURCE,
         })  # fmt: skip
+    await queue_attempt_email(
+        session, runtime=runtime, call=call, tenant_name=tenant, outcome=outcome, ended=ended,
+        transcript_file=file,
+    )  # fmt: skip
     log.info(
         "call %s attempt %d ended: %s -> %s",
         call.call_id,
