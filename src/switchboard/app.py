@@ -17,6 +17,7 @@ from switchboard.identity.app import create_identity_app
 from switchboard.kit.clock import Clock
 from switchboard.kit.http import (
     NoStoreMiddleware,
+    RejectDuplicateKeysMiddleware,
     RejectNulMiddleware,
     http_exception_response,
 )
@@ -58,6 +59,7 @@ def create_app(
         middleware=[
             Middleware(NoStoreMiddleware, cacheable=("/api/docs/assets/",)),
             Middleware(RejectNulMiddleware),
+            Middleware(RejectDuplicateKeysMiddleware),
         ],
         exception_handlers={HTTPException: http_exception_response},
         lifespan=lifespan,
@@ -71,6 +73,7 @@ def create_app(
 
 
 def _standalone(app: FastAPI, *, cacheable: tuple[str, ...] = ()) -> FastAPI:
+    app.add_middleware(RejectDuplicateKeysMiddleware)
     app.add_middleware(RejectNulMiddleware)
     app.add_middleware(NoStoreMiddleware, cacheable=cacheable)
     return app

@@ -4,6 +4,7 @@ from switchboard.identity import models as identity_models
 from switchboard.kit.db import Base
 from switchboard.linen import models as linen_models  # noqa: F401
 from switchboard.platform.calls import models as call_models  # noqa: F401
+from switchboard.platform.emails import models as email_models  # noqa: F401
 from switchboard.platform.events import models as event_models
 from switchboard.platform.numbers import models as number_models
 from switchboard.platform.routing import models as routing_models  # noqa: F401

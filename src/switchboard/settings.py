@@ -45,9 +45,20 @@ class Settings(BaseSettings):
     webhook_timeout: float = Field(default=10.0, gt=0)
     webhook_log_retention_days: int = Field(default=30, ge=1)
 
+    # The outcome email (docs/calls.md): none is queued while smtp_host is empty.
+    smtp_host: str = ""
+    smtp_port: int = Field(default=587, ge=1, le=65535)
+    smtp_security: Literal["starttls", "tls", "none"] = "starttls"
+    smtp_user: str = ""
+    smtp_password_file: Path | None = None
+    smtp_ca_file: Path | None = None
+    smtp_sender: str = "switchboard@localhost"
+    smtp_timeout: float = Field(default=30.0, gt=0)
+    email_retry_delays: Annotated[tuple[float, ...], NoDecode] = (60.0, 300.0, 1800.0)
+
     run_workers: bool = True
 
-    @field_validator("webhook_retry_delays", mode="before")
+    @field_validator("webhook_retry_delays", "email_retry_delays", mode="before")
     @classmethod
     def _delays(cls, value: object) -> object:
         if isinstance(value, str):

@@ -191,3 +191,35 @@ async def test_the_simulator_host_renews_its_calls_leases(client_with: Any) -> N
         row = await session.get(Call, 1)
     assert row is not None
     assert (row.status, row.lease_owner) == ("in-flight", tasks.PROCESS_OWNER)
+
+
+@pytest.mark.parametrize(
+    ("fields", "detail"),
+    [
+        ({"outcome": "transferred"}, "outside the glossary: 'transferred'"),
+        ({"outcome": "finished", "errorDetail": "AI engine dropped"}, "AI engine dropped"),
+        ({"outcome": ""}, "without an outcome"),
+    ],
+)
+async def test_outcomes_stay_inside_the_glossary(
+    client_with: Any, fake_bridge: FakeBridge, fields: dict[str, Any], detail: str
+) -> None:
+    runtime, client = await client_with(bridge_url=fake_bridge.url, bridge_secret=SECRET)
+    org = await make_org(runtime, "acme", PRIMARY_HOST)
+    created = (await client.post("/api.ashx/v1/calls", json=call_body(),
+                                 headers=org.headers)).json()  # fmt: skip
+    ended = _ended(created["callId"], **fields)
+    ended["ended"]["turns"] = [{"speaker": "AI", "text": "Hello.", "ts": "2026-01-01T12:00:00Z"}]
+    body, headers = _signed(SECRET, ended)
+    assert (await client.post(EVENTS, content=body, headers=headers)).status_code == 200
+    record = (await client.get(f"/api.ashx/v1/calls/{created['callId']}",
+                               headers=org.headers)).json()  # fmt: skip
+    assert (record["status"], record["endedReason"]) == ("ended-failed-final", "")
+    assert detail in record["errorDetail"]
+    emitted = dict(await events(runtime, created["callId"]))
+    finished = emitted["outbound-ai.finished"]
+    assert (finished["outcome"], finished["errorDetail"]) == ("", record["errorDetail"])
+    assert emitted["transcript.saved"]["outcome"] == ""
+    transcript = (await client.get(f"/api.ashx/v1/transcripts/{created['callId']}",
+                                   headers=org.headers)).json()  # fmt: skip
+    assert (transcript["outcome"], transcript["errorDetail"]) == ("", record["errorDetail"])

@@ -66,9 +66,9 @@ def test_trunk_rejection_names_every_trunk() -> None:
     ("outcome", "error", "answered", "retries", "status"),
     [
         ("finished", "", True, 0, "ended-success"),
-        ("transferred", "", True, 2, "ended-success"),
+        ("transferred-to-vnum", "", True, 2, "ended-success"),
         ("max-duration", "", True, 0, "ended-success"),
-        ("max-duration", "watchdog", True, 3, "ended-failed-final"),
+        ("", "watchdog", True, 3, "ended-failed-final"),
         ("no-answer", "", False, 1, "ended-failed-retry-pending"),
         ("no-answer", "", False, 0, "ended-failed-final"),
         ("", "trunk rejected", False, 1, "ended-failed-retry-pending"),

@@ -33,7 +33,7 @@ async def _sim(settings: Settings, *args: str) -> str:
     return out.decode().strip()
 
 
-@pytest.mark.parametrize("outcome", ["finished", "transferred"])
+@pytest.mark.parametrize("outcome", ["finished", "transferred-to-vnum"])
 async def test_vnum_call_from_a_browser(
     app_client: AsyncClient, runtime: Runtime, org: Org, settings: Settings, outcome: str
 ) -> None:
@@ -48,7 +48,7 @@ async def test_vnum_call_from_a_browser(
     assert call_id.startswith("vnum")
     emitted = await events(runtime, call_id)
     names = [n for n, _ in emitted]
-    middle = ["call.transferred"] if outcome == "transferred" else []
+    middle = ["call.transferred"] if outcome == "transferred-to-vnum" else []
     assert names == ["call.started", *middle, "call.ended", "transcript.saved"]
     data = dict(emitted)
     assert data["call.started"]["source"] == "vnum"

@@ -17,6 +17,7 @@ from switchboard.runtime import Runtime
 from switchboard.settings import Settings
 from switchboard.tenants import service as tenants
 from tests.calls.fakebridge import fake_bridge  # noqa: F401 (a fixture)
+from tests.calls.smtpserver import mailbox  # noqa: F401 (a fixture)
 from tests.conftest import PRIMARY_HOST
 from tests.factories import PASSWORD
 

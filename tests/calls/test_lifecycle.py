@@ -269,6 +269,9 @@ async def test_watchdog_ends_a_call_the_bridge_never_ends(
     record = (await client.get(f"{CALLS}/{created['callId']}", headers=org.headers)).json()
     assert record["status"] == "ended-failed-final"
     assert "maxSeconds" in record["errorDetail"]
+    assert record["endedReason"] == ""  # a technical failure has no outcome
+    finished = dict(await events(runtime, created["callId"]))["outbound-ai.finished"]
+    assert (finished["outcome"], finished["errorDetail"]) == ("", record["errorDetail"])
     assert [n for n, _ in await events(runtime, created["callId"])] == ["outbound-ai.finished"]
     assert [h["callId"] for h in fake_bridge.hangups] == [created["callId"]]
 

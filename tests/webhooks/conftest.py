@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -127,6 +128,9 @@ async def subscribe(
     return row.id, secret
 
 
+_CALL_IDS = itertools.count()  # a new call per default event: no ordering between them
+
+
 async def fire(
     runtime: Runtime,
     tenant: TenantFixture,
@@ -135,12 +139,12 @@ async def fire(
     count: int = 1,
 ) -> None:
     async with runtime.db.transaction() as session:
-        for n in range(count):
+        for _ in range(count):
             await emit(
                 session,
                 tenant_id=tenant.id,
                 tenant_name=tenant.name,
                 event=event,
-                data=data if data is not None else {"callId": f"c{n}"},
+                data=data if data is not None else {"callId": f"c{next(_CALL_IDS)}"},
                 clock=runtime.clock,
             )

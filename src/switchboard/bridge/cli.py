@@ -14,7 +14,9 @@ from switchboard.kit.clock import SystemClock
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
 
-INBOUND_OUTCOMES = ("finished", "far-hangup", "transferred", "max-duration", "empty-room")
+INBOUND_OUTCOMES = (
+    "finished", "far-hangup", "transferred-to-vnum", "max-duration", "empty-room",
+)  # fmt: skip
 RECEPTIONIST_PROMPT = (
     "You are the receptionist. Greet the caller, find out what they need and help them. "
     "Opening hours are nine to five on weekdays. Offer to put the caller through to a colleague."

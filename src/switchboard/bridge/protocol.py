@@ -82,6 +82,13 @@ class CallRef(Message):
 
 BridgeCallState = Literal["ringing", "answered", "ended", "unknown"]
 
+# The outcome glossary (spec 6.3): the only outcomes a bridge reports. A technical failure has
+# no outcome (``""``) and says what failed in ``errorDetail``.
+OUTCOMES = frozenset({
+    "finished", "far-hangup", "empty-room", "transferred-to-vnum", "voicemail", "not-now",
+    "no-answer", "cancelled", "max-duration",
+})  # fmt: skip
+
 
 class Turn(Message):
     speaker: Literal["AI", "Caller"]

@@ -40,7 +40,7 @@ SCENARIO_TABLE: tuple[tuple[str, str, str], ...] = (
     ("04", "asks to be called later", "not-now"),
     ("05", "the trunk rejects the call (technical failure, `errorDetail` filled)", "—"),
     ("06", "keeps talking until `maxSeconds`", "max-duration"),
-    ("07", "asks for a person; the AI transfers the call", "transferred"),
+    ("07", "asks for a person; the AI transfers the call", "transferred-to-vnum"),
 )
 
 
@@ -199,7 +199,7 @@ def outbound_script(
         turn("Caller", "Can I speak to a real person, please?")
         turn("AI", "Certainly, I'm transferring you to a colleague now.")
         script.add(Step(at=t + 0.2, kind="transferred", trunk_id=trunk))
-        end("transferred")
+        end("transferred-to-vnum")
     else:
         turn("AI", lines.opening())
         for _ in range(3):
@@ -229,11 +229,10 @@ def inbound_script(*, prompt: str, display_name: str, sip: bool, outcome: str) -
     turn("AI", f"Hello, you've reached {display_name}. How can I help you today?")
     turn("Caller", "Hi, I have a quick question.")
     turn("AI", lines.ai())
-    if outcome == "transferred":
+    if outcome == "transferred-to-vnum":
         turn("Caller", "Can I speak to someone in person?")
         turn("AI", "Of course, I'm putting you through now.")
         script.add(Step(at=t + 0.2, kind="transferred"))
-        outcome = "transferred-to-vnum"
     else:
         turn("Caller", "Great, thanks a lot.")
         turn("AI", lines.goodbye())

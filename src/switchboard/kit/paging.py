@@ -67,3 +67,15 @@ async def fetch_page(
     ).scalar_one()
     rows = (await session.execute(stmt.limit(paging.limit).offset(paging.offset))).all()
     return list(rows), int(total)
+
+
+def like_pattern(q: str) -> str:
+    """A LIKE pattern that matches ``q`` as a literal substring: ``%``, ``_`` and ``\\`` in the
+    query match themselves (use with ``escape="\\\\"``, which both databases honour)."""
+    escaped = q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def contains_text(column: Any, q: str) -> Any:
+    """Case-insensitive substring filter on ``column``, with ``q`` taken literally."""
+    return column.ilike(like_pattern(q), escape="\\")

@@ -55,6 +55,10 @@ STRING_SETTINGS: dict[str, str] = {
     "ExternalOidc:JwksUrl": "",
     "ExternalOidc:TenantClaim": "",
     "ExternalOidc:RoleClaim": "role",
+    # The outcome email after every call attempt: "false" turns it off for the tenant; the
+    # sender name is the display name of its From address (default: the tenant's name).
+    "OutcomeEmail:Enabled": "true",
+    "OutcomeEmail:SenderName": "",
 }
 
 
@@ -80,6 +84,8 @@ class TenantConfig:
     default_trunk_id: str
     sfu: dict[str, float] = field(default_factory=dict)
     external_issuer: ExternalIssuer | None = None
+    outcome_email: bool = True
+    outcome_email_sender_name: str = ""
 
     @classmethod
     def from_settings(cls, raw: dict[str, Any]) -> TenantConfig:
@@ -109,4 +115,7 @@ class TenantConfig:
             default_trunk_id=text("DefaultTrunkId"),
             sfu=sfu,
             external_issuer=external,
+            outcome_email=text("OutcomeEmail:Enabled").strip().lower()
+            not in ("false", "0", "no", "off"),
+            outcome_email_sender_name=str(raw.get("OutcomeEmail:SenderName") or "")[:100],
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from switchboard.platform.calls.tasks import dispatcher_worker as call_dispatcher
+from switchboard.platform.emails.tasks import email_sender
 from switchboard.platform.transcripts.tasks import sweeper as transcript_sweeper
 from switchboard.platform.webhooks.tasks import sender as webhook_sender
 from switchboard.runtime import Worker
@@ -10,5 +11,5 @@ from switchboard.runtime import Worker
 
 def all_workers() -> list[Worker]:
     """Every background worker of the product, in start order."""
-    workers: list[Worker] = [call_dispatcher, webhook_sender, transcript_sweeper]
+    workers: list[Worker] = [call_dispatcher, webhook_sender, transcript_sweeper, email_sender]
     return workers

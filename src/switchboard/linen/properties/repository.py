@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import Select, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from switchboard.kit.paging import PageParams
+from switchboard.kit.paging import PageParams, contains_text
 from switchboard.linen.common import fetch_page, order_by
 from switchboard.linen.groups.models import GroupMember
 from switchboard.linen.properties.models import Property
@@ -66,12 +66,11 @@ async def list_page(
         )
         stmt = stmt.where(Property.id.in_(members))
     if q:
-        pattern = f"%{q.lower()}%"
         stmt = stmt.where(
             or_(
-                Property.code.ilike(pattern),
-                Property.name.ilike(pattern),
-                Property.external_ref.ilike(pattern),
+                contains_text(Property.code, q),
+                contains_text(Property.name, q),
+                contains_text(Property.external_ref, q),
             )
         )
     order = order_by(sort, SORTS, default="code", tiebreak=Property.id)

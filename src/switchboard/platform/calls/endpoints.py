@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Header, Query, Response
 
 from switchboard.identity.deps import AdminCaller
 from switchboard.kit.paging import Paging
@@ -25,18 +25,45 @@ BRIDGE_ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
+IDEMPOTENCY_CONFLICT: dict[int | str, dict[str, Any]] = {
+    409: {
+        "model": ErrorBody,
+        "description": "The Idempotency-Key was used in the last 24 hours with another body"
+        " (code `idempotency_key_reused`)",
+    }
+}
+
+
 @router.post(
     "",
     response_model=CallCreated,
-    responses=BRIDGE_ERRORS,
+    responses={**BRIDGE_ERRORS, **IDEMPOTENCY_CONFLICT},
     summary="Place an outbound AI call (now, or at scheduleAtUtc)",
 )
 async def create_call(
-    body: CallCreate, caller: AdminCaller, session: Session, runtime: RuntimeDep
+    body: CallCreate,
+    caller: AdminCaller,
+    session: Session,
+    runtime: RuntimeDep,
+    response: Response,
+    idempotency_key: Annotated[
+        str | None,
+        Header(
+            description="Any unique string (e.g. a UUID), 1 to 255 printable ASCII characters."
+            " Within 24 hours, a request of the same tenant with the same key and body returns"
+            " the first answer without placing another call (with `Idempotent-Replayed: true`);"
+            " the same key with another body is 409 `idempotency_key_reused`. A request that"
+            " failed (4xx, 5xx) stored nothing, so its key may be retried."
+        ),
+    ] = None,
 ) -> CallCreated:
-    return await service.create_call(
-        session, runtime=runtime, caller=caller, body=body, owner=PROCESS_OWNER
-    )
+    created, replayed = await service.place_call(
+        session, runtime=runtime, caller=caller, body=body, owner=PROCESS_OWNER,
+        idempotency_key=idempotency_key,
+    )  # fmt: skip
+    if replayed:
+        response.headers["Idempotent-Replayed"] = "true"
+    return created
 
 
 @router.get("", response_model=Page[CallRecord], summary="List calls, newest first")

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from switchboard.kit.db import Base, JsonType, UtcDateTime
@@ -87,3 +87,26 @@ class InboundCall(Base):
     transferred_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
     ended_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
     outcome: Mapped[str] = mapped_column(String(32), default="")
+
+
+class CallIdempotencyKey(Base):
+    """The first answer to ``POST /v1/calls`` under an ``Idempotency-Key``, kept 24 hours.
+
+    ``body_hash`` is an HMAC (keyed with the platform secret) of the parsed request, so the row
+    tells whether a retry sent the same body without holding the AI key or the prompt.
+    """
+
+    __tablename__ = "call_idempotency_keys"
+    __table_args__ = (
+        UniqueConstraint("tenant_id", "key"),
+        Index("ix_call_idempotency_keys_expires_at", "expires_at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    key: Mapped[str] = mapped_column(String(255))
+    body_hash: Mapped[str] = mapped_column(String(64))
+    call_id: Mapped[str] = mapped_column(String(16), default="")
+    response: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)
+    expires_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)

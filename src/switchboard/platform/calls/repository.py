@@ -11,11 +11,12 @@ import datetime as dt
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Select, and_, case, func, select, true, update
+from sqlalchemy import Select, and_, case, delete, func, select, true, update
 from sqlalchemy.engine import CursorResult
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from switchboard.platform.calls.models import Call, InboundCall
+from switchboard.platform.calls.models import Call, CallIdempotencyKey, InboundCall
 from switchboard.tenants.models import Tenant
 
 SCHEDULED = "scheduled"
@@ -207,3 +208,38 @@ async def guarded_inbound_update(
 ) -> bool:
     stmt = update(InboundCall).where(InboundCall.id == pk, *where).values(**values)
     return await _rowcount(session, stmt) == 1
+
+
+# Idempotency keys --------------------------------------------------------------------------
+
+
+async def idempotency_key(
+    session: AsyncSession, *, tenant_id: int, key: str
+) -> CallIdempotencyKey | None:
+    stmt = select(CallIdempotencyKey).where(
+        CallIdempotencyKey.tenant_id == tenant_id, CallIdempotencyKey.key == key
+    )
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def delete_idempotency_key(session: AsyncSession, row: CallIdempotencyKey) -> None:
+    await session.delete(row)
+    await session.flush()
+
+
+async def reserve_idempotency_key(session: AsyncSession, row: CallIdempotencyKey) -> bool:
+    """Insert the key's row; False when another request holds the same key (its row commits
+    first: PostgreSQL makes this insert wait for it, SQLite's writer lock serialises them)."""
+    try:
+        async with session.begin_nested():
+            session.add(row)
+            await session.flush()
+    except IntegrityError:
+        return False
+    return True
+
+
+async def system_purge_idempotency_keys(session: AsyncSession, *, now: dt.datetime) -> int:
+    return await _rowcount(
+        session, delete(CallIdempotencyKey).where(CallIdempotencyKey.expires_at <= now)
+    )

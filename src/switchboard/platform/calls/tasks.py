@@ -172,7 +172,7 @@ async def watchdog_pass(runtime: Runtime, *, limit: int = CLAIM_BATCH) -> int:
             done = await service.close_attempt(
                 session, runtime=runtime, call=call, attempt=attempt,
                 ended=EndedFields(
-                    outcome="max-duration" if answered else "", answered=answered,
+                    answered=answered,
                     talk_sec=max(0, min(talk, call.max_seconds)), error_detail=WATCHDOG_DETAIL,
                 ),
             )  # fmt: skip
@@ -190,6 +190,12 @@ def _hangup_later(runtime: Runtime, call_id: str, attempt: int, actor: str):  # 
             log.info("hangup of %s not delivered: %s", call_id, exc.description)
 
     return send
+
+
+async def purge_idempotency_keys(runtime: Runtime) -> int:
+    """Forget ``Idempotency-Key`` answers older than 24 hours."""
+    async with runtime.db.transaction() as session:
+        return await repository.system_purge_idempotency_keys(session, now=runtime.clock.now())
 
 
 async def heartbeat(runtime: Runtime, *, owner: str = PROCESS_OWNER) -> int:
@@ -274,6 +280,7 @@ async def dispatcher_worker(runtime: Runtime, stop: asyncio.Event) -> None:
                 await heartbeat(runtime)
                 await reconcile(runtime)
                 await watchdog_pass(runtime)
+                await purge_idempotency_keys(runtime)
             claimed = await dispatch_due(runtime)
         except Exception:
             log.exception("call dispatcher pass failed")

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Select, func, literal_column, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from switchboard.kit.paging import like_pattern
 from switchboard.platform.transcripts.models import OUTBOUND_SOURCE, Transcript
 
 if TYPE_CHECKING:
@@ -18,11 +19,6 @@ MIN_INDEXED_QUERY = 3
 
 def scoped(tenant_id: int) -> Select[Transcript]:
     return select(Transcript).where(Transcript.tenant_id == tenant_id)
-
-
-def _like_pattern(q: str) -> str:
-    escaped = q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
 
 
 def filtered(tenant_id: int, filter: TranscriptFilter, dialect: str) -> Select[Transcript]:
@@ -43,10 +39,10 @@ def filtered(tenant_id: int, filter: TranscriptFilter, dialect: str) -> Select[T
             )
             stmt = stmt.where(Transcript.id.in_(fts))
         elif dialect == "sqlite":
-            stmt = stmt.where(Transcript.search_text.like(_like_pattern(filter.q), escape="\\"))
+            stmt = stmt.where(Transcript.search_text.like(like_pattern(filter.q), escape="\\"))
         elif len(filter.q) >= MIN_INDEXED_QUERY:
             # PostgreSQL: the pg_trgm GIN index serves LIKE; backslash is its default escape.
-            stmt = stmt.where(Transcript.search_text.like(_like_pattern(filter.q)))
+            stmt = stmt.where(Transcript.search_text.like(like_pattern(filter.q)))
         else:
             # No trigram to look up: strpos keeps the planner off a full walk of the GIN index,
             # which costs far more than scanning the tenant's rows.

@@ -258,3 +258,11 @@ async def get_transcript(
 
 def is_outbound(row: Transcript) -> bool:
     return row.caller_source == OUTBOUND_SOURCE
+
+
+async def file_bytes(*, data_dir: Path, tenant_name: str, file: str) -> bytes:
+    """The bytes of a saved transcript file (empty when it is missing)."""
+    raw = await asyncio.to_thread(
+        storage.read_bytes, storage.file_path(data_dir, tenant_name, file)
+    )
+    return raw or b""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import Boolean, ForeignKey, Index, Integer, LargeBinary, String
+from sqlalchemy import BigInteger, Boolean, ForeignKey, Index, Integer, LargeBinary, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from switchboard.kit.db import Base, JsonType, UtcDateTime
@@ -40,12 +40,16 @@ class Delivery(Base):
 
     ``body`` is fixed when the event is emitted, so every attempt sends identical bytes.
     ``attempts`` counts finished attempts; the one in flight is ``attempts + 1``.
+    ``order_key`` (the call id of call events) and ``seq`` (the event's id) order the
+    deliveries of one call to one subscription: a delivery is not claimed while an earlier one
+    of the same key is still pending (spec 6.2 rule 1).
     """
 
     __tablename__ = "webhook_deliveries"
     __table_args__ = (
         Index("ix_webhook_deliveries_due", "status", "next_attempt_at"),
         Index("ix_webhook_deliveries_subscription", "subscription_id", "created_at"),
+        Index("ix_webhook_deliveries_order", "subscription_id", "order_key", "seq"),
     )
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
@@ -64,6 +68,8 @@ class Delivery(Base):
     completed_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, default=None)
     last_status_code: Mapped[int | None] = mapped_column(Integer, default=None)
     last_error: Mapped[str | None] = mapped_column(String(200), default=None)
+    order_key: Mapped[str | None] = mapped_column(String(64), default=None)
+    seq: Mapped[int] = mapped_column(BigInteger, default=0)
 
 
 class Attempt(Base):

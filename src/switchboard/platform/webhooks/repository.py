@@ -180,6 +180,23 @@ class Claimed:
     active: bool
 
 
+def _not_blocked() -> Any:
+    """No earlier delivery of the same call to the same subscription is still pending."""
+    d = _deliveries_table
+    earlier = d.alias("earlier")
+    blocked = (
+        select(earlier.c.id)
+        .where(
+            earlier.c.subscription_id == d.c.subscription_id,
+            earlier.c.order_key == d.c.order_key,
+            earlier.c.status == PENDING,
+            earlier.c.seq < d.c.seq,
+        )
+        .exists()
+    )
+    return or_(d.c.order_key.is_(None), ~blocked)
+
+
 async def due_candidates(
     session: AsyncSession,
     *,
@@ -196,6 +213,7 @@ async def due_candidates(
             d.c.status == PENDING,
             d.c.next_attempt_at <= now,
             or_(d.c.lease_until.is_(None), d.c.lease_until < now),
+            _not_blocked(),
         )
         .order_by(d.c.next_attempt_at)
         .limit(limit)
@@ -203,7 +221,7 @@ async def due_candidates(
     if exclude:
         stmt = stmt.where(d.c.subscription_id.not_in(_padded(exclude)))
     if skip_locked:
-        stmt = stmt.with_for_update(skip_locked=True)
+        stmt = stmt.with_for_update(skip_locked=True, of=d)
     return [(row[0], row[1]) for row in await session.execute(stmt)]
 
 
@@ -267,8 +285,12 @@ async def lease(
 
 async def next_due(session: AsyncSession) -> dt.datetime | None:
     """When the earliest pending delivery becomes claimable (its lease may hold it)."""
-    effective = func.coalesce(Delivery.lease_until, Delivery.next_attempt_at)
-    stmt = select(type_coerce(func.min(effective), UtcDateTime)).where(Delivery.status == PENDING)
+    d = _deliveries_table
+    effective = func.coalesce(d.c.lease_until, d.c.next_attempt_at)
+    # A delivery waiting for an earlier one of its call is not due: the earlier one's time is.
+    stmt = select(type_coerce(func.min(effective), UtcDateTime)).where(
+        d.c.status == PENDING, _not_blocked()
+    )
     return cast("dt.datetime | None", await session.scalar(stmt))
 
 

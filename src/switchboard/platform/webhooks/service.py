@@ -169,8 +169,24 @@ def envelope(*, event: str, tenant: str, ts: dt.datetime, data: dict[str, Any]) 
     return orjson.dumps({"event": event, "tenant": tenant, "ts": iso_utc(ts), "data": data})
 
 
-def _delivery(sub: Subscription, *, event: str, body: bytes, now: dt.datetime) -> Delivery:
+def order_key(data: dict[str, Any]) -> str | None:
+    """The events of one call are delivered in order; other events are independent."""
+    call_id = data.get("callId")
+    return call_id[:64] if isinstance(call_id, str) and call_id else None
+
+
+def _delivery(
+    sub: Subscription,
+    *,
+    event: str,
+    body: bytes,
+    now: dt.datetime,
+    key: str | None = None,
+    seq: int = 0,
+) -> Delivery:
     return Delivery(
+        order_key=key,
+        seq=seq,
         id=uuid.uuid4().hex,
         tenant_id=sub.tenant_id,
         subscription_id=sub.id,
@@ -192,8 +208,12 @@ async def fan_out(session: AsyncSession, *, event: Event, tenant_name: str) -> i
     if not subscribers:
         return 0
     body = envelope(event=event.name, tenant=tenant_name, ts=event.created_at, data=event.payload)
+    key = order_key(event.payload)
     session.add_all(
-        [_delivery(s, event=event.name, body=body, now=event.created_at) for s in subscribers]
+        [
+            _delivery(s, event=event.name, body=body, now=event.created_at, key=key, seq=event.id)
+            for s in subscribers
+        ]
     )
     await session.flush()
     await _announce(session)

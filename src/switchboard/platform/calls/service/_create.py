@@ -1,0 +1,194 @@
+"""Creating, reading and hanging up outbound calls."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Sequence
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from switchboard.bridge.client import bridge_for
+from switchboard.identity.bearer import Caller
+from switchboard.kit.db import after_commit
+from switchboard.kit.errors import ApiError, BadRequest, NotFound
+from switchboard.platform.calls import repository
+from switchboard.platform.calls.models import Call
+from switchboard.platform.calls.repository import (
+    DISPATCHING,
+    IN_FLIGHT,
+    RETRY_PENDING,
+    SCHEDULED,
+)
+from switchboard.platform.calls.schemas import CallCreate, CallCreated, HangupResult
+from switchboard.platform.calls.service._rules import (
+    CANCELLED,
+    dial_request,
+    in_flight_values,
+    new_call_id,
+)
+from switchboard.platform.routing.service import resolve_outbound
+from switchboard.platform.whitelist.service import add_number, is_whitelisted
+from switchboard.runtime import Runtime
+from switchboard.tenants.config import TenantConfig
+from switchboard.tenants.models import Tenant
+
+log = logging.getLogger("switchboard.calls")
+
+
+async def create_call(
+    session: AsyncSession, *, runtime: Runtime, caller: Caller, body: CallCreate, owner: str
+) -> CallCreated:
+    """Validate, route, dial (unless scheduled), then whitelist and store, all in the request's
+    transaction: a bridge failure raises before anything is written, and the transaction rolls
+    back, so nothing is left."""
+    bridge = bridge_for(runtime)  # 503 before anything is touched
+    tenant = await session.get(Tenant, caller.tenant_id)
+    if tenant is None:
+        raise NotFound("tenant not found")
+    config = TenantConfig.from_settings(tenant.settings or {})
+    now = runtime.clock.now()
+    schedule_at = body.schedule_at()
+    if schedule_at is not None and schedule_at > now + dt.timedelta(days=366):
+        raise BadRequest("scheduleAtUtc: at most one year ahead")
+
+    call = Call(
+        call_id=new_call_id(),
+        tenant_id=tenant.id,
+        requested_by=caller.username,
+        phone=body.phone,
+        display_name=body.display_name or body.phone,
+        email=body.email,
+        voice=body.voice or config.default_voice,
+        language=body.language or config.default_language,
+        model=body.model or config.default_model,
+        system_prompt_sealed=runtime.box.seal(body.system_prompt),
+        api_key_sealed=runtime.box.seal(body.api_key),
+        max_seconds=body.max_seconds,
+        retry_delay_minutes=body.retry_delay_minutes,
+        attempt=1,
+        retries_left=body.retries,
+        trunk_ids=[],
+        trunk_id="",
+        status=SCHEDULED if schedule_at is not None else DISPATCHING,
+        created_at=now,
+        scheduled_for=schedule_at,
+        due_at=schedule_at,
+        lease_owner=None if schedule_at is not None else owner,
+        lease_until=None
+        if schedule_at is not None
+        else now + dt.timedelta(seconds=runtime.settings.call_lease_seconds),
+        ended_reason="",
+        outcome="",
+        duration_sec=0,
+        transcript_path="",
+        error_detail="",
+        sip_status=0,
+        attempt_open=False,
+        dial_failures=0,
+        bridge_reply="",
+    )
+
+    trunks = await resolve_outbound(
+        session, tenant_id=tenant.id, number=body.phone, default_trunk_id=config.default_trunk_id
+    )
+    call.trunk_ids = list(trunks)
+    call.trunk_id = trunks[0] if trunks else ""
+
+    # The bridge is asked before the first write: a refusal leaves the transaction untouched,
+    # and no database lock is held across the network round trip.
+    if schedule_at is None:
+        reply = await bridge.dial(
+            dial_request(
+                call, tenant_name=tenant.name, runtime=runtime, callback_url=bridge.callback_url
+            )
+        )
+        for key, value in in_flight_values(
+            max_seconds=call.max_seconds, now=now, runtime=runtime, owner=owner, reply=reply
+        ).items():
+            setattr(call, key, value)
+    else:
+        reply = await bridge.health()
+        call.bridge_reply = reply[:4000]
+
+    whitelist_added, whitelist_error = False, None
+    try:
+        # A number already on the list needs no write (and no lock on the tenant's list).
+        if not await is_whitelisted(session, tenant_id=tenant.id, number=body.phone):
+            whitelist_added, _count = await add_number(
+                session,
+                tenant_id=tenant.id,
+                number=body.phone,
+                comment=f"outbound AI call {call.call_id}",
+            )
+    except ApiError as exc:
+        whitelist_error = exc.description
+    repository.add(session, call)
+    await session.flush()
+    log.info("call %s created for tenant %s (%s)", call.call_id, tenant.name, call.status)
+    return CallCreated(
+        ok=True,
+        call_id=call.call_id,
+        tenant=tenant.name,
+        whitelist_added=whitelist_added,
+        whitelist_error=whitelist_error,
+        bridge_reply=reply,
+    )
+
+
+async def get_call(session: AsyncSession, *, tenant_id: int, call_id: str) -> Call:
+    call = await repository.get(session, tenant_id=tenant_id, call_id=call_id)
+    if call is None:
+        raise NotFound(f"no call {call_id!r}")
+    return call
+
+
+async def list_calls(
+    session: AsyncSession, *, tenant_id: int, statuses: Sequence[str], limit: int, offset: int
+) -> tuple[list[Call], int]:
+    return await repository.page(
+        session, tenant_id=tenant_id, statuses=statuses, limit=limit, offset=offset
+    )
+
+
+async def hangup(
+    session: AsyncSession, *, runtime: Runtime, tenant_id: int, call_id: str, actor: str
+) -> HangupResult:
+    """Spec 3.1: cancel a scheduled, pending, dispatching or in-flight call; a no-op on an
+    ended one. An in-flight call is terminated at the bridge once the cancellation commits."""
+    call = await get_call(session, tenant_id=tenant_id, call_id=call_id)
+    now = runtime.clock.now()
+    active = (SCHEDULED, RETRY_PENDING, DISPATCHING, IN_FLIGHT)
+    changed = await repository.guarded_update(
+        session,
+        pk=call.id,
+        where=[Call.status.in_(active)],
+        values={
+            "status": CANCELLED,
+            "ended_at": now,
+            "ended_reason": "cancelled",
+            "outcome": "cancelled",
+            "due_at": None,
+            "cancelled_by": actor,
+        },
+    )
+    fresh = await repository.system_by_pk(session, call.id)
+    assert fresh is not None
+    call = fresh
+    if not changed:
+        return HangupResult(
+            ok=True, call_id=call.call_id, new_status=call.status, actor=actor, was_noop=True
+        )
+    if call.attempt_open:
+        attempt, cid = call.attempt, call.call_id
+
+        async def terminate() -> None:
+            try:
+                await bridge_for(runtime).hangup(call_id=cid, attempt=attempt, actor=actor)
+            except ApiError as exc:
+                # The watchdog closes the attempt if the bridge never reports its end.
+                log.warning("hangup of %s not delivered to the bridge: %s", cid, exc.description)
+
+        after_commit(session, terminate)
+    log.info("call %s cancelled by %s", call.call_id, actor)
+    return HangupResult(ok=True, call_id=call.call_id, new_status=CANCELLED, actor=actor)

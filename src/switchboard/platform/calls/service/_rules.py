@@ -1,0 +1,159 @@
+"""The status machine's pure rules and the mapping of a call row to its wire shapes."""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+
+from switchboard.bridge.protocol import OUTCOMES, DialRequest
+from switchboard.kit.clock import iso_utc
+from switchboard.kit.errors import BadRequest
+from switchboard.platform.calls.models import Call
+from switchboard.platform.calls.repository import (
+    DISPATCHING,
+    IN_FLIGHT,
+    RETRY_PENDING,
+    SCHEDULED,
+)
+from switchboard.platform.calls.schemas import CallRecord
+from switchboard.runtime import Runtime
+
+ENDED_SUCCESS = "ended-success"
+ENDED_FINAL = "ended-failed-final"
+CANCELLED = "cancelled"
+STATUSES = (
+    SCHEDULED, DISPATCHING, IN_FLIGHT, ENDED_SUCCESS, RETRY_PENDING, ENDED_FINAL, CANCELLED,
+)  # fmt: skip
+ENDED_STATUSES = frozenset({ENDED_SUCCESS, ENDED_FINAL, CANCELLED})
+SUCCESS_OUTCOMES = frozenset({"finished", "transferred-to-vnum", "max-duration"})
+RETRY_OUTCOMES = frozenset({"no-answer"})
+# How long a callee may ring before the bridge must have reported the end of the attempt,
+# on top of maxSeconds and the watchdog grace.
+RING_ALLOWANCE_SEC = 60
+SOURCE = "outbound-ai"
+
+
+def new_call_id() -> str:
+    return "oac-" + secrets.token_hex(6)
+
+
+def status_after_attempt(
+    *, outcome: str, error_detail: str, answered: bool, retries_left: int
+) -> str:
+    """The status machine's rule for an attempt that ended (docs/calls.md).
+
+    Success: finished, transferred-to-vnum, max-duration (without a technical error). Retry,
+    while retries remain: no-answer, and a technical failure before anyone answered (errorDetail
+    filled, no outcome). Everything else is final.
+    """
+    if outcome in SUCCESS_OUTCOMES and not error_detail:
+        return ENDED_SUCCESS
+    retryable = outcome in RETRY_OUTCOMES or (not outcome and bool(error_detail) and not answered)
+    if retryable and retries_left > 0:
+        return RETRY_PENDING
+    return ENDED_FINAL
+
+
+def ended_reason(outcome: str, error_detail: str) -> str:
+    """``endedReason`` of an ended attempt: its outcome, which is empty for a technical failure
+    (``errorDetail`` then says what failed)."""
+    del error_detail
+    return outcome
+
+
+def checked_outcome(outcome: str, error_detail: str) -> tuple[str, str]:
+    """The reported outcome and error detail, kept inside the glossary (spec 6.3).
+
+    A technical failure has no outcome: an outcome next to an error detail is dropped (the
+    detail keeps it), an outcome outside the glossary becomes an error detail, and a report with
+    neither is itself a technical failure.
+    """
+    if outcome and outcome not in OUTCOMES:
+        extra = f"the bridge reported an outcome outside the glossary: {outcome[:60]!r}"
+        return "", f"{error_detail}; {extra}" if error_detail else extra
+    if outcome and error_detail:
+        return "", f"{error_detail} (reported outcome: {outcome})"
+    if not outcome and not error_detail:
+        return "", "the bridge reported the end without an outcome"
+    return outcome, error_detail
+
+
+def parse_statuses(raw: str | None) -> list[str]:
+    if not raw:
+        return []
+    wanted = [part.strip() for part in raw.split(",") if part.strip()]
+    unknown = [s for s in wanted if s not in STATUSES]
+    if unknown:
+        raise BadRequest(
+            f"status: unknown value(s) {', '.join(unknown)}; one of {', '.join(STATUSES)}"
+        )
+    return wanted
+
+
+def record(call: Call, tenant_name: str) -> CallRecord:
+    return CallRecord(
+        call_id=call.call_id,
+        tenant=tenant_name,
+        requested_by=call.requested_by,
+        phone=call.phone,
+        display_name=call.display_name,
+        email=call.email,
+        voice=call.voice,
+        language=call.language,
+        model=call.model,
+        status=call.status,
+        created_at_utc=iso_utc(call.created_at) or "",
+        scheduled_for_utc=iso_utc(call.scheduled_for),
+        dispatched_at_utc=iso_utc(call.dispatched_at) or "",
+        answered_at_utc=iso_utc(call.answered_at) or "",
+        ended_at_utc=iso_utc(call.ended_at),
+        ended_reason=call.ended_reason,
+        duration_sec=call.duration_sec,
+        trunk_id=call.trunk_id,
+        transcript_path=call.transcript_path,
+        error_detail=call.error_detail,
+        sip_status=call.sip_status,
+        attempt=call.attempt,
+        retries_left=call.retries_left,
+        retry_delay_minutes=call.retry_delay_minutes,
+    )
+
+
+def dial_request(
+    call: Call, *, tenant_name: str, runtime: Runtime, callback_url: str
+) -> DialRequest:
+    return DialRequest(
+        call_id=call.call_id,
+        attempt=call.attempt,
+        tenant=tenant_name,
+        phone=call.phone,
+        display_name=call.display_name,
+        trunk_ids=list(call.trunk_ids),
+        voice=call.voice,
+        language=call.language,
+        model=call.model,
+        max_seconds=call.max_seconds,
+        system_prompt=runtime.box.open(call.system_prompt_sealed),
+        api_key=runtime.box.open(call.api_key_sealed),
+        callback_url=callback_url,
+    )
+
+
+def in_flight_values(
+    *, max_seconds: int, now: dt.datetime, runtime: Runtime, owner: str, reply: str
+) -> dict[str, object]:
+    """Columns of a call whose attempt the bridge accepted."""
+    grace = runtime.settings.call_watchdog_grace_seconds
+    return {
+        "status": IN_FLIGHT,
+        "attempt_open": True,
+        "dispatched_at": now,
+        "due_at": None,
+        "lease_owner": owner,
+        "lease_until": now + dt.timedelta(seconds=runtime.settings.call_lease_seconds),
+        "deadline_at": now + dt.timedelta(seconds=max_seconds + RING_ALLOWANCE_SEC + grace),
+        "bridge_reply": reply[:4000],
+        "error_detail": "",
+        "sip_status": 0,
+        "dial_failures": 0,
+    }

@@ -1,0 +1,58 @@
+"""Shared request parsing: substring filters take `q` literally, duplicate JSON keys are 400."""
+
+from __future__ import annotations
+
+import pytest
+from httpx import AsyncClient
+
+from tests.factories import TenantFixture
+from tests.linen.helpers import Portal
+
+
+async def test_q_matches_percent_and_underscore_literally(
+    app_client: AsyncClient, acme: TenantFixture
+) -> None:
+    portal = await Portal.open(app_client, acme)
+    for code, name in [("A-1", "50% off"), ("A-2", "500 rooms"), ("A-3", "a_b"), ("A-4", "axb")]:
+        await portal.made("/v1/properties", {"code": code, "name": name})
+    for q, expected in [("50%", ["A-1"]), ("%", ["A-1"]), ("a_b", ["A-3"]), ("_", ["A-3"])]:
+        found = (await portal.get("/v1/properties", q=q)).json()["data"]
+        assert [p["code"] for p in found] == expected, q
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "key"),
+    [
+        ("/api.ashx/v1/api-keys", b'{"name": "a", "name": "b"}', "name"),
+        (
+            "/api.ashx/v1/calls",
+            b'{"phone": "+4930123456", "email": "a@b.test", "systemPrompt": "p",'
+            b' "apiKey": "k", "retries": 1, "nested": {"x": 1, "x": 2}}',
+            "x",
+        ),
+        ("/api.ashx/v1/inbound-routes", b'{"Did": "100", "User": "a", "Did": "200"}', "Did"),
+        ("/api/v1/groups", b'{"name": "One", "kind": "owner", "kind": "owner"}', "kind"),
+    ],
+)
+async def test_duplicate_json_keys_are_refused_naming_the_key(
+    app_client: AsyncClient, acme: TenantFixture, path: str, body: bytes, key: str
+) -> None:
+    headers = {**await acme.auth(app_client), "Content-Type": "application/json"}
+    response = await app_client.post(path, content=body, headers=headers)
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_request"
+    assert repr(key) in response.json()["error_description"]
+    listed = await app_client.get(path, headers=headers)
+    assert listed.status_code == 200
+    assert listed.json()["total"] == (1 if path.endswith("inbound-routes") else 0)
+
+
+async def test_a_body_without_duplicates_still_reaches_the_endpoint(
+    app_client: AsyncClient, acme: TenantFixture
+) -> None:
+    headers = {**await acme.auth(app_client), "Content-Type": "application/json"}
+    created = await app_client.post(
+        "/api.ashx/v1/api-keys", content=b'{"name": "a", "x": {"name": 1}}', headers=headers
+    )
+    assert created.status_code in (200, 201), created.text
+    assert created.json()["name"] == "a"
