@@ -189,7 +189,7 @@ def relay_settings(
         max_relay_port=relay_port + 99,
         cert_file=certificates.cert_file,
         key_file=certificates.key_file,
-        handshake_timeout=0.5,
+        handshake_timeout=2.0,
         per_ip_allocations=2,
         run_dir=tmp_path / "relay",
         nft_table=f"sbr_test_{uuid.uuid4().hex[:8]}",

@@ -61,6 +61,15 @@ def tls_hold(host: str, port: int, seconds: float) -> str:
         return "refused"
 
 
+def stall(host: str, port: int) -> str:
+    """Connect and say nothing, so the guard's handshake times out."""
+    try:
+        with socket.create_connection((host, port), timeout=5) as raw:
+            return "closed" if raw.recv(1024) == b"" else "answered"
+    except OSError:
+        return "closed"
+
+
 def stun_binding(host: str, port: int) -> str:
     """An unauthenticated STUN Binding request over UDP: 'answered' or 'silent'."""
     request = struct.pack("!HHI12s", 0x0001, 0, 0x2112A442, os.urandom(12))
@@ -118,6 +127,8 @@ def main() -> None:
             results.append(tls_garbage(host, int(port)))
         elif action == "tls-hold":
             results.append(tls_hold(host, int(port), float(rest[0])))
+        elif action == "stall":
+            results.append(stall(host, int(port)))
         elif action == "stun":
             results.append(stun_binding(host, int(port)))
         elif action == "tcp":

@@ -1,7 +1,7 @@
 """coturn's configuration, written by the relay, and the supervised ``turnserver`` process.
 
-coturn itself serves plain UDP and TCP on the TURN port (filtered by the packet filter in front)
-and a PROXY-protocol TCP listener that only the guard feeds, so coturn sees every TLS client's
+coturn itself serves UDP on the TURN port (filtered by the packet filter in front) and a
+PROXY-protocol TCP listener that only the guard feeds, so coturn sees every TCP and TLS client's
 real address. coturn's own TLS and DTLS are off: the guard terminates TLS.
 """
 
@@ -58,6 +58,7 @@ def render_config(settings: RelaySettings) -> str:
         "log-file=stdout",
         "simple-log",
         f"pidfile={settings.run_dir / 'turnserver.pid'}",
+        f"userdb={settings.run_dir / 'turndb'}",
     ]
     return "\n".join(lines) + "\n"
 

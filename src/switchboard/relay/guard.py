@@ -1,4 +1,8 @@
-"""The guard's TLS listeners (spec 8.2.1: TLS 5349 and 443).
+"""The guard's TCP listeners: TLS 5349 and 443 (spec 8.2.1), and plain TCP on the TURN port.
+
+coturn 4.6 stops listening for plain TCP on its TURN port once its PROXY-protocol port is on, so
+the guard also accepts plain TCP there and forwards it the same way (the packet filter has
+already applied the ACL and the quota to it).
 
 For every accepted TCP connection, in the order of spec 8.2.5: the operator ACL drops it, then
 the TLS auto-blacklist refuses an auto-blocked IP, then the per-IP quota of concurrent
@@ -16,8 +20,10 @@ import contextlib
 import ipaddress
 import logging
 import socket
+import ssl
 import struct
 from collections import Counter
+from collections.abc import Coroutine
 
 from switchboard.kit.clock import Clock
 from switchboard.relay.acl import Acl
@@ -62,38 +68,73 @@ class Guard:
         self.handshake_timeout = handshake_timeout
         self.per_ip_connections = per_ip_connections
         self.acl = Acl()
-        self.servers: list[asyncio.Server] = []
+        self.plain_acl_drops = 0
+        self._listeners: list[socket.socket] = []
         self._open: Counter[IPAddress] = Counter()
         self._tasks: set[asyncio.Task[None]] = set()
 
-    async def listen(self, host: str, port: int) -> int:
-        """Start one TLS listener; returns the bound port (port 0 picks a free one)."""
-        server = await asyncio.start_server(self._accept, host, port, reuse_address=True)
-        self.servers.append(server)
-        return int(server.sockets[0].getsockname()[1])
+    async def listen(self, host: str, port: int, *, tls: bool = True) -> int:
+        """Start one listener; returns the bound port (port 0 picks a free one). A plain one
+        (TCP on the TURN port) only forwards: the packet filter has applied the rules.
+
+        Connections are accepted as bare sockets: nothing reads from a socket before the rules
+        have run and the TLS layer owns it, so no ClientHello byte is ever buffered elsewhere.
+        """
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        listener = socket.socket(family, kind, proto)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if family == socket.AF_INET6:
+            listener.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        listener.bind(address)
+        listener.listen(1024)
+        listener.setblocking(False)
+        self._listeners.append(listener)
+        asyncio.get_running_loop().add_reader(listener.fileno(), self._accept, listener, tls)
+        return int(listener.getsockname()[1])
 
     async def close(self) -> None:
-        for server in self.servers:
-            server.close()
+        loop = asyncio.get_running_loop()
+        for listener in self._listeners:
+            loop.remove_reader(listener.fileno())
         for task in list(self._tasks):
             task.cancel()
-        for server in self.servers:
-            await server.wait_closed()
-        self.servers.clear()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        for listener in self._listeners:
+            listener.close()
+        self._listeners.clear()
 
     def currently_blocked(self) -> int:
         return self.tracker.blocked_count(self.clock.now())
 
-    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
+    def _spawn(self, work: Coroutine[None, None, None]) -> None:
+        task = asyncio.create_task(work)
         self._tasks.add(task)
-        try:
-            await self._serve(reader, writer)
-        except asyncio.CancelledError:
-            writer.transport.abort()
-        finally:
-            self._tasks.discard(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _accept(self, listener: socket.socket, tls: bool) -> None:
+        """Called when the listener is readable: take every pending connection."""
+        for _ in range(64):
+            try:
+                conn, _ = listener.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as exc:  # e.g. EMFILE: keep serving the connections already open
+                log.warning("accept failed: %s", exc)
+                return
+            conn.setblocking(False)
+            self._spawn(self._serve(conn) if tls else self._serve_plain(conn))
+
+    async def _serve_plain(self, conn: socket.socket) -> None:
+        with conn:
+            peer, local = conn.getpeername(), conn.getsockname()
+            if self.acl.blocks(parse_address(peer[0])):  # only when running without the filter
+                self.plain_acl_drops += 1
+                _reset(conn)
+                return
+            reader, writer = await _streams(conn, None, 0)
+            await self._forward(reader, writer, peer, local)
 
     def _refuse(self, address: IPAddress) -> bool:
         """The rules in precedence order; True when the connection is dropped."""
@@ -108,45 +149,46 @@ class Guard:
             return True
         return False
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        peer = writer.get_extra_info("peername")
-        local = writer.get_extra_info("sockname")
-        address = parse_address(peer[0])
-        if self._refuse(address):
-            writer.transport.abort()
-            return
-        self._open[address] += 1
-        try:
-            if not await self._handshake(address, writer):
+    async def _serve(self, conn: socket.socket) -> None:
+        with conn:
+            peer, local = conn.getpeername(), conn.getsockname()
+            address = parse_address(peer[0])
+            if self._refuse(address):
+                _reset(conn)
                 return
-            self.stats.tls_accepted += 1
-            await self._forward(reader, writer, (peer[0], peer[1]), (local[0], local[1]))
-        finally:
-            self._open[address] -= 1
-            if self._open[address] <= 0:
-                del self._open[address]
-
-    async def _handshake(self, address: IPAddress, writer: asyncio.StreamWriter) -> bool:
-        context = self.certificates.context
-        reason = None
-        if context is None:
-            reason = "no_certificate"
-        else:
+            self._open[address] += 1
             try:
-                await asyncio.wait_for(writer.start_tls(context), self.handshake_timeout)
+                streams = await self._handshake(address, conn)
+                if streams is None:
+                    return
+                self.stats.tls_accepted += 1
+                await self._forward(*streams, peer, local)
+            finally:
+                self._open[address] -= 1
+                if self._open[address] <= 0:
+                    del self._open[address]
+
+    async def _handshake(
+        self, address: IPAddress, conn: socket.socket
+    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | None:
+        context = self.certificates.context
+        reason = "no_certificate"
+        if context is not None:
+            try:
+                return await asyncio.wait_for(
+                    _streams(conn, context, self.handshake_timeout + 5), self.handshake_timeout
+                )
             except TimeoutError:
                 reason = "timeout"
-            except Exception as exc:
+            except Exception as exc:  # spec 8.2.4 counts any other handshake exception
                 log.debug("TLS handshake from %s failed: %s", address, exc)
                 reason = "error"
-        if reason is None:
-            return True
-        writer.transport.abort()
+        _reset(conn)
         self.stats.handshake_failures[reason] += 1
         if self.tracker.record_failure(address, self.clock.now()):
             self.stats.auto_blocks += 1
             log.warning("TLS auto-blacklist: %s blocked after repeated handshake failures", address)
-        return False
+        return None
 
     async def _forward(
         self,
@@ -161,11 +203,32 @@ class Guard:
             log.warning("coturn unreachable at %s:%s: %s", *self.upstream, exc)
             writer.transport.abort()
             return
+        # Either side ending ends both.
         sock = up_writer.get_extra_info("socket")
         if sock is not None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         up_writer.write(proxy_v2_header(client, local))
         await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+
+
+async def _streams(
+    conn: socket.socket, context: ssl.SSLContext | None, handshake_timeout: float
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """Streams over an accepted socket, after the server side of the TLS handshake if any."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=CHUNK)
+    protocol = asyncio.StreamReaderProtocol(reader)
+    transport, _ = await loop.connect_accepted_socket(
+        lambda: protocol, conn.dup(), ssl=context,
+        ssl_handshake_timeout=handshake_timeout if context is not None else None,
+    )  # fmt: skip
+    return reader, asyncio.StreamWriter(transport, protocol, reader, loop)
+
+
+def _reset(conn: socket.socket) -> None:
+    """Drop a connection with a reset: no FIN handshake, nothing kept in TIME_WAIT."""
+    with contextlib.suppress(OSError):
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
 
 
 async def _pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:

@@ -61,6 +61,7 @@ class RelayServer:
         await self.coturn.wait_ready()
         for port in self.settings.tls_ports:
             self.tls_ports.append(await self.guard.listen(self.settings.bind_host, port))
+        await self.guard.listen(self.settings.bind_host, self.settings.turn_port, tls=False)
         log.info(
             "relay up: TURN %s udp/tcp, TLS %s, coturn PROXY port %s",
             self.settings.turn_port, ", ".join(map(str, self.tls_ports)), self.settings.proxy_port,
@@ -83,10 +84,11 @@ class RelayServer:
         return acl
 
     async def refresh_stats(self) -> RelayStats:
+        self.stats.acl_blocked["tcp"] = self.guard.plain_acl_drops
         if self.firewall is not None:
             counters = await self.firewall.counters()
             self.stats.acl_blocked["udp"] = counters["acl_udp"]
-            self.stats.acl_blocked["tcp"] = counters["acl_tcp"]
+            self.stats.acl_blocked["tcp"] = counters["acl_tcp"] + self.guard.plain_acl_drops
             self.stats.quota_rejects["turn"] = counters["over_quota"]
             self.stats.binding_rate_drops = counters["binding_rate"]
         self.stats.currently_blocked = self.guard.currently_blocked()
