@@ -27,8 +27,9 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from switchboard.kit.clock import ManualClock
+from switchboard.kit.clock import ManualClock, SystemClock
 from switchboard.kit.db import Database
+from switchboard.relay.credentials import turn_credentials
 from switchboard.relay.server import RelayServer
 from switchboard.relay.settings import RelaySettings
 
@@ -36,11 +37,17 @@ CLIENT = Path(__file__).with_name("hostclient.py")
 SECRET = "relay-test-shared-secret"
 
 
-def _needs_root() -> None:
+def needs_root() -> None:
     if os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("nft"):
         pytest.skip("needs root, iproute2 and nft")
     if not shutil.which("turnserver"):
         pytest.skip("needs coturn (make install)")
+
+
+def rest_credentials() -> tuple[str, str]:
+    """A TURN credential for the test relay; coturn checks its expiry against the real time, so
+    it is made on the system clock."""
+    return turn_credentials(secret=SECRET, label="test-room", clock=SystemClock(), ttl=600)
 
 
 def _ip(*args: str) -> None:
@@ -93,7 +100,7 @@ def _make_host(prefix: str, ca_file: Path, stack: list[tuple[str, str]]) -> NetH
 @pytest.fixture
 def hosts(certificates: Certificates) -> Iterator[tuple[NetHost, NetHost]]:
     """Two test hosts: one in 203.0.113.0/24, one in 198.51.100.0/24."""
-    _needs_root()
+    needs_root()
     stack: list[tuple[str, str]] = []
     try:
         yield (
@@ -171,13 +178,27 @@ def free_port() -> int:
 
 
 @pytest.fixture
+def relay_database(db_url: str) -> str:
+    """The database the relay reads its ACL from: both backends here; modules whose tests never
+    touch the ACL override it with one SQLite copy (sqlite_database)."""
+    return db_url
+
+
+@pytest.fixture
+def sqlite_database(sqlite_template: Path, tmp_path: Path) -> str:
+    target = tmp_path / "relay.db"
+    shutil.copyfile(sqlite_template, target)
+    return f"sqlite+aiosqlite:///{target}"
+
+
+@pytest.fixture
 def relay_settings(
-    db_url: str, tmp_path: Path, certificates: Certificates, hosts: tuple[NetHost, NetHost]
+    relay_database: str, tmp_path: Path, certificates: Certificates, hosts: tuple[NetHost, NetHost]
 ) -> RelaySettings:
     a, b = hosts
     relay_port = random.randrange(40000, 59000, 100)
     return RelaySettings(
-        database_url=db_url,
+        database_url=relay_database,
         secret=SECRET,
         listening_ips=("127.0.0.1", a.gateway, b.gateway),
         relay_ips=(a.gateway,),
@@ -191,6 +212,8 @@ def relay_settings(
         key_file=certificates.key_file,
         handshake_timeout=2.0,
         per_ip_allocations=2,
+        binding_rate_per_second=1,
+        binding_burst=4,
         run_dir=tmp_path / "relay",
         nft_table=f"sbr_test_{uuid.uuid4().hex[:8]}",
         metrics_port=0,

@@ -85,6 +85,31 @@ def stun_binding(host: str, port: int) -> str:
     return "silent"
 
 
+def stun_flows(host: str, port: int, flows: int, per_flow: int) -> str:
+    """``flows`` sockets (distinct source ports) each send ``per_flow`` Binding requests at once;
+    the answers per socket, e.g. '1,1,0'."""
+    sockets = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(flows)]
+    try:
+        for sock in sockets:
+            for _ in range(per_flow):
+                sock.sendto(struct.pack("!HHI12s", 1, 0, 0x2112A442, os.urandom(12)), (host, port))
+        answered = []
+        for sock in sockets:
+            sock.settimeout(0.5)
+            count = 0
+            try:
+                while sock.recvfrom(2048):
+                    count += 1
+                    sock.settimeout(0.2)
+            except TimeoutError:
+                pass
+            answered.append(str(count))
+        return ",".join(answered)
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
 def tcp_connect(host: str, port: int) -> str:
     try:
         with socket.create_connection((host, port), timeout=0.5):
@@ -131,6 +156,8 @@ def main() -> None:
             results.append(stall(host, int(port)))
         elif action == "stun":
             results.append(stun_binding(host, int(port)))
+        elif action == "stun-flows":
+            results.append(stun_flows(host, int(port), int(rest[0]), int(rest[1])))
         elif action == "tcp":
             results.append(tcp_connect(host, int(port)))
         elif action == "turn":
