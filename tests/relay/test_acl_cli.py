@@ -90,3 +90,11 @@ def test_credentials_command(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SWITCHBOARD_RELAY_SECRET", "")
     result = cli.invoke(main, ["relay", "credentials", "--url", "turn:relay.example:3478"])
     assert result.exit_code == 2
+
+
+def test_serve_refuses_a_short_secret(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SWITCHBOARD_RELAY_SECRET", "tiny-secret")
+    result = CliRunner().invoke(main, ["relay", "serve"])
+    assert result.exit_code == 2
+    assert "at least 16 characters" in result.output
+    assert "tiny-secret" not in result.output

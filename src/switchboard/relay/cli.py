@@ -66,23 +66,28 @@ def serve() -> None:
 
     async def main() -> None:
         database = Database(_database_url(settings))
-        server = RelayServer(settings, database=database, clock=SystemClock())
+        try:
+            server = RelayServer(settings, database=database, clock=SystemClock())
+            await serve_until_signalled(server)
+        finally:
+            await database.dispose()
+
+    async def serve_until_signalled(server: RelayServer) -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, stop.set)
-        await server.start()
-        if settings.metrics_port:
-            start_http_server(settings.metrics_port, settings.metrics_host, server.registry)
-        ticking = asyncio.create_task(server.run_forever())
         try:
+            await server.start()
+            if settings.metrics_port:
+                start_http_server(settings.metrics_port, settings.metrics_host, server.registry)
+            ticking = asyncio.create_task(server.run_forever())
             await stop.wait()
-        finally:
             ticking.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await ticking
+        finally:
             await server.stop()
-            await database.dispose()
 
     try:
         asyncio.run(main())

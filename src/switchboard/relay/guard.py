@@ -109,7 +109,7 @@ class Guard:
         return self.tracker.blocked_count(self.clock.now())
 
     def _spawn(self, work: Coroutine[None, None, None]) -> None:
-        task = asyncio.create_task(work)
+        task = asyncio.create_task(_quietly(work))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -223,6 +223,14 @@ async def _streams(
         ssl_handshake_timeout=handshake_timeout if context is not None else None,
     )  # fmt: skip
     return reader, asyncio.StreamWriter(transport, protocol, reader, loop)
+
+
+async def _quietly(work: Coroutine[None, None, None]) -> None:
+    """A client that vanishes mid-way (reset, unreachable) ends its own connection only."""
+    try:
+        await work
+    except OSError as exc:
+        log.debug("connection ended: %s", exc)
 
 
 def _reset(conn: socket.socket) -> None:

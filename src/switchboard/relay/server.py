@@ -25,12 +25,16 @@ from switchboard.relay.stats import RelayStats, StatsCollector, StatsTicker
 from switchboard.relay.tracker import FailureTracker
 
 log = logging.getLogger("switchboard.relay")
+MIN_SECRET_LENGTH = 16
 
 
 class RelayServer:
     def __init__(self, settings: RelaySettings, *, database: Database, clock: Clock) -> None:
-        if not settings.secret:
-            raise ValueError("SWITCHBOARD_RELAY_SECRET is required (coturn's shared secret)")
+        if len(settings.secret) < MIN_SECRET_LENGTH:
+            raise ValueError(
+                f"SWITCHBOARD_RELAY_SECRET must hold at least {MIN_SECRET_LENGTH} characters"
+                " (coturn's shared secret; e.g. `openssl rand -hex 32`)"
+            )
         self.settings = settings
         self.database = database
         self.clock = clock
