@@ -4,6 +4,7 @@ database serves them (tests/relay/test_relay_acl.py runs on both backends)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 import pytest
@@ -127,3 +128,21 @@ async def test_no_certificate_and_handshake_timeout_count_as_failures(
     metrics = generate_latest(relay.registry).decode()
     assert 'switchboard_relay_tls_handshake_failures_total{reason="no_certificate"} 6.0' in metrics
     assert "switchboard_relay_tls_blocked_ips 1.0" in metrics
+
+
+async def test_coturn_is_restarted_when_it_dies(
+    relay: RelayServer, hosts: tuple[NetHost, NetHost]
+) -> None:
+    a, _ = hosts
+    process = relay.coturn.process
+    assert process is not None
+    process.kill()
+    for _ in range(300):
+        if relay.coturn.restarts == 1 and relay.coturn.process is not process:
+            break
+        await asyncio.sleep(0.05)
+    assert relay.coturn.restarts == 1
+    await relay.coturn.wait_ready()
+    user, password = rest_credentials()
+    [result] = await a.run("turn", a.gateway, relay.tls_ports[0], "tls", user, password)
+    assert result.startswith(f"relayed {a.gateway} ")
