@@ -91,7 +91,7 @@ def serve() -> None:
 
     try:
         asyncio.run(main())
-    except ValueError as exc:
+    except (ValueError, RuntimeError, OSError) as exc:  # bad settings, nft refused, port taken
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
 

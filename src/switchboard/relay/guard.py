@@ -203,11 +203,11 @@ class Guard:
             log.warning("coturn unreachable at %s:%s: %s", *self.upstream, exc)
             writer.transport.abort()
             return
-        # Either side ending ends both.
         sock = up_writer.get_extra_info("socket")
         if sock is not None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         up_writer.write(proxy_v2_header(client, local))
+        # Each direction closes its sink when its source ends, so either side ending ends both.
         await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
 
 
