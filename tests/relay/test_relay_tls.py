@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import shutil
+from pathlib import Path
 
 import pytest
 from prometheus_client import generate_latest
 
 from switchboard.kit.clock import ManualClock, SystemClock
+from switchboard.kit.db import Database
 from switchboard.relay.server import RelayServer
+from switchboard.relay.settings import RelaySettings
 from tests.relay.conftest import SECRET, Certificates, NetHost, rest_credentials
 
 pytestmark = pytest.mark.slow
@@ -114,20 +118,44 @@ async def test_certificates_reload_without_restart(
 
 
 async def test_no_certificate_and_handshake_timeout_count_as_failures(
-    relay: RelayServer, hosts: tuple[NetHost, NetHost], certificates: Certificates
+    relay_settings: RelaySettings,
+    hosts: tuple[NetHost, NetHost],
+    certificates: Certificates,
+    clock: ManualClock,
+    tmp_path: Path,
 ) -> None:
     a, b = hosts
-    port = relay.tls_ports[0]
-    assert await a.run("stall", a.gateway, port) == ["closed"]
-    relay.certificates.context = None  # as when the files were missing at start
-    assert await b.run("tls", b.gateway, port, count=6) == ["refused"] * 6
-    stats = await relay.refresh_stats()
-    assert stats.handshake_failures == {"no_certificate": 6, "timeout": 1, "error": 0}
-    assert stats.auto_blocks == 1
-    assert stats.currently_blocked == 1
-    metrics = generate_latest(relay.registry).decode()
-    assert 'switchboard_relay_tls_handshake_failures_total{reason="no_certificate"} 6.0' in metrics
-    assert "switchboard_relay_tls_blocked_ips 1.0" in metrics
+    missing = relay_settings.model_copy(
+        update={"cert_file": tmp_path / "later.pem", "key_file": tmp_path / "later-key.pem"}
+    )
+    database = Database(missing.database_url)
+    relay = RelayServer(missing, database=database, clock=clock)
+    try:
+        await relay.start()  # no certificate yet: the relay runs, and every handshake fails
+        port = relay.tls_ports[0]
+        assert await b.run("tls", b.gateway, port, count=6) == ["refused"] * 6
+        stats = await relay.refresh_stats()
+        assert stats.handshake_failures == {"no_certificate": 6, "timeout": 0, "error": 0}
+        assert stats.auto_blocks == 1
+        assert stats.currently_blocked == 1
+        metrics = generate_latest(relay.registry).decode()
+        assert (
+            'switchboard_relay_tls_handshake_failures_total{reason="no_certificate"} 6.0' in metrics
+        )
+        assert "switchboard_relay_tls_blocked_ips 1.0" in metrics
+        # The certificate arrives: the next tick loads it without a restart.
+        shutil.copyfile(certificates.cert_file, missing.cert_file)
+        shutil.copyfile(certificates.key_file, missing.key_file)
+        await relay.tick()
+        assert await a.run("tls", a.gateway, port) == ["ok relay-one"]
+        assert await b.run("tls", b.gateway, port) == ["refused"]  # still auto-blocked
+        assert relay.stats.cert_reloads == 0  # a first load is not a reload
+        # A client that connects and says nothing fails by the handshake timeout.
+        assert await a.run("stall", a.gateway, port) == ["closed"]
+        assert relay.stats.handshake_failures == {"no_certificate": 6, "timeout": 1, "error": 0}
+    finally:
+        await relay.stop()
+        await database.dispose()
 
 
 async def test_coturn_is_restarted_when_it_dies(
