@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import logging
 import secrets
 from urllib.parse import urlsplit
@@ -25,7 +26,23 @@ from switchboard.tenants.cli import tenant_cli
 from switchboard.workers.cli import worker_cli
 
 
-@click.group()
+class _Main(click.Group):
+    """The root group; programs of their own (the relay) load only when invoked."""
+
+    lazy = {"relay": ("switchboard.relay.cli", "relay_cli")}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *self.lazy])
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.lazy:
+            module, name = self.lazy[cmd_name]
+            command: click.Command = getattr(importlib.import_module(module), name)
+            return command
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=_Main)
 def main() -> None:
     """switchboard: AI phone calls, identity provider and linen portal."""
 

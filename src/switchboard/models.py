@@ -12,6 +12,7 @@ from switchboard.platform.shares import models as share_models  # noqa: F401
 from switchboard.platform.transcripts import models as transcript_models
 from switchboard.platform.webhooks import models as webhook_models  # noqa: F401
 from switchboard.platform.whitelist import models as whitelist_models  # noqa: F401
+from switchboard.relay import models as relay_models  # noqa: F401
 from switchboard.tenants import models as tenant_models
 
 __all__ = [

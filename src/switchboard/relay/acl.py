@@ -1,0 +1,75 @@
+"""The operator ACL blacklist (spec 8.2.2): subjects, scopes and the match.
+
+Only subjects ``ip`` and ``cidr`` and scopes ``sip-inbound``, ``pstn-outbound`` and ``any``
+exist. The relay's accept paths carry inbound traffic, so rules scoped ``sip-inbound`` or ``any``
+drop it; ``pstn-outbound`` rules govern outbound calls, which never pass through the relay.
+No match allows; exempt addresses (see addresses.py) are never dropped.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+from switchboard.relay.addresses import IPAddress, IPNetwork, is_exempt, parse_address
+
+Subject = Literal["ip", "cidr"]
+Scope = Literal["sip-inbound", "pstn-outbound", "any"]
+SUBJECTS: tuple[str, ...] = get_args(Subject)
+SCOPES: tuple[str, ...] = get_args(Scope)
+RELAY_SCOPES: frozenset[str] = frozenset({"sip-inbound", "any"})
+
+
+@dataclass(frozen=True)
+class Rule:
+    subject: Subject
+    value: str
+    scope: Scope
+
+    @property
+    def network(self) -> IPNetwork:
+        return ipaddress.ip_network(self.value)
+
+
+def normalize(subject: str, value: str) -> str:
+    """The canonical text of a rule's value; raises ValueError on a bad subject or value."""
+    if subject == "ip":
+        return str(parse_address(value.strip()))
+    if subject == "cidr":
+        try:
+            return str(ipaddress.ip_network(value.strip()))
+        except ValueError as exc:
+            if "host bits" in str(exc):
+                loose = ipaddress.ip_network(value.strip(), strict=False)
+                raise ValueError(f"host bits set; did you mean {loose}?") from None
+            raise
+    raise ValueError(f"subject must be one of {', '.join(SUBJECTS)}")
+
+
+class Acl:
+    """An immutable snapshot of the rules that apply to the relay's accept paths."""
+
+    def __init__(self, rules: Iterable[Rule] = ()) -> None:
+        self.rules = tuple(rules)
+        relay = [rule.network for rule in self.rules if rule.scope in RELAY_SCOPES]
+        self.v4: tuple[IPNetwork, ...] = tuple(
+            ipaddress.collapse_addresses(n for n in relay if isinstance(n, ipaddress.IPv4Network))
+        )
+        self.v6: tuple[IPNetwork, ...] = tuple(
+            ipaddress.collapse_addresses(n for n in relay if isinstance(n, ipaddress.IPv6Network))
+        )
+
+    def blocks(self, address: IPAddress) -> bool:
+        """True when a relay-scoped rule matches a non-exempt address."""
+        if is_exempt(address):
+            return False
+        networks = self.v4 if address.version == 4 else self.v6
+        return any(address in network for network in networks)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Acl) and set(self.rules) == set(other.rules)
+
+    def __hash__(self) -> int:
+        return hash(frozenset(self.rules))

@@ -1,0 +1,135 @@
+"""The packet filter in front of coturn's UDP and TCP TURN port: one nftables table.
+
+Kernel-side, so coturn keeps seeing the real client address and dropped packets cost no
+userspace work (docs/decisions/0701-relay-packet-filter.md). The order of the chain is the
+precedence of spec 8.2.5: exempt addresses accept, then the ACL drops, then the per-IP quota of
+concurrent flows and the per-IP rate of unauthenticated STUN Binding requests drop. The TLS
+auto-blacklist has no place here: it lives at the guard's TLS accept layer. The table also keeps
+coturn's PROXY-protocol port closed to everything but loopback, since a PROXY header names the
+client's address and must only come from the guard.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+
+from switchboard.relay.acl import Acl
+from switchboard.relay.addresses import EXEMPT_NETWORKS
+from switchboard.relay.settings import RelaySettings
+
+log = logging.getLogger("switchboard.relay.firewall")
+
+# A STUN Binding request: message type 0x0001 in the first two bytes of the UDP payload (the
+# UDP header is 8 bytes, hence bit offset 64 from the transport header).
+STUN_BINDING = "@th,64,16 0x0001"
+COUNTERS = ("acl_udp", "acl_tcp", "over_quota", "binding_rate", "proxy_outside")
+
+
+class FirewallError(RuntimeError):
+    """nft refused a ruleset."""
+
+
+def _elements(networks: object) -> str:
+    items = ", ".join(str(n) for n in networks)  # type: ignore[attr-defined]
+    return f" elements = {{ {items} }};" if items else ""
+
+
+def render_table(settings: RelaySettings) -> str:
+    name = settings.nft_table
+    exempt4 = [n for n in EXEMPT_NETWORKS if n.version == 4]
+    exempt6 = [n for n in EXEMPT_NETWORKS if n.version == 6]
+    quota = settings.per_ip_allocations
+    rate = f"{settings.binding_rate_per_second}/second burst {settings.binding_burst} packets"
+    counters = "\n".join(f"  counter {c} {{}}" for c in COUNTERS)
+    return f"""table inet {name} {{}}
+delete table inet {name}
+table inet {name} {{
+  set exempt4 {{ type ipv4_addr; flags interval;{_elements(exempt4)} }}
+  set exempt6 {{ type ipv6_addr; flags interval;{_elements(exempt6)} }}
+  set acl4 {{ type ipv4_addr; flags interval; }}
+  set acl6 {{ type ipv6_addr; flags interval; }}
+  set quota4 {{ type ipv4_addr; flags dynamic; size 65535; }}
+  set quota6 {{ type ipv6_addr; flags dynamic; size 65535; }}
+  set bind4 {{ type ipv4_addr; flags dynamic,timeout; timeout 60s; size 65535; }}
+  set bind6 {{ type ipv6_addr; flags dynamic,timeout; timeout 60s; size 65535; }}
+{counters}
+  chain input {{
+    type filter hook input priority filter - 5; policy accept;
+    tcp dport {settings.proxy_port} iif != "lo" counter name proxy_outside drop
+    meta l4proto {{ tcp, udp }} th dport {settings.turn_port} jump turn
+  }}
+  chain turn {{
+    ip saddr @exempt4 accept
+    ip6 saddr @exempt6 accept
+    meta l4proto udp ip saddr @acl4 counter name acl_udp drop
+    meta l4proto udp ip6 saddr @acl6 counter name acl_udp drop
+    meta l4proto tcp ip saddr @acl4 counter name acl_tcp drop
+    meta l4proto tcp ip6 saddr @acl6 counter name acl_tcp drop
+    ct state new add @quota4 {{ ip saddr ct count over {quota} }} counter name over_quota drop
+    ct state new add @quota6 {{ ip6 saddr ct count over {quota} }} counter name over_quota drop
+    meta l4proto udp {STUN_BINDING} add @bind4 {{ ip saddr limit rate over {rate} }} counter name binding_rate drop
+    meta l4proto udp {STUN_BINDING} add @bind6 {{ ip6 saddr limit rate over {rate} }} counter name binding_rate drop
+  }}
+}}
+"""  # noqa: E501
+
+
+def render_acl(settings: RelaySettings, acl: Acl) -> str:
+    """One atomic transaction that swaps the ACL sets' contents."""
+    name = settings.nft_table
+    lines = [f"flush set inet {name} acl4", f"flush set inet {name} acl6"]
+    for set_name, networks in (("acl4", acl.v4), ("acl6", acl.v6)):
+        if networks:
+            items = ", ".join(str(n) for n in networks)
+            lines.append(f"add element inet {name} {set_name} {{ {items} }}")
+    return "\n".join(lines) + "\n"
+
+
+async def _nft(*args: str, script: str | None = None) -> str:
+    process = await asyncio.create_subprocess_exec(
+        "nft", *args,
+        stdin=asyncio.subprocess.PIPE if script is not None else asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await process.communicate(script.encode() if script is not None else None)
+    if process.returncode != 0:
+        raise FirewallError(f"nft {' '.join(args)}: {err.decode().strip()}")
+    return out.decode()
+
+
+class Firewall:
+    """The nftables table of one relay; installed at start, removed at stop."""
+
+    def __init__(self, settings: RelaySettings) -> None:
+        self.settings = settings
+        self.acl: Acl | None = None
+
+    async def install(self) -> None:
+        await _nft("-f", "-", script=render_table(self.settings))
+        self.acl = None
+
+    async def apply(self, acl: Acl) -> None:
+        if acl == self.acl:
+            return
+        await _nft("-f", "-", script=render_acl(self.settings, acl))
+        self.acl = acl
+        log.info("packet filter: ACL now %d IPv4 and %d IPv6 networks", len(acl.v4), len(acl.v6))
+
+    async def counters(self) -> dict[str, int]:
+        """Packets dropped per counter of the table."""
+        out = await _nft("-j", "list", "counters", "table", "inet", self.settings.nft_table)
+        found = dict.fromkeys(COUNTERS, 0)
+        for item in json.loads(out).get("nftables", []):
+            counter = item.get("counter")
+            if counter and counter.get("name") in found:
+                found[counter["name"]] = int(counter.get("packets", 0))
+        return found
+
+    async def remove(self) -> None:
+        try:
+            await _nft("delete", "table", "inet", self.settings.nft_table)
+        except FirewallError as exc:
+            log.warning("%s", exc)

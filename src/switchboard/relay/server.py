@@ -1,0 +1,115 @@
+"""``switchboard relay serve``: the packet filter, coturn and the guard, put together.
+
+One ``tick`` (every ``reload_interval`` seconds) re-reads the ACL from the database and pushes
+it to the guard and the packet filter, reloads a changed certificate, refreshes the counters,
+and writes the stats line when it is due on the injected clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from prometheus_client import CollectorRegistry
+
+from switchboard.kit.clock import Clock
+from switchboard.kit.db import Database
+from switchboard.relay import service
+from switchboard.relay.acl import Acl
+from switchboard.relay.certificates import CertificateStore
+from switchboard.relay.coturn import Coturn
+from switchboard.relay.firewall import Firewall
+from switchboard.relay.guard import Guard
+from switchboard.relay.settings import RelaySettings
+from switchboard.relay.stats import RelayStats, StatsCollector, StatsTicker
+from switchboard.relay.tracker import FailureTracker
+
+log = logging.getLogger("switchboard.relay")
+MIN_SECRET_LENGTH = 16
+
+
+class RelayServer:
+    def __init__(self, settings: RelaySettings, *, database: Database, clock: Clock) -> None:
+        if len(settings.secret) < MIN_SECRET_LENGTH:
+            raise ValueError(
+                f"SWITCHBOARD_RELAY_SECRET must hold at least {MIN_SECRET_LENGTH} characters"
+                " (coturn's shared secret; e.g. `openssl rand -hex 32`)"
+            )
+        self.settings = settings
+        self.database = database
+        self.clock = clock
+        self.stats = RelayStats()
+        self.certificates = CertificateStore(settings.cert_file, settings.key_file)
+        self.guard = Guard(
+            clock=clock,
+            certificates=self.certificates,
+            tracker=FailureTracker(),
+            stats=self.stats,
+            upstream=("127.0.0.1", settings.proxy_port),
+            handshake_timeout=settings.handshake_timeout,
+            per_ip_connections=settings.per_ip_allocations,
+        )
+        self.firewall = Firewall(settings) if settings.firewall else None
+        self.coturn = Coturn(settings)
+        self.registry = CollectorRegistry()
+        self.registry.register(StatsCollector(lambda: self.stats))
+        self.ticker = StatsTicker(settings.stats_interval, clock.now())
+        self.tls_ports: list[int] = []
+
+    async def start(self) -> None:
+        self.certificates.check()
+        if self.firewall is not None:
+            await self.firewall.install()
+        await self.reload_acl()
+        await self.coturn.start()
+        await self.coturn.wait_ready()
+        for port in self.settings.tls_ports:
+            self.tls_ports.append(await self.guard.listen(self.settings.bind_host, port))
+        await self.guard.listen(self.settings.bind_host, self.settings.turn_port, tls=False)
+        log.info(
+            "relay up: TURN %s udp/tcp, TLS %s, coturn PROXY port %s",
+            self.settings.turn_port, ", ".join(map(str, self.tls_ports)), self.settings.proxy_port,
+        )  # fmt: skip
+
+    async def stop(self) -> None:
+        await self.guard.close()
+        await self.coturn.stop()
+        if self.firewall is not None:
+            await self.firewall.remove()
+
+    async def reload_acl(self) -> Acl:
+        async with self.database.transaction(read_only=True) as session:
+            acl = await service.load_acl(session)
+        if acl != self.guard.acl:
+            log.info("ACL: %d rules", len(acl.rules))
+        self.guard.acl = acl
+        if self.firewall is not None:
+            await self.firewall.apply(acl)
+        return acl
+
+    async def refresh_stats(self) -> RelayStats:
+        self.stats.acl_blocked["tcp"] = self.guard.plain_acl_drops
+        if self.firewall is not None:
+            counters = await self.firewall.counters()
+            self.stats.acl_blocked["udp"] = counters["acl_udp"]
+            self.stats.acl_blocked["tcp"] = counters["acl_tcp"] + self.guard.plain_acl_drops
+            self.stats.quota_rejects["turn"] = counters["over_quota"]
+            self.stats.binding_rate_drops = counters["binding_rate"]
+        self.stats.currently_blocked = self.guard.currently_blocked()
+        return self.stats
+
+    async def tick(self) -> None:
+        await self.reload_acl()
+        if self.certificates.check():
+            self.stats.cert_reloads += 1
+        await self.refresh_stats()
+        if self.ticker.due(self.clock.now()):
+            log.info("%s", self.stats.line())
+
+    async def run_forever(self) -> None:
+        while True:
+            try:
+                await self.tick()
+            except Exception:  # a database hiccup must not take the relay down
+                log.exception("relay tick failed; the previous rules stay in force")
+            await asyncio.sleep(self.settings.reload_interval)

@@ -1,0 +1,45 @@
+"""The relay's own settings, read once from ``SWITCHBOARD_RELAY_*`` variables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class RelaySettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="SWITCHBOARD_RELAY_", extra="ignore")
+
+    # Where the ACL lives: the platform's database (SWITCHBOARD_DATABASE_URL when empty).
+    database_url: str = ""
+    secret: str = Field(default="", repr=False)
+    realm: str = "switchboard"
+    # Public addresses coturn listens and relays on; the guard binds its TLS ports on bind_host.
+    listening_ips: tuple[str, ...] = ()
+    relay_ips: tuple[str, ...] = ()
+    external_ip: str = ""
+    bind_host: str = "0.0.0.0"  # noqa: S104 (the relay is a public service)
+    turn_port: int = Field(default=3478, ge=1, le=65535)
+    tls_ports: tuple[int, ...] = (5349, 443)
+    # coturn's PROXY-protocol listener, fed by the guard only (loopback, refused from outside).
+    proxy_port: int = Field(default=3479, ge=1, le=65535)
+    min_relay_port: int = Field(default=49152, ge=1024, le=65535)
+    max_relay_port: int = Field(default=65535, ge=1024, le=65535)
+    cert_file: Path = Path("/etc/switchboard/relay/fullchain.pem")
+    key_file: Path = Path("/etc/switchboard/relay/privkey.pem")
+    handshake_timeout: float = Field(default=10.0, gt=0)
+    # Precedence step 3 (spec 8.2.5): per-IP allocation quota and unauthenticated binding rate.
+    per_ip_allocations: int = Field(default=20, ge=1)
+    user_quota: int = Field(default=10, ge=0)
+    total_quota: int = Field(default=0, ge=0)
+    binding_rate_per_second: int = Field(default=20, ge=1)
+    binding_burst: int = Field(default=40, ge=1)
+    run_dir: Path = Path("./var/relay")
+    nft_table: str = "switchboard_relay"
+    firewall: bool = True
+    metrics_host: str = "127.0.0.1"
+    metrics_port: int = Field(default=9641, ge=0, le=65535)
+    reload_interval: float = Field(default=2.0, gt=0)
+    stats_interval: float = Field(default=30.0, gt=0)
+    turnserver: str = "turnserver"

@@ -1,0 +1,232 @@
+"""Fixtures of the relay tests: test hosts in network namespaces, certificates, a relay.
+
+Test hosts sit behind veth pairs with addresses in 203.0.113.0/24 and 198.51.100.0/24: outside
+the exempt ranges, so the rules apply to them, and never routed on the internet. Everything
+created here (namespaces, links, the nftables table, coturn) is removed afterwards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+import os
+import random
+import shutil
+import socket
+import subprocess
+import sys
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+from switchboard.kit.clock import ManualClock, SystemClock
+from switchboard.kit.db import Database
+from switchboard.relay.credentials import turn_credentials
+from switchboard.relay.server import RelayServer
+from switchboard.relay.settings import RelaySettings
+
+CLIENT = Path(__file__).with_name("hostclient.py")
+SECRET = "relay-test-shared-secret"
+
+
+def needs_root() -> None:
+    if os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("nft"):
+        pytest.skip("needs root, iproute2 and nft")
+    if not shutil.which("turnserver"):
+        pytest.skip("needs coturn (make install)")
+
+
+def rest_credentials() -> tuple[str, str]:
+    """A TURN credential for the test relay; coturn checks its expiry against the real time, so
+    it is made on the system clock."""
+    return turn_credentials(secret=SECRET, label="test-room", clock=SystemClock(), ttl=600)
+
+
+def _ip(*args: str) -> None:
+    subprocess.run(["ip", *args], check=True, capture_output=True)
+
+
+@dataclass
+class NetHost:
+    """A host in its own network namespace; ``address`` is its public-looking IPv4 address and
+    ``gateway`` the relay side of its link."""
+
+    namespace: str | None
+    address: str
+    gateway: str
+    ca_file: Path
+
+    async def run(self, action: str, *args: object, count: int = 1) -> list[str]:
+        """Run hostclient.py in the namespace, concurrently with the relay's event loop."""
+        env = {**os.environ, "RELAY_TEST_CA": str(self.ca_file), "RELAY_TEST_COUNT": str(count)}
+        prefix = ("ip", "netns", "exec", self.namespace) if self.namespace else ()
+        process = await asyncio.create_subprocess_exec(
+            *prefix, sys.executable, str(CLIENT), action,
+            *(str(a) for a in args),
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,
+        )  # fmt: skip
+        out, err = await asyncio.wait_for(process.communicate(), 60)
+        assert process.returncode == 0, err.decode()
+        result: list[str] = json.loads(out.decode().splitlines()[-1])
+        return result
+
+
+def _make_host(prefix: str, ca_file: Path, stack: list[tuple[str, str]]) -> NetHost:
+    tag = uuid.uuid4().hex[:6]
+    namespace, outer, inner = f"sbr-{tag}", f"sbr{tag}a", f"sbr{tag}b"
+    base = random.randrange(0, 64) * 4
+    gateway, address = f"{prefix}.{base + 1}", f"{prefix}.{base + 2}"
+    _ip("netns", "add", namespace)
+    stack.append(("netns", namespace))
+    _ip("link", "add", outer, "type", "veth", "peer", "name", inner, "netns", namespace)
+    stack.append(("link", outer))
+    _ip("addr", "add", f"{gateway}/30", "dev", outer)
+    _ip("link", "set", outer, "up")
+    _ip("-n", namespace, "addr", "add", f"{address}/30", "dev", inner)
+    _ip("-n", namespace, "link", "set", inner, "up")
+    _ip("-n", namespace, "link", "set", "lo", "up")
+    _ip("-n", namespace, "route", "add", "default", "via", gateway)
+    return NetHost(namespace=namespace, address=address, gateway=gateway, ca_file=ca_file)
+
+
+@pytest.fixture
+def hosts(certificates: Certificates) -> Iterator[tuple[NetHost, NetHost]]:
+    """Two test hosts: one in 203.0.113.0/24, one in 198.51.100.0/24."""
+    needs_root()
+    stack: list[tuple[str, str]] = []
+    try:
+        yield (
+            _make_host("203.0.113", certificates.ca_file, stack),
+            _make_host("198.51.100", certificates.ca_file, stack),
+        )
+    finally:
+        for kind, name in reversed(stack):
+            if kind == "link":
+                subprocess.run(["ip", "link", "del", name], capture_output=True)
+            else:
+                subprocess.run(["ip", "netns", "del", name], capture_output=True)
+
+
+@pytest.fixture
+def loopback(certificates: Certificates) -> NetHost:
+    """The machine itself, talking over loopback (always exempt)."""
+    return NetHost(
+        namespace=None, address="127.0.0.1", gateway="127.0.0.1", ca_file=certificates.ca_file
+    )
+
+
+@dataclass
+class Certificates:
+    cert_file: Path
+    key_file: Path
+    ca_file: Path
+
+    def issue(self, common_name: str) -> None:
+        """Write a fresh self-signed certificate (and its key) in place; the CA file trusts
+        every certificate issued so far."""
+        key = ec.generate_private_key(ec.SECP256R1())
+        name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
+        now = dt.datetime.now(dt.UTC)
+        cert = (
+            x509.CertificateBuilder()
+            .subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - dt.timedelta(days=1))
+            .not_valid_after(now + dt.timedelta(days=2))
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256())
+        )  # fmt: skip
+        pem = cert.public_bytes(serialization.Encoding.PEM)
+        self.key_file.write_bytes(
+            key.private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                serialization.NoEncryption(),
+            )
+        )  # fmt: skip
+        self.cert_file.write_bytes(pem)
+        with self.ca_file.open("ab") as handle:
+            handle.write(pem)
+
+
+@pytest.fixture
+def certificates(tmp_path: Path) -> Certificates:
+    certs = Certificates(tmp_path / "cert.pem", tmp_path / "key.pem", tmp_path / "ca.pem")
+    certs.issue("relay-one")
+    return certs
+
+
+def free_port() -> int:
+    """A port free for both TCP and UDP on every address."""
+    while True:
+        with socket.socket() as tcp:
+            tcp.bind(("", 0))
+            port = int(tcp.getsockname()[1])
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+                try:
+                    udp.bind(("", port))
+                except OSError:
+                    continue
+                return port
+
+
+@pytest.fixture
+def relay_database(db_url: str) -> str:
+    """The database the relay reads its ACL from: both backends here; modules whose tests never
+    touch the ACL override it with one SQLite copy (sqlite_database)."""
+    return db_url
+
+
+@pytest.fixture
+def sqlite_database(sqlite_template: Path, tmp_path: Path) -> str:
+    target = tmp_path / "relay.db"
+    shutil.copyfile(sqlite_template, target)
+    return f"sqlite+aiosqlite:///{target}"
+
+
+@pytest.fixture
+def relay_settings(
+    relay_database: str, tmp_path: Path, certificates: Certificates, hosts: tuple[NetHost, NetHost]
+) -> RelaySettings:
+    a, b = hosts
+    relay_port = random.randrange(40000, 59000, 100)
+    return RelaySettings(
+        database_url=relay_database,
+        secret=SECRET,
+        listening_ips=("127.0.0.1", a.gateway, b.gateway),
+        relay_ips=(a.gateway,),
+        bind_host="0.0.0.0",
+        turn_port=free_port(),
+        tls_ports=(0, 0),
+        proxy_port=free_port(),
+        min_relay_port=relay_port,
+        max_relay_port=relay_port + 99,
+        cert_file=certificates.cert_file,
+        key_file=certificates.key_file,
+        handshake_timeout=2.0,
+        per_ip_allocations=2,
+        binding_rate_per_second=1,
+        binding_burst=4,
+        run_dir=tmp_path / "relay",
+        nft_table=f"sbr_test_{uuid.uuid4().hex[:8]}",
+        metrics_port=0,
+    )
+
+
+@pytest.fixture
+async def relay(relay_settings: RelaySettings, clock: ManualClock) -> AsyncIterator[RelayServer]:
+    database = Database(relay_settings.database_url)
+    server = RelayServer(relay_settings, database=database, clock=clock)
+    try:
+        await server.start()
+        yield server
+    finally:
+        await server.stop()
+        await database.dispose()

@@ -1,0 +1,176 @@
+"""Allocations through the guard, the TLS auto-blacklist, certificates and the stats, with real
+traffic from test hosts in network namespaces. These never touch the ACL, so one SQLite
+database serves them (tests/relay/test_relay_acl.py runs on both backends)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import shutil
+from pathlib import Path
+
+import pytest
+from prometheus_client import generate_latest
+
+from switchboard.kit.clock import ManualClock, SystemClock
+from switchboard.kit.db import Database
+from switchboard.relay.server import RelayServer
+from switchboard.relay.settings import RelaySettings
+from tests.relay.conftest import SECRET, Certificates, NetHost, rest_credentials
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def relay_database(sqlite_database: str) -> str:
+    return sqlite_database
+
+
+HOUR = 3600
+
+
+async def test_an_allowed_host_allocates_through_every_path(
+    relay: RelayServer, hosts: tuple[NetHost, NetHost]
+) -> None:
+    a, _ = hosts
+    user, password = rest_credentials()
+    turn = relay.settings.turn_port
+    for port, transport in ((relay.tls_ports[0], "tls"), (relay.tls_ports[1], "tls"),
+                            (turn, "udp"), (turn, "tcp")):  # fmt: skip
+        [result] = await a.run("turn", a.gateway, port, transport, user, password)
+        assert result.startswith(f"relayed {a.gateway} "), (transport, result)
+        assert (
+            relay.settings.min_relay_port <= int(result.split()[2]) <= relay.settings.max_relay_port
+        )
+    # A wrong or expired credential is refused by coturn.
+    [refused] = await a.run("turn", a.gateway, relay.tls_ports[0], "tls", user, "wrong")
+    assert "401" in refused
+    expired_user = f"{int(SystemClock().now().timestamp()) - 10}:test-room"
+    from switchboard.relay.credentials import turn_password
+
+    [refused] = await a.run(
+        "turn", a.gateway, turn, "udp", expired_user, turn_password(SECRET, expired_user)
+    )
+    assert "401" in refused
+    assert relay.stats.tls_accepted == 3
+
+
+async def test_tls_auto_blacklist(
+    relay: RelayServer,
+    hosts: tuple[NetHost, NetHost],
+    clock: ManualClock,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    a, b = hosts
+    port = relay.tls_ports[0]
+    assert await a.run("tls-garbage", a.gateway, port, count=5) == ["closed"] * 5
+    assert await a.run("tls", a.gateway, port) == ["ok relay-one"]  # five failures do not block
+    assert await a.run("tls-garbage", a.gateway, port) == ["closed"]  # the sixth does
+    assert relay.stats.auto_blocks == 1
+    assert await a.run("tls", a.gateway, port) == ["refused"]
+    assert await a.run("tls", a.gateway, relay.tls_ports[1]) == ["refused"]  # on every TLS port
+    assert await b.run("tls", b.gateway, port) == ["ok relay-one"]  # other hosts are unaffected
+    user, password = rest_credentials()  # the UDP path is not the TLS accept layer
+    [result] = await a.run("turn", a.gateway, relay.settings.turn_port, "udp", user, password)
+    assert result.startswith("relayed")
+    clock.advance(HOUR - 1)
+    assert await a.run("tls", a.gateway, port) == ["refused"]
+    with caplog.at_level(logging.INFO, logger="switchboard.relay"):
+        await relay.tick()
+    [line] = [r.getMessage() for r in caplog.records if "relay stats:" in r.getMessage()]
+    assert "tls_accepted=2 " in line
+    assert "handshake_failures=6 (no_certificate=0 timeout=0 error=6)" in line
+    assert "auto_blocks=1 currently_blocked=1 blocked_rejects=3" in line
+    clock.advance(1)
+    assert await a.run("tls", a.gateway, port) == ["ok relay-one"]
+    await relay.refresh_stats()
+    assert relay.stats.currently_blocked == 0
+
+
+async def test_failures_spread_over_more_than_five_minutes_do_not_block(
+    relay: RelayServer, hosts: tuple[NetHost, NetHost], clock: ManualClock
+) -> None:
+    a, _ = hosts
+    port = relay.tls_ports[0]
+    assert await a.run("tls-garbage", a.gateway, port, count=5) == ["closed"] * 5
+    clock.advance(301)
+    assert await a.run("tls-garbage", a.gateway, port) == ["closed"]
+    assert await a.run("tls", a.gateway, port) == ["ok relay-one"]
+    assert relay.stats.auto_blocks == 0
+
+
+async def test_certificates_reload_without_restart(
+    relay: RelayServer, hosts: tuple[NetHost, NetHost], certificates: Certificates
+) -> None:
+    a, _ = hosts
+    port = relay.tls_ports[0]
+    assert await a.run("tls", a.gateway, port) == ["ok relay-one"]
+    certificates.issue("relay-two")
+    await relay.tick()
+    assert await a.run("tls", a.gateway, port) == ["ok relay-two"]
+    certificates.cert_file.write_text("not a certificate")  # a broken renewal keeps the old one
+    await relay.tick()
+    assert await a.run("tls", a.gateway, port) == ["ok relay-two"]
+    assert relay.stats.cert_reloads == 1
+    metrics = generate_latest(relay.registry).decode()
+    assert "switchboard_relay_cert_reloads_total 1.0" in metrics
+    assert "switchboard_relay_tls_accepted_total 3.0" in metrics
+
+
+async def test_no_certificate_and_handshake_timeout_count_as_failures(
+    relay_settings: RelaySettings,
+    hosts: tuple[NetHost, NetHost],
+    certificates: Certificates,
+    clock: ManualClock,
+    tmp_path: Path,
+) -> None:
+    a, b = hosts
+    missing = relay_settings.model_copy(
+        update={"cert_file": tmp_path / "later.pem", "key_file": tmp_path / "later-key.pem"}
+    )
+    database = Database(missing.database_url)
+    relay = RelayServer(missing, database=database, clock=clock)
+    try:
+        await relay.start()  # no certificate yet: the relay runs, and every handshake fails
+        port = relay.tls_ports[0]
+        assert await b.run("tls", b.gateway, port, count=6) == ["refused"] * 6
+        stats = await relay.refresh_stats()
+        assert stats.handshake_failures == {"no_certificate": 6, "timeout": 0, "error": 0}
+        assert stats.auto_blocks == 1
+        assert stats.currently_blocked == 1
+        metrics = generate_latest(relay.registry).decode()
+        assert (
+            'switchboard_relay_tls_handshake_failures_total{reason="no_certificate"} 6.0' in metrics
+        )
+        assert "switchboard_relay_tls_blocked_ips 1.0" in metrics
+        # The certificate arrives: the next tick loads it without a restart.
+        shutil.copyfile(certificates.cert_file, missing.cert_file)
+        shutil.copyfile(certificates.key_file, missing.key_file)
+        await relay.tick()
+        assert await a.run("tls", a.gateway, port) == ["ok relay-one"]
+        assert await b.run("tls", b.gateway, port) == ["refused"]  # still auto-blocked
+        assert relay.stats.cert_reloads == 0  # a first load is not a reload
+        # A client that connects and says nothing fails by the handshake timeout.
+        assert await a.run("stall", a.gateway, port) == ["closed"]
+        assert relay.stats.handshake_failures == {"no_certificate": 6, "timeout": 1, "error": 0}
+    finally:
+        await relay.stop()
+        await database.dispose()
+
+
+async def test_coturn_is_restarted_when_it_dies(
+    relay: RelayServer, hosts: tuple[NetHost, NetHost]
+) -> None:
+    a, _ = hosts
+    process = relay.coturn.process
+    assert process is not None
+    process.kill()
+    for _ in range(300):
+        if relay.coturn.restarts == 1 and relay.coturn.process is not process:
+            break
+        await asyncio.sleep(0.05)
+    assert relay.coturn.restarts == 1
+    await relay.coturn.wait_ready()
+    user, password = rest_credentials()
+    [result] = await a.run("turn", a.gateway, relay.tls_ports[0], "tls", user, password)
+    assert result.startswith(f"relayed {a.gateway} ")
