@@ -1,7 +1,7 @@
 """relay acl
 
 Revision ID: 0007
-Revises: 0002
+Revises: 0006
 Create Date: 2026-11-23 06:50:00.000000
 """
 
@@ -13,7 +13,7 @@ from alembic import op
 from switchboard.kit.db import UtcDateTime
 
 revision: str = "0007"
-down_revision: str | Sequence[str] | None = "0002"
+down_revision: str | Sequence[str] | None = "0006"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
