@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
@@ -16,15 +17,24 @@ from switchboard.bridge.simulator import mounted_simulator
 from switchboard.identity.app import create_identity_app
 from switchboard.kit.clock import Clock
 from switchboard.kit.http import (
+    BodyLimitMiddleware,
     NoStoreMiddleware,
     RejectNulMiddleware,
     http_exception_response,
 )
 from switchboard.linen.app import create_linen_app
+from switchboard.linen.invoices.endpoints import UPLOAD_LIMIT
 from switchboard.platform.app import create_platform_app
+from switchboard.platform.whitelist.endpoints import MAX_BODY_BYTES as WHITELIST_LIMIT
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
 from switchboard.workers import all_workers
+
+# Bodies allowed above SWITCHBOARD_MAX_BODY_BYTES: the invoice uploads and a whitelist write.
+LARGER_BODIES = (
+    (re.compile(r"/(v1|laundry)/invoices$"), UPLOAD_LIMIT),
+    (re.compile(r"/signal\.ashx$"), WHITELIST_LIMIT),
+)
 
 
 def create_app(
@@ -58,6 +68,9 @@ def create_app(
         middleware=[
             Middleware(NoStoreMiddleware, cacheable=("/api/docs/assets/",)),
             Middleware(RejectNulMiddleware),
+            Middleware(
+                BodyLimitMiddleware, limit=runtime.settings.max_body_bytes, larger=LARGER_BODIES
+            ),
         ],
         exception_handlers={HTTPException: http_exception_response},
         lifespan=lifespan,
@@ -71,6 +84,8 @@ def create_app(
 
 
 def _standalone(app: FastAPI, *, cacheable: tuple[str, ...] = ()) -> FastAPI:
+    limit = app.state.runtime.settings.max_body_bytes
+    app.add_middleware(BodyLimitMiddleware, limit=limit, larger=LARGER_BODIES)
     app.add_middleware(RejectNulMiddleware)
     app.add_middleware(NoStoreMiddleware, cacheable=cacheable)
     return app
