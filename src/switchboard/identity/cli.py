@@ -38,6 +38,80 @@ def user_create(username: str, tenant: str, role: str, password_stdin: bool) -> 
     run_in_transaction(work)
 
 
+@user_cli.command("set-password")
+@click.argument("username")
+@click.option("--tenant", required=True)
+@click.option("--password-stdin", is_flag=True, required=True, help="Read the password from stdin")
+def user_set_password(username: str, tenant: str, password_stdin: bool) -> None:
+    """Give USERNAME a new password (read from standard input); its refresh tokens end."""
+    password = read_secret_stdin()
+
+    async def work(runtime: Runtime, session: AsyncSession) -> None:
+        row = await tenants.require_by_name(session, tenant)
+        await service.set_password(
+            session, tenant_id=row.id, username=username, password=password,
+            clock=runtime.clock, passwords=runtime.passwords,
+        )  # fmt: skip
+        click.echo(f"password set\t{username}")
+
+    run_in_transaction(work)
+
+
+def _switch(name: str, disabled: bool) -> None:
+    @user_cli.command(name)
+    @click.argument("username")
+    @click.option("--tenant", required=True)
+    def command(username: str, tenant: str) -> None:
+        async def work(runtime: Runtime, session: AsyncSession) -> None:
+            row = await tenants.require_by_name(session, tenant)
+            await service.set_disabled(
+                session, tenant_id=row.id, username=username, disabled=disabled,
+                clock=runtime.clock,
+            )  # fmt: skip
+            click.echo(f"{name}d\t{username}")
+
+        run_in_transaction(work)
+
+    command.__doc__ = (
+        "Disable USERNAME: its tokens and API keys stop working on their next use."
+        if disabled
+        else "Enable USERNAME again."
+    )
+
+
+_switch("disable", True)
+_switch("enable", False)
+
+
+@user_cli.command("set-role")
+@click.argument("username")
+@click.option("--tenant", required=True)
+@click.option("--role", type=click.Choice(ROLES), required=True)
+def user_set_role(username: str, tenant: str, role: str) -> None:
+    """Change the role of USERNAME; in force on its next request, live tokens included."""
+
+    async def work(runtime: Runtime, session: AsyncSession) -> None:
+        row = await tenants.require_by_name(session, tenant)
+        await service.set_role(session, tenant_id=row.id, username=username, role=role)
+        click.echo(f"{username}\t{role}")
+
+    run_in_transaction(work)
+
+
+@user_cli.command("delete")
+@click.argument("username")
+@click.option("--tenant", required=True)
+def user_delete(username: str, tenant: str) -> None:
+    """Delete USERNAME with its API keys; its tokens stop working on their next use."""
+
+    async def work(runtime: Runtime, session: AsyncSession) -> None:
+        row = await tenants.require_by_name(session, tenant)
+        await service.delete_user(session, tenant_id=row.id, username=username)
+        click.echo(f"deleted\t{username}")
+
+    run_in_transaction(work)
+
+
 @click.group("client")
 def client_cli() -> None:
     """Registered OIDC clients of a tenant."""
