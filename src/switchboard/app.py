@@ -10,7 +10,7 @@ from fastapi import FastAPI
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.routing import Mount
+from starlette.routing import BaseRoute, Mount
 
 from switchboard.bridge.client import close_bridge
 from switchboard.bridge.simulator import mounted_simulator
@@ -24,6 +24,9 @@ from switchboard.kit.http import (
 )
 from switchboard.linen.app import create_linen_app
 from switchboard.linen.invoices.endpoints import UPLOAD_LIMIT
+from switchboard.ops.endpoints import ops_routes
+from switchboard.ops.metrics import Metrics
+from switchboard.ops.middleware import AccessLogMiddleware
 from switchboard.platform.app import create_platform_app
 from switchboard.platform.whitelist.endpoints import MAX_BODY_BYTES as WHITELIST_LIMIT
 from switchboard.runtime import Runtime
@@ -58,14 +61,18 @@ def create_app(
             finally:
                 await close_bridge(runtime)  # simulated calls end before the database closes
 
+    metrics = Metrics()
+    routes: list[BaseRoute] = [
+        *ops_routes(runtime, metrics),
+        Mount("/oidc.ashx", app=identity),
+        Mount("/api", app=linen),
+        Mount("/bridge-sim", app=mounted_simulator(runtime).app),
+        Mount("", app=platform),
+    ]
     app = Starlette(
-        routes=[
-            Mount("/oidc.ashx", app=identity),
-            Mount("/api", app=linen),
-            Mount("/bridge-sim", app=mounted_simulator(runtime).app),
-            Mount("", app=platform),
-        ],
+        routes=routes,
         middleware=[
+            Middleware(AccessLogMiddleware, metrics=metrics),
             Middleware(NoStoreMiddleware, cacheable=("/api/docs/assets/",)),
             Middleware(RejectNulMiddleware),
             Middleware(

@@ -55,7 +55,7 @@ def serve(host: str, port: int, no_workers: bool) -> None:
     settings = Settings()
     if no_workers:
         settings = settings.model_copy(update={"run_workers": False})
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, settings.log_format)
     uvicorn.run(create_app(settings), host=host, port=port, log_config=None, access_log=False)
 
 

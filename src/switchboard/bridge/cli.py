@@ -36,7 +36,7 @@ def serve_bridge(host: str, port: int) -> None:
     from switchboard.kit.logging import configure_logging
 
     settings = Settings()
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, settings.log_format)
     if not settings.bridge_secret:
         raise click.UsageError("set SWITCHBOARD_BRIDGE_SECRET, shared with the platform")
     simulator = SimulatedBridge(
