@@ -7,7 +7,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.identity import service
 from switchboard.identity.models import ROLES
-from switchboard.kit.cli import read_secret_stdin, run_in_transaction
+from switchboard.kit.cli import json_flag, print_json, read_secret_stdin, run_in_transaction
 from switchboard.kit.clock import iso_utc
 from switchboard.runtime import Runtime
 from switchboard.tenants import service as tenants
@@ -158,12 +158,20 @@ def apikey_create(tenant: str, username: str, name: str) -> None:
 
 @apikey_cli.command("list")
 @click.option("--tenant", required=True)
-def apikey_list(tenant: str) -> None:
+@json_flag
+def apikey_list(tenant: str, as_json: bool) -> None:
     """One line per key: id, prefix, owner, created, revoked."""
 
     async def work(runtime: Runtime, session: AsyncSession) -> None:
         row = await tenants.require_by_name(session, tenant)
         for key, owner in await service.list_api_keys(session, tenant_id=row.id):
+            if as_json:
+                print_json({
+                    "id": key.id, "prefix": key.prefix, "createdBy": owner,
+                    "createdAtUtc": iso_utc(key.created_at),
+                    "revokedAtUtc": iso_utc(key.revoked_at),
+                })  # fmt: skip
+                continue
             revoked = iso_utc(key.revoked_at) or "-"
             click.echo(f"{key.id}\t{key.prefix}\t{owner}\t{iso_utc(key.created_at)}\t{revoked}")
 
@@ -190,10 +198,18 @@ def keys_cli() -> None:
 
 
 @keys_cli.command("list")
-def keys_list() -> None:
+@json_flag
+def keys_list(as_json: bool) -> None:
+    """One line per signing key: kid, state (active, published, retired), created."""
+
     async def work(runtime: Runtime, session: AsyncSession) -> None:
         for key in await runtime.keyring.list_keys(session):
             state = "active" if key.active else ("retired" if key.retired_at else "published")
+            if as_json:
+                print_json(
+                    {"kid": key.kid, "state": state, "createdAtUtc": iso_utc(key.created_at)}
+                )
+                continue
             click.echo(f"{key.kid}\t{state}\t{iso_utc(key.created_at)}")
 
     run_in_transaction(work)
