@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import time
+from collections.abc import Awaitable, Callable
 
 import click
 import httpx
+import orjson
 
 from switchboard.bridge import protocol
 from switchboard.bridge.client import TIMEOUT, bridge_secret
@@ -94,8 +97,9 @@ def _run_inbound(
                         )
                     _key, prompt = reveal_secrets(vnum, runtime.box)
                     display_name, voice, language = vnum.name, vnum.voice, vnum.language
+            hooks = {"response": [_progress(time.monotonic())]}
             if platform_url:
-                callbacks = httpx.AsyncClient(timeout=TIMEOUT)
+                callbacks = httpx.AsyncClient(timeout=TIMEOUT, event_hooks=hooks)
                 url = platform_url.rstrip("/") + protocol.CALLBACK_PATH
             else:
                 callbacks = httpx.AsyncClient(
@@ -104,6 +108,7 @@ def _run_inbound(
                     ),
                     base_url=settings.public_base_url,
                     timeout=TIMEOUT,
+                    event_hooks=hooks,
                 )
                 url = settings.public_base_url + protocol.CALLBACK_PATH
             simulator = SimulatedBridge(
@@ -123,6 +128,25 @@ def _run_inbound(
             await runtime.db.dispose()
 
     click.echo(asyncio.run(main()))
+
+
+def _progress(started: float) -> Callable[[httpx.Response], Awaitable[None]]:
+    """Each callback the simulated call sends, on stderr as it is answered (stdout keeps only
+    the call id, for scripts)."""
+
+    async def report(response: httpx.Response) -> None:
+        try:
+            event = orjson.loads(response.request.content)
+        except orjson.JSONDecodeError:
+            return
+        if not isinstance(event, dict):
+            return
+        elapsed = time.monotonic() - started
+        call_id = event.get("callId") or event.get("call_id", "")
+        kind = event.get("type", "?")
+        click.echo(f"{elapsed:6.1f}s  {kind}  {call_id}  -> {response.status_code}", err=True)
+
+    return report
 
 
 _outcome = click.option(
