@@ -3,29 +3,42 @@
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.routing import Mount
+from starlette.routing import BaseRoute, Mount
 
 from switchboard.bridge.client import close_bridge
 from switchboard.bridge.simulator import mounted_simulator
 from switchboard.identity.app import create_identity_app
 from switchboard.kit.clock import Clock
 from switchboard.kit.http import (
+    BodyLimitMiddleware,
     NoStoreMiddleware,
     RejectDuplicateKeysMiddleware,
     RejectNulMiddleware,
     http_exception_response,
 )
 from switchboard.linen.app import create_linen_app
+from switchboard.linen.invoices.endpoints import UPLOAD_LIMIT
+from switchboard.ops.endpoints import ops_routes
+from switchboard.ops.metrics import Metrics
+from switchboard.ops.middleware import AccessLogMiddleware
 from switchboard.platform.app import create_platform_app
+from switchboard.platform.whitelist.endpoints import MAX_BODY_BYTES as WHITELIST_LIMIT
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
 from switchboard.workers import all_workers
+
+# Bodies allowed above SWITCHBOARD_MAX_BODY_BYTES: the invoice uploads and a whitelist write.
+LARGER_BODIES = (
+    (re.compile(r"/(v1|laundry)/invoices$"), UPLOAD_LIMIT),
+    (re.compile(r"/signal\.ashx$"), WHITELIST_LIMIT),
+)
 
 
 def create_app(
@@ -49,16 +62,23 @@ def create_app(
             finally:
                 await close_bridge(runtime)  # simulated calls end before the database closes
 
+    metrics = Metrics()
+    routes: list[BaseRoute] = [
+        *ops_routes(runtime, metrics),
+        Mount("/oidc.ashx", app=identity),
+        Mount("/api", app=linen),
+        Mount("/bridge-sim", app=mounted_simulator(runtime).app),
+        Mount("", app=platform),
+    ]
     app = Starlette(
-        routes=[
-            Mount("/oidc.ashx", app=identity),
-            Mount("/api", app=linen),
-            Mount("/bridge-sim", app=mounted_simulator(runtime).app),
-            Mount("", app=platform),
-        ],
+        routes=routes,
         middleware=[
+            Middleware(AccessLogMiddleware, metrics=metrics),
             Middleware(NoStoreMiddleware, cacheable=("/api/docs/assets/",)),
             Middleware(RejectNulMiddleware),
+            Middleware(
+                BodyLimitMiddleware, limit=runtime.settings.max_body_bytes, larger=LARGER_BODIES
+            ),
             Middleware(RejectDuplicateKeysMiddleware),
         ],
         exception_handlers={HTTPException: http_exception_response},
@@ -74,6 +94,8 @@ def create_app(
 
 def _standalone(app: FastAPI, *, cacheable: tuple[str, ...] = ()) -> FastAPI:
     app.add_middleware(RejectDuplicateKeysMiddleware)
+    limit = app.state.runtime.settings.max_body_bytes
+    app.add_middleware(BodyLimitMiddleware, limit=limit, larger=LARGER_BODIES)
     app.add_middleware(RejectNulMiddleware)
     app.add_middleware(NoStoreMiddleware, cacheable=cacheable)
     return app

@@ -5,44 +5,60 @@ from __future__ import annotations
 import importlib
 import logging
 import secrets
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import click
-from sqlalchemy.ext.asyncio import AsyncSession
 
-from switchboard.bridge.cli import bridge_cli, sim_cli
-from switchboard.identity import clients
-from switchboard.identity import service as identity
-from switchboard.identity.cli import apikey_cli, client_cli, keys_cli, user_cli
-from switchboard.kit.cli import run_in_transaction
-from switchboard.linen.cli import linen_cli
-from switchboard.platform.numbers.cli import number_cli
-from switchboard.platform.routing.cli import route_cli
-from switchboard.platform.webhooks.cli import webhook_cli
-from switchboard.runtime import Runtime
-from switchboard.settings import Settings
-from switchboard.tenants import service as tenants
-from switchboard.tenants.cli import tenant_cli
-from switchboard.workers.cli import worker_cli
+from switchboard import __version__
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession
+
+    from switchboard.runtime import Runtime
+
+# Command groups by name: (module, attribute, one-line help). They are imported only when run,
+# so `switchboard --help` answers without loading the web stack and the database drivers.
+LAZY_COMMANDS: dict[str, tuple[str, str, str]] = {
+    "tenant": ("switchboard.tenants.cli", "tenant_cli", "Tenants, their domains and settings."),
+    "user": ("switchboard.identity.cli", "user_cli", "Users of a tenant."),
+    "client": ("switchboard.identity.cli", "client_cli", "Registered OIDC clients of a tenant."),
+    "apikey": ("switchboard.identity.cli", "apikey_cli", "API keys (ak_...), shown once."),
+    "keys": ("switchboard.identity.cli", "keys_cli", "Token signing keys."),
+    "worker": ("switchboard.workers.cli", "worker_cli", "Run the background workers."),
+    "number": ("switchboard.platform.numbers.cli", "number_cli", "Virtual numbers."),
+    "webhook": ("switchboard.platform.webhooks.cli", "webhook_cli", "Webhook subscriptions."),
+    "sim": ("switchboard.bridge.cli", "sim_cli", "The simulated media bridge."),
+    "route": ("switchboard.platform.routing.cli", "route_cli", "Routing tables and dry runs."),
+    "linen": ("switchboard.linen.cli", "linen_cli", "Linen portal operations."),
+    "bridge": ("switchboard.bridge.cli", "bridge_cli", "The media bridge: real SIP calls."),
+    "relay": ("switchboard.relay.cli", "relay_cli", "The TURN relay and its guard."),
+}
 
 
-class _Main(click.Group):
-    """The root group; programs of their own (the relay) load only when invoked."""
-
-    lazy = {"relay": ("switchboard.relay.cli", "relay_cli")}
-
+class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted([*super().list_commands(ctx), *self.lazy])
+        return sorted([*super().list_commands(ctx), *LAZY_COMMANDS])
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name in self.lazy:
-            module, name = self.lazy[cmd_name]
-            command: click.Command = getattr(importlib.import_module(module), name)
+        if cmd_name in LAZY_COMMANDS:
+            module, attribute, _ = LAZY_COMMANDS[cmd_name]
+            command: click.Command = getattr(importlib.import_module(module), attribute)
             return command
         return super().get_command(ctx, cmd_name)
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, LAZY_COMMANDS[name][2]) for name in LAZY_COMMANDS]
+        for name in super().list_commands(ctx):
+            command = super().get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit=70)))
+        with formatter.section("Commands"):
+            formatter.write_dl(sorted(rows))
 
-@click.group(cls=_Main)
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", "-V", prog_name="switchboard")
 def main() -> None:
     """switchboard: AI phone calls, identity provider and linen portal."""
 
@@ -51,6 +67,7 @@ def main() -> None:
 def migrate() -> None:
     """Apply every pending database migration."""
     from switchboard.migrate import upgrade
+    from switchboard.settings import Settings
 
     settings = Settings()
     if not settings.database_url:
@@ -69,11 +86,12 @@ def serve(host: str, port: int, no_workers: bool) -> None:
 
     from switchboard.app import create_app
     from switchboard.kit.logging import configure_logging
+    from switchboard.settings import Settings
 
     settings = Settings()
     if no_workers:
         settings = settings.model_copy(update={"run_workers": False})
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, settings.log_format)
     uvicorn.run(create_app(settings), host=host, port=port, log_config=None, access_log=False)
 
 
@@ -82,10 +100,13 @@ def serve(host: str, port: int, no_workers: bool) -> None:
 def demo(name: str) -> None:
     """Create the demo tenant (admin, clients `cli` and `console`) unless it exists; print the
     password."""
+    from switchboard.identity import clients
+    from switchboard.identity import service as identity
+    from switchboard.kit.cli import run_in_transaction
+    from switchboard.tenants import repository
+    from switchboard.tenants import service as tenants
 
     async def work(runtime: Runtime, session: AsyncSession) -> None:
-        from switchboard.tenants import repository
-
         if await repository.get_by_name(session, name) is not None:
             click.echo(f"tenant {name!r} exists; its admin password was printed when it was made")
             return
@@ -114,21 +135,5 @@ def demo(name: str) -> None:
 
     run_in_transaction(work)
 
-
-for group in (
-    tenant_cli,
-    user_cli,
-    client_cli,
-    apikey_cli,
-    keys_cli,
-    worker_cli,
-    number_cli,
-    webhook_cli,
-    sim_cli,
-    bridge_cli,
-    route_cli,
-    linen_cli,
-):
-    main.add_command(group)
 
 logging.getLogger("switchboard").addHandler(logging.NullHandler())

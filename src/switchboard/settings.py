@@ -23,6 +23,8 @@ class Settings(BaseSettings):
     public_base_url: str = "http://127.0.0.1:8000"
     secret_key: str = Field(default=DEV_SECRET, repr=False)
     log_level: str = "INFO"
+    log_format: Literal["text", "json"] = "text"
+    max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
 
     access_token_ttl: int = Field(default=3600, ge=60, le=86400)
     refresh_token_ttl: int = Field(default=30 * 86400, ge=3600)

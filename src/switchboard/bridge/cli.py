@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import time
+from collections.abc import Awaitable, Callable
 
 import click
 import httpx
+import orjson
 
 from switchboard.bridge import protocol
 from switchboard.bridge.client import TIMEOUT, bridge_secret
@@ -38,7 +41,7 @@ def serve_bridge(host: str, port: int) -> None:
     from switchboard.kit.logging import configure_logging
 
     settings = Settings()
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, settings.log_format)
     if not settings.bridge_secret:
         raise click.UsageError("set SWITCHBOARD_BRIDGE_SECRET, shared with the platform")
     simulator = SimulatedBridge(
@@ -96,8 +99,9 @@ def _run_inbound(
                         )
                     _key, prompt = reveal_secrets(vnum, runtime.box)
                     display_name, voice, language = vnum.name, vnum.voice, vnum.language
+            hooks = {"response": [_progress(time.monotonic())]}
             if platform_url:
-                callbacks = httpx.AsyncClient(timeout=TIMEOUT)
+                callbacks = httpx.AsyncClient(timeout=TIMEOUT, event_hooks=hooks)
                 url = platform_url.rstrip("/") + protocol.CALLBACK_PATH
             else:
                 callbacks = httpx.AsyncClient(
@@ -106,6 +110,7 @@ def _run_inbound(
                     ),
                     base_url=settings.public_base_url,
                     timeout=TIMEOUT,
+                    event_hooks=hooks,
                 )
                 url = settings.public_base_url + protocol.CALLBACK_PATH
             simulator = SimulatedBridge(
@@ -125,6 +130,25 @@ def _run_inbound(
             await runtime.db.dispose()
 
     click.echo(asyncio.run(main()))
+
+
+def _progress(started: float) -> Callable[[httpx.Response], Awaitable[None]]:
+    """Each callback the simulated call sends, on stderr as it is answered (stdout keeps only
+    the call id, for scripts)."""
+
+    async def report(response: httpx.Response) -> None:
+        try:
+            event = orjson.loads(response.request.content)
+        except orjson.JSONDecodeError:
+            return
+        if not isinstance(event, dict):
+            return
+        elapsed = time.monotonic() - started
+        call_id = event.get("callId") or event.get("call_id", "")
+        kind = event.get("type", "?")
+        click.echo(f"{elapsed:6.1f}s  {kind}  {call_id}  -> {response.status_code}", err=True)
+
+    return report
 
 
 _outcome = click.option(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import datetime as dt
 import functools
 import logging
@@ -17,12 +18,12 @@ from joserfc import jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 from joserfc.jws import extract_compact
-from sqlalchemy import select, update
+from sqlalchemy import exists, select, update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.identity.keys import Keyring
-from switchboard.identity.models import ROLES, ApiKey, User
+from switchboard.identity.models import ROLES, ApiKey, OidcClient, User
 from switchboard.kit.clock import Clock
 from switchboard.kit.crypto import sha256_hex
 from switchboard.kit.db import Database, after_commit
@@ -73,6 +74,26 @@ def _role_from(value: Any) -> str | None:
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class _Verified:
+    """A token whose signature and times were checked, kept until ``expires``.
+
+    ``audiences`` is set for our own tokens: their user and client are looked up on every use.
+    """
+
+    expires: float
+    caller: Caller
+    audiences: tuple[str, ...] | None
+
+
+def _audiences(value: Any) -> tuple[str, ...]:
+    values = value if isinstance(value, list) else [value]
+    audiences = tuple(str(v) for v in values if isinstance(v, str) and v)
+    if not audiences:
+        raise Unauthorized("the token names no audience")
+    return audiences
+
+
 class ExternalJwks:
     """JWKS documents of external issuers, fetched over HTTP and cached with a TTL."""
 
@@ -114,7 +135,7 @@ class Authenticator:
         self._scheme = scheme
         self._primary_domain = primary_domain
         self._external = ExternalJwks(jwks_ttl)
-        self._tokens: dict[str, tuple[float, Caller]] = {}
+        self._tokens: dict[str, _Verified] = {}
         self._primary: tuple[float, int | None] | None = None
 
     def forget_cached_tokens(self) -> None:
@@ -124,16 +145,39 @@ class Authenticator:
         if token.startswith(API_KEY_PREFIX):
             return await self._api_key(session, token)
         now = self._clock.now().timestamp()
-        hit = self._tokens.get(token)
-        if hit is not None:
-            if hit[0] > now:
-                return hit[1]
+        verified = self._tokens.get(token)
+        if verified is not None and verified.expires <= now:
             del self._tokens[token]
-        expires, caller = await self._jwt(session, token, now)
-        if len(self._tokens) >= TOKEN_CACHE_MAX:
-            self._tokens.pop(next(iter(self._tokens)))
-        self._tokens[token] = (expires, caller)
-        return caller
+            verified = None
+        if verified is None:
+            verified = await self._jwt(session, token, now)
+            if len(self._tokens) >= TOKEN_CACHE_MAX:
+                self._tokens.pop(next(iter(self._tokens)))
+            self._tokens[token] = verified
+        if verified.audiences is None:
+            return verified.caller
+        return await self._current(session, verified.caller, verified.audiences)
+
+    @staticmethod
+    async def _current(session: AsyncSession, caller: Caller, audiences: tuple[str, ...]) -> Caller:
+        """Our own token's principal as the database knows it now (one indexed lookup): the
+        user must still exist and be enabled, its role is the current one, and the token's
+        audience must still be a registered client of the tenant."""
+        client_known = exists().where(
+            OidcClient.tenant_id == caller.tenant_id, OidcClient.client_id.in_(audiences)
+        )
+        stmt = select(User.username, User.role, User.disabled).where(
+            User.id == int(caller.subject), User.tenant_id == caller.tenant_id, client_known
+        )
+        row = (await session.execute(stmt)).first()
+        if row is None:
+            raise Unauthorized("the token's user or client is no longer registered")
+        username, role, disabled = row
+        if disabled:
+            raise Unauthorized("the token's user is disabled")
+        if role == caller.role and username == caller.username:
+            return caller
+        return dataclasses.replace(caller, role=role, username=username)
 
     async def _api_key(self, session: AsyncSession, token: str) -> Caller:
         stmt = (
@@ -181,7 +225,7 @@ class Authenticator:
             self._primary = (now, tenant.id if tenant else None)
         return self._primary[1] == tenant_id
 
-    async def _jwt(self, session: AsyncSession, token: str, now: float) -> tuple[float, Caller]:
+    async def _jwt(self, session: AsyncSession, token: str, now: float) -> _Verified:
         try:
             header = extract_compact(token.encode()).headers()
         except (JoseError, ValueError, UnicodeError) as exc:
@@ -192,8 +236,11 @@ class Authenticator:
         key = self._keyring.public_key(kid)
         if key is not None:
             claims = self._decode(token, key)
-            return self._check_times(claims, now), await self._local_caller(session, claims)
-        return await self._external_caller(session, token, now)
+            expires = self._check_times(claims, now)
+            caller = await self._local_caller(session, claims)
+            return _Verified(expires, caller, _audiences(claims.get("aud")))
+        expires, caller = await self._external_caller(session, token, now)
+        return _Verified(expires, caller, None)
 
     def _decode(self, token: str, key: Any) -> dict[str, Any]:
         try:
@@ -222,10 +269,13 @@ class Authenticator:
         role = _role_from(claims.get("role"))
         if role is None:
             raise Unauthorized("the token carries no known role")
+        subject = str(claims.get("sub", ""))
+        if not (subject.isdigit() and len(subject) <= 18):
+            raise Unauthorized("the token's subject is no user of this identity provider")
         return Caller(
             tenant_id=tenant.id,
             tenant_name=tenant.name,
-            subject=str(claims.get("sub", "")),
+            subject=subject,
             username=str(claims.get("preferred_username", claims.get("sub", ""))),
             role=role,
             method="oidc",

@@ -7,7 +7,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.identity import clients, service
 from switchboard.identity.models import ROLES, OidcClient
-from switchboard.kit.cli import read_secret_stdin, run_in_transaction
+from switchboard.kit.cli import json_flag, print_json, read_secret_stdin, run_in_transaction
 from switchboard.kit.clock import iso_utc
 from switchboard.runtime import Runtime
 from switchboard.tenants import service as tenants
@@ -52,6 +52,80 @@ def user_set_sip(username: str, tenant: str, uri: str | None, clear: bool) -> No
         row = await tenants.require_by_name(session, tenant)
         user = await service.set_sip_uri(session, tenant_id=row.id, username=username, uri=uri)
         click.echo(f"{user.username}\t{user.sip_uri or '-'}")
+
+    run_in_transaction(work)
+
+
+@user_cli.command("set-password")
+@click.argument("username")
+@click.option("--tenant", required=True)
+@click.option("--password-stdin", is_flag=True, required=True, help="Read the password from stdin")
+def user_set_password(username: str, tenant: str, password_stdin: bool) -> None:
+    """Give USERNAME a new password (read from standard input); its refresh tokens end."""
+    password = read_secret_stdin()
+
+    async def work(runtime: Runtime, session: AsyncSession) -> None:
+        row = await tenants.require_by_name(session, tenant)
+        await service.set_password(
+            session, tenant_id=row.id, username=username, password=password,
+            clock=runtime.clock, passwords=runtime.passwords,
+        )  # fmt: skip
+        click.echo(f"password set\t{username}")
+
+    run_in_transaction(work)
+
+
+def _switch(name: str, disabled: bool) -> None:
+    @user_cli.command(name)
+    @click.argument("username")
+    @click.option("--tenant", required=True)
+    def command(username: str, tenant: str) -> None:
+        async def work(runtime: Runtime, session: AsyncSession) -> None:
+            row = await tenants.require_by_name(session, tenant)
+            await service.set_disabled(
+                session, tenant_id=row.id, username=username, disabled=disabled,
+                clock=runtime.clock,
+            )  # fmt: skip
+            click.echo(f"{name}d\t{username}")
+
+        run_in_transaction(work)
+
+    command.__doc__ = (
+        "Disable USERNAME: its tokens and API keys stop working on their next use."
+        if disabled
+        else "Enable USERNAME again."
+    )
+
+
+_switch("disable", True)
+_switch("enable", False)
+
+
+@user_cli.command("set-role")
+@click.argument("username")
+@click.option("--tenant", required=True)
+@click.option("--role", type=click.Choice(ROLES), required=True)
+def user_set_role(username: str, tenant: str, role: str) -> None:
+    """Change the role of USERNAME; in force on its next request, live tokens included."""
+
+    async def work(runtime: Runtime, session: AsyncSession) -> None:
+        row = await tenants.require_by_name(session, tenant)
+        await service.set_role(session, tenant_id=row.id, username=username, role=role)
+        click.echo(f"{username}\t{role}")
+
+    run_in_transaction(work)
+
+
+@user_cli.command("delete")
+@click.argument("username")
+@click.option("--tenant", required=True)
+def user_delete(username: str, tenant: str) -> None:
+    """Delete USERNAME with its API keys; its tokens stop working on their next use."""
+
+    async def work(runtime: Runtime, session: AsyncSession) -> None:
+        row = await tenants.require_by_name(session, tenant)
+        await service.delete_user(session, tenant_id=row.id, username=username)
+        click.echo(f"deleted\t{username}")
 
     run_in_transaction(work)
 
@@ -171,12 +245,20 @@ def apikey_create(tenant: str, username: str, name: str) -> None:
 
 @apikey_cli.command("list")
 @click.option("--tenant", required=True)
-def apikey_list(tenant: str) -> None:
+@json_flag
+def apikey_list(tenant: str, as_json: bool) -> None:
     """One line per key: id, prefix, owner, created, revoked."""
 
     async def work(runtime: Runtime, session: AsyncSession) -> None:
         row = await tenants.require_by_name(session, tenant)
         for key, owner in await service.list_api_keys(session, tenant_id=row.id):
+            if as_json:
+                print_json({
+                    "id": key.id, "prefix": key.prefix, "createdBy": owner,
+                    "createdAtUtc": iso_utc(key.created_at),
+                    "revokedAtUtc": iso_utc(key.revoked_at),
+                })  # fmt: skip
+                continue
             revoked = iso_utc(key.revoked_at) or "-"
             click.echo(f"{key.id}\t{key.prefix}\t{owner}\t{iso_utc(key.created_at)}\t{revoked}")
 
@@ -203,10 +285,18 @@ def keys_cli() -> None:
 
 
 @keys_cli.command("list")
-def keys_list() -> None:
+@json_flag
+def keys_list(as_json: bool) -> None:
+    """One line per signing key: kid, state (active, published, retired), created."""
+
     async def work(runtime: Runtime, session: AsyncSession) -> None:
         for key in await runtime.keyring.list_keys(session):
             state = "active" if key.active else ("retired" if key.retired_at else "published")
+            if as_json:
+                print_json(
+                    {"kid": key.kid, "state": state, "createdAtUtc": iso_utc(key.created_at)}
+                )
+                continue
             click.echo(f"{key.kid}\t{state}\t{iso_utc(key.created_at)}")
 
     run_in_transaction(work)

@@ -6,7 +6,7 @@ import datetime as dt
 import re
 import secrets
 
-from sqlalchemy import Select, select, update
+from sqlalchemy import Select, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.identity.errors import OAuthError
@@ -63,6 +63,66 @@ async def get_user(session: AsyncSession, *, tenant_id: int, username: str) -> U
     if user is None:
         raise NotFound(f"no user {username!r} in this tenant")
     return user
+
+
+async def _revoke_refresh_tokens(session: AsyncSession, user: User, clock: Clock) -> None:
+    await session.execute(
+        update(RefreshToken)
+        .where(RefreshToken.user_id == user.id, RefreshToken.revoked_at.is_(None))
+        .values(revoked_at=clock.now())
+    )
+
+
+async def set_password(
+    session: AsyncSession,
+    *,
+    tenant_id: int,
+    username: str,
+    password: str,
+    clock: Clock,
+    passwords: Passwords,
+) -> User:
+    """A new password; the user's refresh tokens are revoked and a lockout is lifted."""
+    if len(password) < 8:
+        raise BadRequest("password must have at least 8 characters")
+    user = await get_user(session, tenant_id=tenant_id, username=username)
+    user.password_hash = passwords.hash(password)
+    user.failed_logins = 0
+    user.locked_until = None
+    await _revoke_refresh_tokens(session, user, clock)
+    await session.flush()
+    return user
+
+
+async def set_disabled(
+    session: AsyncSession, *, tenant_id: int, username: str, disabled: bool, clock: Clock
+) -> User:
+    """Disable (or enable) a user: its tokens and API keys stop working on their next use."""
+    user = await get_user(session, tenant_id=tenant_id, username=username)
+    user.disabled = disabled
+    if disabled:
+        await _revoke_refresh_tokens(session, user, clock)
+    await session.flush()
+    return user
+
+
+async def set_role(session: AsyncSession, *, tenant_id: int, username: str, role: str) -> User:
+    """A new role, in force on the user's next request (its live tokens included)."""
+    if role not in ROLES:
+        raise BadRequest(f"role must be one of {', '.join(ROLES)}")
+    user = await get_user(session, tenant_id=tenant_id, username=username)
+    user.role = role
+    await session.flush()
+    return user
+
+
+async def delete_user(session: AsyncSession, *, tenant_id: int, username: str) -> None:
+    """Delete a user with its API keys and refresh tokens; its access tokens stop working."""
+    user = await get_user(session, tenant_id=tenant_id, username=username)
+    await session.execute(delete(ApiKey).where(ApiKey.user_id == user.id))
+    await session.execute(delete(RefreshToken).where(RefreshToken.user_id == user.id))
+    await session.delete(user)
+    await session.flush()
 
 
 # sip: or sips:, an optional user part, a host name or IPv4 or [IPv6], a port, URI parameters.

@@ -40,6 +40,16 @@ def print_json(value: object) -> None:
     click.echo(orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode())
 
 
+F = TypeVar("F", bound=Callable[..., object])
+
+
+def json_flag(command: F) -> F:
+    """``--json`` on a listing or show command: one JSON object per line instead of text."""
+    return click.option("--json", "as_json", is_flag=True, help="Print one JSON object per line")(
+        command
+    )
+
+
 def read_secret_stdin() -> str:
     value = sys.stdin.readline().rstrip("\r\n")
     if not value:
@@ -48,4 +58,4 @@ def read_secret_stdin() -> str:
     return value
 
 
-__all__ = ["AsyncSession", "print_json", "read_secret_stdin", "run_in_transaction"]
+__all__ = ["AsyncSession", "json_flag", "print_json", "read_secret_stdin", "run_in_transaction"]

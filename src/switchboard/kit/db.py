@@ -6,14 +6,18 @@ Services flush, never commit: the request (or task) that opened the session comm
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from sqlalchemy import JSON, DateTime, MetaData, event
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Connection, Dialect
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -77,7 +81,6 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=10000")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()
 
@@ -95,14 +98,19 @@ def _sqlite_begin(conn: Connection) -> None:
 AfterCommit = Callable[[], Awaitable[None] | None]
 
 
+_HOLDING_WRITE_TURN: ContextVar[bool] = ContextVar("switchboard_write_turn", default=False)
+BEGIN_ATTEMPTS = 5
+log = logging.getLogger("switchboard.db")
+
+
 class Database:
     """One engine and its session factory; owned by the application's lifespan."""
 
-    def __init__(self, url: str, *, echo: bool = False) -> None:
+    def __init__(self, url: str, *, echo: bool = False, busy_timeout: float = 10.0) -> None:
         self.url = url
         kwargs: dict[str, Any] = {"echo": echo}
         if is_sqlite(url):
-            kwargs["connect_args"] = {"timeout": 10}
+            kwargs["connect_args"] = {"timeout": busy_timeout}
         else:
             # No pre-ping: it costs a round trip on every checkout (about 0.6 ms here). Stale
             # connections are recycled instead, and a dropped one is invalidated on first use.
@@ -112,6 +120,7 @@ class Database:
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
             event.listen(self.engine.sync_engine, "begin", _sqlite_begin)
         self.sessionmaker = async_sessionmaker(self.engine, expire_on_commit=False)
+        self._writer = asyncio.Lock()
 
     @property
     def dialect(self) -> str:
@@ -124,19 +133,60 @@ class Database:
         ``read_only`` is a hint for SQLite: such a transaction does not take the write lock up
         front (it may still write, without protection against a concurrent writer).
         """
+        hooks: list[AfterCommit] = []
+        if is_sqlite(self.url) and not read_only and not _HOLDING_WRITE_TURN.get():
+            async with self._write_turn(), self._session(read_only=False, hooks=hooks) as session:
+                yield session
+        else:
+            async with self._session(read_only=read_only, hooks=hooks) as session:
+                yield session
+        for hook in hooks:
+            result = hook()
+            if result is not None:
+                await result
+
+    @asynccontextmanager
+    async def _write_turn(self) -> AsyncIterator[None]:
+        """SQLite has one writer at a time: the process's writers queue here in FIFO order, so
+        at most one of them waits on the database's lock (where waiting is polling, not a
+        queue, and a busy process would starve the others' writers)."""
+        async with self._writer:
+            token = _HOLDING_WRITE_TURN.set(True)
+            try:
+                yield
+            finally:
+                _HOLDING_WRITE_TURN.reset(token)
+
+    @asynccontextmanager
+    async def _session(
+        self, *, read_only: bool, hooks: list[AfterCommit]
+    ) -> AsyncIterator[AsyncSession]:
         async with self.sessionmaker() as session:
-            if read_only and is_sqlite(self.url):
-                await session.connection(execution_options={READ_ONLY: True})
+            if is_sqlite(self.url):
+                await self._begin_sqlite(session, read_only=read_only)
             try:
                 yield session
                 await session.commit()
             except BaseException:
                 await session.rollback()
                 raise
-            for hook in session.info.pop("after_commit", []):
-                result = hook()
-                if result is not None:
-                    await result
+            hooks.extend(session.info.pop("after_commit", []))
+
+    async def _begin_sqlite(self, session: AsyncSession, *, read_only: bool) -> None:
+        """Begin now, so that a writer holds the lock before any work; a BEGIN IMMEDIATE that
+        outwaited the busy timeout (another process's writers) is retried, which is safe
+        because nothing has run in the transaction yet."""
+        options = {READ_ONLY: True} if read_only else {}
+        for attempt in range(BEGIN_ATTEMPTS):
+            try:
+                await session.connection(execution_options=options)
+                return
+            except OperationalError as exc:
+                if "database is locked" not in str(exc) or attempt == BEGIN_ATTEMPTS - 1:
+                    raise
+                await session.rollback()
+                log.warning("SQLite stayed locked at BEGIN; retrying (%d)", attempt + 1)
+                await asyncio.sleep(0.005 * (attempt + 1))
 
     async def dispose(self) -> None:
         await self.engine.dispose()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,7 +20,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from switchboard.kit.errors import ApiError
+from switchboard.kit.errors import ApiError, PayloadTooLarge
 
 log = logging.getLogger("switchboard.http")
 
@@ -229,3 +230,62 @@ def new_api(runtime: Any, *, title: str, version: str, description: str = "") ->
     app.state.runtime = runtime
     install_error_handlers(app)
     return app
+
+
+class BodyLimitMiddleware:
+    """Answers 413 with the error body once a request body is above its limit.
+
+    A declared ``Content-Length`` above the limit is refused before any byte is read; otherwise
+    the body is read up to the limit (chunked bodies included) and handed on, so no handler ever
+    sees more than the limit. ``larger`` names paths (regular expressions searched in the path)
+    with a limit of their own, e.g. the uploads.
+    """
+
+    def __init__(
+        self, app: ASGIApp, limit: int, larger: Sequence[tuple[re.Pattern[str], int]] = ()
+    ) -> None:
+        self.app = app
+        self.limit = limit
+        self.larger = tuple(larger)
+
+    def limit_for(self, path: str) -> int:
+        for pattern, limit in self.larger:
+            if pattern.search(path):
+                return limit
+        return self.limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit = self.limit_for(scope["path"])
+        too_large = error_response(PayloadTooLarge(f"the request body is limited to {limit} bytes"))
+        declared = dict(scope["headers"]).get(b"content-length", b"")
+        if declared.isdigit() and int(declared) > limit:
+            await too_large(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                await too_large(scope, receive, send)
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        sent = False
+
+        async def replay() -> Message:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)

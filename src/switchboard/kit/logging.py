@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import re
+from typing import Any
+
+import orjson
 
 _SECRET_PATTERNS = [
     re.compile(r"\bak_[A-Za-z0-9_-]{8,}"),
@@ -28,9 +32,38 @@ class RedactingFormatter(logging.Formatter):
         return redact(super().format(record))
 
 
-def configure_logging(level: str = "INFO") -> None:
+# Fields an access log line adds to its record (see switchboard.ops.middleware).
+_EXTRA_FIELDS = ("method", "route", "status", "duration_ms", "request_id")
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: time, level, logger, message, the access fields when present
+    and the exception; every string goes through the redaction."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "time": dt.datetime.fromtimestamp(record.created, dt.UTC).isoformat(
+                timespec="milliseconds"
+            ),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": redact(record.getMessage()),
+        }
+        for field in _EXTRA_FIELDS:
+            value = getattr(record, field, None)
+            if value is not None:
+                entry[field] = redact(value) if isinstance(value, str) else value
+        if record.exc_info:
+            entry["exception"] = redact(self.formatException(record.exc_info))
+        return orjson.dumps(entry).decode()
+
+
+def configure_logging(level: str = "INFO", fmt: str = "text") -> None:
     handler = logging.StreamHandler()
-    handler.setFormatter(RedactingFormatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+    if fmt == "json":
+        handler.setFormatter(JsonFormatter())
+    else:
+        handler.setFormatter(RedactingFormatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())

@@ -7,7 +7,7 @@ import datetime as dt
 import click
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from switchboard.kit.cli import print_json, run_in_transaction
+from switchboard.kit.cli import json_flag, print_json, run_in_transaction
 from switchboard.kit.clock import iso_utc
 from switchboard.kit.paging import PageParams
 from switchboard.linen.laundries import service as laundries
@@ -26,7 +26,8 @@ def linen_cli() -> None:
 
 @linen_cli.command("laundries")
 @click.argument("tenant")
-def list_laundries(tenant: str) -> None:
+@json_flag
+def list_laundries(tenant: str, as_json: bool) -> None:
     """One line per laundry of TENANT: id, name, active, live keys."""
 
     async def work(runtime: Runtime, session: AsyncSession) -> None:
@@ -40,6 +41,10 @@ def list_laundries(tenant: str) -> None:
             )
             live = sum(1 for key in keys if key.revoked_at is None)
             state = "active" if laundry.active else "inactive"
+            if as_json:
+                print_json({"id": laundry.id, "name": laundry.name, "active": laundry.active,
+                            "liveKeys": live})  # fmt: skip
+                continue
             click.echo(f"{laundry.id}\t{laundry.name}\t{state}\t{live} keys")
 
     run_in_transaction(work)
@@ -95,10 +100,16 @@ def revoke_key(tenant: str, laundry_id: int, key_id: int) -> None:
 )
 @click.option("--from", "date_from", type=click.DateTime(["%Y-%m-%d"]), default=None)
 @click.option("--to", "date_to", type=click.DateTime(["%Y-%m-%d"]), default=None)
+@json_flag
 def stats(
-    tenant: str, group_by: str, date_from: dt.datetime | None, date_to: dt.datetime | None
+    tenant: str,
+    group_by: str,
+    date_from: dt.datetime | None,
+    date_to: dt.datetime | None,
+    as_json: bool,
 ) -> None:
-    """Statistics rows of TENANT as JSON, one per line (same rows as the Data API)."""
+    """Statistics rows of TENANT as JSON, one per line (same rows as the Data API; nested, so
+    JSON with or without ``--json``)."""
 
     async def work(runtime: Runtime, session: AsyncSession) -> None:
         row = await tenants.require_by_name(session, tenant)

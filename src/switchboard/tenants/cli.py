@@ -6,7 +6,7 @@ import click
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.identity import clients
-from switchboard.kit.cli import run_in_transaction
+from switchboard.kit.cli import json_flag, print_json, run_in_transaction
 from switchboard.runtime import Runtime
 from switchboard.tenants import repository, service
 from switchboard.tenants.config import TenantConfig
@@ -37,13 +37,19 @@ def create(name: str, domains: tuple[str, ...]) -> None:
 
 
 @tenant_cli.command("list")
-def list_() -> None:
+@json_flag
+def list_(as_json: bool) -> None:
     """One line per tenant: id, name, domains."""
 
     async def work(runtime: Runtime, session: AsyncSession) -> None:
         for tenant in await repository.list_all(session):
-            domains = ",".join(await repository.domains_of(session, tenant.id))
+            names = await repository.domains_of(session, tenant.id)
             primary = await service.is_primary(session, tenant.id, runtime.settings.primary_domain)
+            if as_json:
+                record = {"id": tenant.id, "name": tenant.name, "domains": list(names)}
+                print_json({**record, "primary": primary})
+                continue
+            domains = ",".join(names)
             click.echo(f"{tenant.id}\t{tenant.name}\t{domains}" + ("\tprimary" if primary else ""))
 
     run_in_transaction(work)
@@ -66,18 +72,25 @@ def set_(name: str, key: str, value: str) -> None:
 
 @tenant_cli.command("show")
 @click.argument("name")
-def show(name: str) -> None:
+@json_flag
+def show(name: str, as_json: bool) -> None:
     """Print a tenant's effective settings (defaults applied, tunables snapped)."""
 
     async def work(runtime: Runtime, session: AsyncSession) -> None:
         tenant = await service.require_by_name(session, name)
         config = TenantConfig.from_settings(tenant.settings or {})
-        click.echo(f"DefaultModel\t{config.default_model}")
-        click.echo(f"DefaultVoice\t{config.default_voice}")
-        click.echo(f"DefaultLanguage\t{config.default_language}")
-        click.echo(f"DefaultTrunkId\t{config.default_trunk_id}")
-        for key, value in config.sfu.items():
-            click.echo(f"Phone:Sfu:{key}\t{value:g}")
+        settings: dict[str, object] = {
+            "DefaultModel": config.default_model,
+            "DefaultVoice": config.default_voice,
+            "DefaultLanguage": config.default_language,
+            "DefaultTrunkId": config.default_trunk_id,
+            **{f"Phone:Sfu:{key}": value for key, value in config.sfu.items()},
+        }
+        if as_json:
+            print_json({"name": tenant.name, "settings": settings})
+            return
+        for key, value in settings.items():
+            click.echo(f"{key}\t{value:g}" if isinstance(value, float) else f"{key}\t{value}")
 
     run_in_transaction(work)
 

@@ -18,7 +18,7 @@ def worker_cli() -> None:
     from switchboard.kit.logging import configure_logging
 
     settings = Settings()
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, settings.log_format)
 
     async def main() -> None:
         runtime = Runtime(settings)

@@ -41,6 +41,7 @@ from switchboard.runtime import RuntimeDep, Session
 router = APIRouter(prefix="/v1/invoices", tags=["invoices"])
 
 UPLOAD_OVERHEAD = 256 * 1024
+UPLOAD_LIMIT = service.MAX_PDF_BYTES + UPLOAD_OVERHEAD  # the PDF and its multipart framing
 UPLOAD_ERRORS = error_responses(400, 401, 403, 404, 409, 413, 415)
 
 

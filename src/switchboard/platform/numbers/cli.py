@@ -13,7 +13,7 @@ from typing import IO
 import click
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from switchboard.kit.cli import run_in_transaction
+from switchboard.kit.cli import json_flag, print_json, run_in_transaction
 from switchboard.platform.numbers import service
 from switchboard.platform.numbers.models import (
     DEFAULT_MAX_DURATION_SEC,
@@ -173,7 +173,8 @@ def delete(number: str, tenant: str) -> None:
 
 @number_cli.command("list")
 @click.option("--tenant", required=True)
-def list_(tenant: str) -> None:
+@json_flag
+def list_(tenant: str, as_json: bool) -> None:
     """One line per number: number, name, mode, voice, language, transcripts, max s, visibility."""
 
     async def work(runtime: Runtime, session: AsyncSession) -> None:
@@ -184,7 +185,16 @@ def list_(tenant: str) -> None:
                 session, tenant_id=row.id, limit=500, offset=offset
             )
             for number in rows:
-                click.echo(_line(number))
+                if as_json:
+                    print_json({
+                        "number": number.number, "name": number.name, "mode": number.mode,
+                        "voice": number.voice, "language": number.language,
+                        "saveTranscripts": number.save_transcripts,
+                        "maxDurationSec": number.max_duration_sec,
+                        "visibility": number.visibility,
+                    })  # fmt: skip
+                else:
+                    click.echo(_line(number))
             offset += len(rows)
             if not rows or offset >= total:
                 break

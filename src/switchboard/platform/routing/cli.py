@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from switchboard.kit.cli import print_json, run_in_transaction
+from switchboard.kit.cli import json_flag, print_json, run_in_transaction
 from switchboard.kit.paging import MAX_LIMIT
 from switchboard.platform.routing import service
 from switchboard.runtime import Runtime
@@ -20,7 +20,8 @@ def route_cli() -> None:
 
 @route_cli.command("show")
 @click.argument("tenant")
-def show(tenant: str) -> None:
+@json_flag
+def show(tenant: str, as_json: bool) -> None:
     """Print both tables in evaluation order (index, keys, target), tab-separated."""
 
     async def work(runtime: Runtime, session: AsyncSession) -> None:
@@ -31,6 +32,10 @@ def show(tenant: str) -> None:
                 session, tenant_id=row.id, limit=MAX_LIMIT, offset=offset
             )
             for i, route in enumerate(inbound, start=offset):
+                if as_json:
+                    print_json({"table": "inbound", "index": i, "did": route.did,
+                                "from": route.from_number, "user": route.user})  # fmt: skip
+                    continue
                 click.echo(f"inbound\t{i}\t{route.did}\t{route.from_number}\t{route.user}")
             offset += MAX_LIMIT
             if offset >= total:
@@ -41,13 +46,20 @@ def show(tenant: str) -> None:
                 session, tenant_id=row.id, limit=MAX_LIMIT, offset=offset
             )
             for i, rule in enumerate(outbound, start=offset):
+                if as_json:
+                    print_json({"table": "outbound", "index": i, "match": rule.match,
+                                "trunkIds": [str(t) for t in rule.trunk_ids]})  # fmt: skip
+                    continue
                 trunks = ",".join(str(t) for t in rule.trunk_ids)
                 click.echo(f"outbound\t{i}\t{rule.match}\t{trunks}")
             offset += MAX_LIMIT
             if offset >= total:
                 break
         default = TenantConfig.from_settings(row.settings or {}).default_trunk_id
-        click.echo(f"default\t{default}")
+        if as_json:
+            print_json({"table": "default", "trunkId": default})
+        else:
+            click.echo(f"default\t{default}")
 
     run_in_transaction(work)
 

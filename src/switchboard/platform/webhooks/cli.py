@@ -8,7 +8,7 @@ from __future__ import annotations
 import click
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from switchboard.kit.cli import print_json, run_in_transaction
+from switchboard.kit.cli import json_flag, print_json, run_in_transaction
 from switchboard.kit.clock import iso_utc, parse_iso_utc
 from switchboard.kit.errors import BadRequest
 from switchboard.platform.webhooks import service
@@ -52,8 +52,10 @@ def create(tenant_name: str, url: str, events: str, created_by: str) -> None:
 
 @webhook_cli.command("list")
 @tenant_option
-def list_(tenant_name: str) -> None:
-    """One JSON object per subscription (as GET /api.ashx/v1/webhooks shows it)."""
+@json_flag
+def list_(tenant_name: str, as_json: bool) -> None:
+    """One JSON object per subscription (as GET /api.ashx/v1/webhooks shows it; nested, so
+    JSON with or without ``--json``)."""
 
     async def work(runtime: Runtime, session: AsyncSession) -> None:
         tenant = await tenants.require_by_name(session, tenant_name)
@@ -128,8 +130,11 @@ def test(tenant_name: str, subscription_id: str) -> None:
 @click.argument("subscription_id")
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 500))
 @click.option("--offset", default=0, show_default=True, type=click.IntRange(0))
-def deliveries(tenant_name: str, subscription_id: str, limit: int, offset: int) -> None:
-    """The delivery log of a subscription, one attempt per line, newest first."""
+@json_flag
+def deliveries(
+    tenant_name: str, subscription_id: str, limit: int, offset: int, as_json: bool
+) -> None:
+    """The delivery log of a subscription, one JSON object per attempt, newest first."""
 
     async def work(runtime: Runtime, session: AsyncSession) -> None:
         tenant = await tenants.require_by_name(session, tenant_name)

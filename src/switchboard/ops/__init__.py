@@ -1,0 +1,1 @@
+"""Operations: health and readiness probes, Prometheus metrics and the access log."""

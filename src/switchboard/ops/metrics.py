@@ -1,0 +1,123 @@
+"""Prometheus metrics of one process: request latency observed as requests pass, and figures
+read from the database at scrape time (so every process of a deployment reports the same
+calls, deliveries and lateness, whichever of them did the work)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import TYPE_CHECKING
+
+from prometheus_client import CollectorRegistry, Gauge, Histogram, Info, generate_latest
+from sqlalchemy import func, select
+from sqlalchemy.pool import QueuePool
+
+from switchboard import __version__
+from switchboard.kit.build import build_id
+
+if TYPE_CHECKING:
+    from switchboard.runtime import Runtime
+
+LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.requests = Histogram(
+            "switchboard_http_request_duration_seconds",
+            "HTTP request latency by method, route template and status",
+            ("method", "route", "status"),
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.calls = Gauge("switchboard_calls", "Calls by status", ("status",), registry=r)
+        self.deliveries = Gauge(
+            "switchboard_webhook_deliveries",
+            "Webhook deliveries in the outbox by status (pending is the backlog)",
+            ("status",),
+            registry=r,
+        )
+        self.delivery_failures = Gauge(
+            "switchboard_webhook_failed_attempts",
+            "Webhook delivery attempts that failed (no 2xx answer), within the log retention",
+            registry=r,
+        )
+        self.delivery_lag = Gauge(
+            "switchboard_webhook_lag_seconds",
+            "How long the oldest due webhook delivery has been waiting (0 when none)",
+            registry=r,
+        )
+        self.dispatch_lateness = Gauge(
+            "switchboard_dispatch_lateness_seconds",
+            "How far past its due time the oldest undispatched call is (0 when none)",
+            registry=r,
+        )
+        self.pool = Gauge(
+            "switchboard_db_pool_connections",
+            "Database pool connections by state",
+            ("state",),
+            registry=r,
+        )
+        self.build = Info("switchboard_build", "Version and build of the running code", registry=r)
+        self.build.info({"version": __version__, "build": build_id()})
+
+    def observe(self, method: str, route: str, status: int, seconds: float) -> None:
+        self.requests.labels(method, route, str(status)).observe(seconds)
+
+    async def scrape(self, runtime: Runtime) -> bytes:
+        await self._read_database(runtime)
+        return generate_latest(self.registry)
+
+    async def _read_database(self, runtime: Runtime) -> None:
+        from switchboard.platform.calls.models import Call
+        from switchboard.platform.calls.repository import RETRY_PENDING, SCHEDULED
+        from switchboard.platform.webhooks.models import PENDING, Attempt, Delivery
+
+        now = runtime.clock.now()
+        async with runtime.db.transaction(read_only=True) as session:
+            calls = (
+                await session.execute(select(Call.status, func.count()).group_by(Call.status))
+            ).all()
+            deliveries = (
+                await session.execute(
+                    select(Delivery.status, func.count()).group_by(Delivery.status)
+                )
+            ).all()
+            failures = await session.scalar(
+                select(func.count())
+                .select_from(Attempt)
+                .where((Attempt.status_code.is_(None)) | (Attempt.status_code >= 300))
+            )
+            oldest_delivery = await session.scalar(
+                select(func.min(Delivery.next_attempt_at)).where(
+                    Delivery.status == PENDING, Delivery.next_attempt_at <= now
+                )
+            )
+            oldest_call = await session.scalar(
+                select(func.min(Call.due_at)).where(
+                    Call.status.in_((SCHEDULED, RETRY_PENDING)), Call.due_at <= now
+                )
+            )
+        self.calls.clear()
+        for status, count in calls:
+            self.calls.labels(status).set(count)
+        self.deliveries.clear()
+        for status, count in deliveries:
+            self.deliveries.labels(status).set(count)
+        self.delivery_failures.set(failures or 0)
+        self.delivery_lag.set(_age(now, oldest_delivery))
+        self.dispatch_lateness.set(_age(now, oldest_call))
+        pool = runtime.db.engine.pool
+        if isinstance(pool, QueuePool):
+            self.pool.labels("size").set(pool.size())
+            self.pool.labels("checked_out").set(pool.checkedout())
+            self.pool.labels("overflow").set(max(pool.overflow(), 0))
+
+
+def _age(now: dt.datetime, since: dt.datetime | None) -> float:
+    if since is None:
+        return 0.0
+    if since.tzinfo is None:  # an aggregate over SQLite comes back naive UTC
+        since = since.replace(tzinfo=dt.UTC)
+    return max((now - since).total_seconds(), 0.0)
