@@ -164,17 +164,19 @@ def certificates(tmp_path: Path) -> Certificates:
 
 
 def free_port() -> int:
-    """A port free for both TCP and UDP on every address."""
+    """A port free for both TCP and UDP on every address, drawn below the kernel's ephemeral
+    range (32768 and up) and below the 27000-27999 range kept for manual runs: a port another
+    test picks by binding port 0 can then never be ours, so nobody else's readiness probe ends
+    up counted by the guard."""
     while True:
-        with socket.socket() as tcp:
-            tcp.bind(("", 0))
-            port = int(tcp.getsockname()[1])
-            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
-                try:
-                    udp.bind(("", port))
-                except OSError:
-                    continue
-                return port
+        port = random.randrange(20000, 27000)
+        with socket.socket() as tcp, socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+            try:
+                tcp.bind(("", port))
+                udp.bind(("", port))
+            except OSError:
+                continue
+            return port
 
 
 @pytest.fixture
@@ -204,7 +206,7 @@ def relay_settings(
         relay_ips=(a.gateway,),
         bind_host="0.0.0.0",
         turn_port=free_port(),
-        tls_ports=(0, 0),
+        tls_ports=(free_port(), free_port()),
         proxy_port=free_port(),
         min_relay_port=relay_port,
         max_relay_port=relay_port + 99,

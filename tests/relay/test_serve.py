@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -33,6 +34,7 @@ async def test_serve_runs_coturn_behind_the_guard_and_cleans_up(
     tls_a, tls_b, turn, proxy, metrics = (free_port() for _ in range(5))
     table = f"sbr_serve_{uuid.uuid4().hex[:8]}"
     secret = uuid.uuid4().hex
+    relay_port = random.randrange(40000, 59000, 100)
     env = {
         **os.environ,
         "SWITCHBOARD_RELAY_DATABASE_URL": sqlite_database,
@@ -43,8 +45,8 @@ async def test_serve_runs_coturn_behind_the_guard_and_cleans_up(
         "SWITCHBOARD_RELAY_TLS_PORTS": json.dumps([tls_a, tls_b]),
         "SWITCHBOARD_RELAY_TURN_PORT": str(turn),
         "SWITCHBOARD_RELAY_PROXY_PORT": str(proxy),
-        "SWITCHBOARD_RELAY_MIN_RELAY_PORT": "27800",
-        "SWITCHBOARD_RELAY_MAX_RELAY_PORT": "27899",
+        "SWITCHBOARD_RELAY_MIN_RELAY_PORT": str(relay_port),
+        "SWITCHBOARD_RELAY_MAX_RELAY_PORT": str(relay_port + 99),
         "SWITCHBOARD_RELAY_CERT_FILE": str(certificates.cert_file),
         "SWITCHBOARD_RELAY_KEY_FILE": str(certificates.key_file),
         "SWITCHBOARD_RELAY_RUN_DIR": str(tmp_path / "run"),
@@ -65,9 +67,9 @@ async def test_serve_runs_coturn_behind_the_guard_and_cleans_up(
         assert await loopback.run("tls", "127.0.0.1", tls_a) == ["ok relay-one"]
         user, password = turn_credentials(secret=secret, label="serve", clock=SystemClock())
         [relayed] = await loopback.run("turn", "127.0.0.1", tls_b, "tls", user, password)
-        assert relayed.startswith("relayed 127.0.0.1 27")
+        assert relayed.startswith("relayed 127.0.0.1 ")
         [relayed] = await loopback.run("turn", "127.0.0.1", turn, "tcp", user, password)
-        assert relayed.startswith("relayed 127.0.0.1 27")
+        assert relayed.startswith("relayed 127.0.0.1 ")
         async with httpx.AsyncClient() as client:
             body = (await client.get(f"http://127.0.0.1:{metrics}/metrics")).text
         assert "switchboard_relay_tls_accepted_total 2.0" in body
