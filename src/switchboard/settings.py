@@ -57,6 +57,7 @@ class Settings(BaseSettings):
     smtp_sender: str = "switchboard@localhost"
     smtp_timeout: float = Field(default=30.0, gt=0)
     email_retry_delays: Annotated[tuple[float, ...], NoDecode] = (60.0, 300.0, 1800.0)
+    trusted_proxies: Annotated[tuple[str, ...], NoDecode] = ()
 
     run_workers: bool = True
 
@@ -67,7 +68,7 @@ class Settings(BaseSettings):
             return tuple(float(part) for part in value.split(",") if part.strip())
         return value
 
-    @field_validator("webhook_allow_private", mode="before")
+    @field_validator("webhook_allow_private", "trusted_proxies", mode="before")
     @classmethod
     def _cidrs(cls, value: object) -> object:
         if isinstance(value, str):
