@@ -1,4 +1,4 @@
-"""One process, three applications: identity provider, platform API and linen portal."""
+"""One process: identity provider, platform API, operator console and linen portal."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from starlette.routing import Mount
 
 from switchboard.bridge.client import close_bridge
 from switchboard.bridge.simulator import mounted_simulator
+from switchboard.console.app import create_console_app
 from switchboard.identity.app import create_identity_app
 from switchboard.kit.clock import Clock
 from switchboard.kit.http import (
@@ -48,21 +49,24 @@ def create_app(
             finally:
                 await close_bridge(runtime)  # simulated calls end before the database closes
 
+    console = create_console_app(runtime)
     app = Starlette(
         routes=[
             Mount("/oidc.ashx", app=identity),
+            Mount("/admin", app=console),
             Mount("/api", app=linen),
             Mount("/bridge-sim", app=mounted_simulator(runtime).app),
             Mount("", app=platform),
         ],
         middleware=[
-            Middleware(NoStoreMiddleware, cacheable=("/api/docs/assets/",)),
+            Middleware(NoStoreMiddleware, cacheable=("/api/docs/assets/", "/admin/static/")),
             Middleware(RejectNulMiddleware),
         ],
         exception_handlers={HTTPException: http_exception_response},
         lifespan=lifespan,
     )
     app.state.runtime = runtime
+    console.state.oidc.backchannel = app  # the console reaches the IdP in-process
     return app
 
 
