@@ -17,7 +17,7 @@ from switchboard.identity.bearer import Caller
 from switchboard.identity.models import User
 from switchboard.kit.clock import iso_utc
 from switchboard.kit.crypto import constant_time_equals
-from switchboard.kit.errors import ApiError
+from switchboard.kit.errors import ApiError, BadRequest
 from switchboard.runtime import RuntimeDep, Session
 from switchboard.tenants import service as tenants
 from switchboard.tenants.models import Tenant
@@ -147,3 +147,39 @@ def render(
 ) -> HTMLResponse:
     context.update(request=request, operator=operator)
     return templates.TemplateResponse(request, template, context, status_code=status)
+
+
+def form_int(value: object, name: str, *, default: int | None = None) -> int | None:
+    """A whole number from a form field; blank is ``default``, anything else non-numeric 400."""
+    text = str(value if value is not None else "").strip()
+    if text == "":
+        return default
+    try:
+        return int(text)
+    except ValueError:
+        raise BadRequest(f"{name}: must be a whole number") from None
+
+
+def form_text(value: object) -> str | None:
+    """A form field's text, or None when it was left blank (meaning: unchanged)."""
+    text = str(value if value is not None else "")
+    return text if text.strip() != "" else None
+
+
+NOTICES = {
+    "created": "Created.",
+    "saved": "Saved.",
+    "resumed": "Resumed.",
+    "test-queued": "A webhook.test delivery is queued.",
+    "redelivery-queued": "The delivery is queued again.",
+    "deleted": "Deleted.",
+    "replaced": "The whole list was replaced.",
+    "unlocked": "Unlocked.",
+    "password-reset": "The password was reset.",
+}
+
+
+def notice_of(request: Request) -> str | None:
+    """The message of a redirect's ``notice`` code; unknown codes show nothing, so that a link
+    cannot put words of its own on a console page."""
+    return NOTICES.get(request.query_params.get("notice", ""))

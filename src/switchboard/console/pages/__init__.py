@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from switchboard.console.pages import apikeys, auth, calls, transcripts, webhooks
+from switchboard.console.pages import (
+    apikeys,
+    auth,
+    calls,
+    numbers,
+    routing,
+    transcripts,
+    webhooks,
+    whitelist,
+)
 
 ROUTERS: list[APIRouter] = [
     auth.router,
@@ -12,4 +21,7 @@ ROUTERS: list[APIRouter] = [
     transcripts.router,
     webhooks.router,
     apikeys.router,
+    numbers.router,
+    routing.router,
+    whitelist.router,
 ]

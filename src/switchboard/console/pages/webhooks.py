@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from starlette.responses import RedirectResponse, Response
 
-from switchboard.console.deps import FormOperator, Operator, OperatorDep, render
+from switchboard.console.deps import FormOperator, Operator, OperatorDep, notice_of, render
 from switchboard.platform.events.catalogue import ALL_EVENTS
 from switchboard.platform.webhooks import service
 from switchboard.platform.webhooks.destinations import parse_networks
@@ -70,7 +70,7 @@ async def detail(
     )
     return render(
         request, "webhook.html", operator, subscription=WebhookItem.of(row), attempts=attempts,
-        notice=request.query_params.get("notice"),
+        notice=notice_of(request),
     )  # fmt: skip
 
 
@@ -91,18 +91,18 @@ async def resume(subscription_id: str, operator: FormOperator, session: Session)
     await service.resume_subscription(
         session, tenant_id=operator.tenant.id, subscription_id=subscription_id
     )
-    return _back(subscription_id, "Resumed.")
+    return _back(subscription_id, "resumed")
 
 
 @router.post("/{subscription_id}/test")
 async def send_test(
     subscription_id: str, operator: FormOperator, session: Session, runtime: RuntimeDep
 ) -> Response:
-    delivery = await service.send_test(
+    await service.send_test(
         session, tenant_id=operator.tenant.id, tenant_name=operator.tenant.name,
         subscription_id=subscription_id, clock=runtime.clock,
     )  # fmt: skip
-    return _back(subscription_id, f"webhook.test queued as delivery {delivery.id}.")
+    return _back(subscription_id, "test-queued")
 
 
 @router.post("/deliveries/{delivery_id}/redeliver")
@@ -112,4 +112,4 @@ async def redeliver(
     delivery = await service.redeliver(
         session, tenant_id=operator.tenant.id, delivery_id=delivery_id, clock=runtime.clock
     )
-    return _back(delivery.subscription_id, f"Delivery {delivery.id} queued again.")
+    return _back(delivery.subscription_id, "redelivery-queued")
