@@ -76,6 +76,64 @@ async def get_user(session: AsyncSession, *, tenant_id: int, username: str) -> U
     return user
 
 
+async def list_users(session: AsyncSession, *, tenant_id: int) -> list[User]:
+    stmt = select(User).where(User.tenant_id == tenant_id).order_by(User.username)
+    return list((await session.execute(stmt)).scalars())
+
+
+def _not_self(user: User, actor_id: int, what: str) -> None:
+    if user.id == actor_id:
+        raise Forbidden(f"an admin cannot {what} their own account", code="own_account")
+
+
+async def reset_password(
+    session: AsyncSession,
+    *,
+    tenant_id: int,
+    username: str,
+    actor_id: int,
+    passwords: Passwords,
+    clock: Clock,
+) -> str:
+    """Give the user a new random password (returned once), lift any lockout and revoke their
+    refresh tokens, so that sessions held with the old password end."""
+    user = await get_user(session, tenant_id=tenant_id, username=username)
+    _not_self(user, actor_id, "reset the password of")
+    password = secrets.token_urlsafe(12)
+    user.password_hash = passwords.hash(password)
+    user.failed_logins = 0
+    user.locked_until = None
+    await session.execute(
+        update(RefreshToken)
+        .where(RefreshToken.user_id == user.id, RefreshToken.revoked_at.is_(None))
+        .values(revoked_at=clock.now())
+    )
+    await session.flush()
+    return password
+
+
+async def unlock_user(session: AsyncSession, *, tenant_id: int, username: str) -> User:
+    """Lift a sign-in lockout and forget the failed attempts."""
+    user = await get_user(session, tenant_id=tenant_id, username=username)
+    user.failed_logins = 0
+    user.locked_until = None
+    await session.flush()
+    return user
+
+
+async def set_role(
+    session: AsyncSession, *, tenant_id: int, username: str, role: str, actor_id: int
+) -> User:
+    if role not in ROLES:
+        raise BadRequest(f"role must be one of {', '.join(ROLES)}")
+    user = await get_user(session, tenant_id=tenant_id, username=username)
+    if user.role != role:
+        _not_self(user, actor_id, "change the role of")
+    user.role = role
+    await session.flush()
+    return user
+
+
 async def create_client(
     session: AsyncSession, *, tenant: Tenant, client_id: str, clock: Clock
 ) -> OidcClient:

@@ -11,6 +11,7 @@ from switchboard.console.pages import (
     numbers,
     routing,
     transcripts,
+    users,
     webhooks,
     whitelist,
 )
@@ -24,4 +25,5 @@ ROUTERS: list[APIRouter] = [
     numbers.router,
     routing.router,
     whitelist.router,
+    users.router,
 ]
