@@ -46,7 +46,7 @@ def migrate() -> None:
 @click.option("--port", default=8000, show_default=True, type=int)
 @click.option("--no-workers", is_flag=True, help="Serve HTTP only; run `switchboard worker` apart")
 def serve(host: str, port: int, no_workers: bool) -> None:
-    """Serve the identity provider, the platform API and the linen portal on one port."""
+    """Serve the identity provider, the platform API, the console and the linen portal."""
     import uvicorn
 
     from switchboard.app import create_app
@@ -56,6 +56,7 @@ def serve(host: str, port: int, no_workers: bool) -> None:
     if no_workers:
         settings = settings.model_copy(update={"run_workers": False})
     configure_logging(settings.log_level)
+    click.echo(f"operator console: {settings.public_base_url}/admin/")
     uvicorn.run(create_app(settings), host=host, port=port, log_config=None, access_log=False)
 
 
