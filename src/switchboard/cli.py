@@ -41,6 +41,10 @@ def migrate() -> None:
     click.echo("migrated")
 
 
+# Open console pages keep a server-sent event stream; they must not hold a stop for minutes.
+SHUTDOWN_GRACE_SECONDS = 15
+
+
 @main.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=int)
@@ -57,7 +61,10 @@ def serve(host: str, port: int, no_workers: bool) -> None:
         settings = settings.model_copy(update={"run_workers": False})
     configure_logging(settings.log_level)
     click.echo(f"operator console: {settings.public_base_url}/admin/")
-    uvicorn.run(create_app(settings), host=host, port=port, log_config=None, access_log=False)
+    uvicorn.run(
+        create_app(settings), host=host, port=port, log_config=None, access_log=False,
+        timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
+    )  # fmt: skip
 
 
 @main.command()

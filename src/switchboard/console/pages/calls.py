@@ -24,7 +24,7 @@ router = APIRouter(prefix="/calls")
 
 PAGE_SIZE = 50
 LIVE_POLL_SECONDS = 1.0
-LIVE_STREAM_SECONDS = 300  # the browser reconnects by itself after that
+LIVE_STREAM_SECONDS = 120  # the browser reconnects by itself after that
 CALL_FIELDS = (
     "phone", "displayName", "email", "systemPrompt", "apiKey", "model", "voice", "language",
     "maxSeconds", "retries", "retryDelayMinutes", "scheduleAtUtc",
