@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from httpx import AsyncClient
 
+from switchboard.identity import clients
 from switchboard.identity import service as identity
 from switchboard.runtime import Runtime
 from switchboard.tenants import service as tenants
@@ -52,7 +53,7 @@ async def tenant(runtime: Runtime, name: str, domains: list[str]) -> TenantFixtu
                 session, tenant=row, username=username, password=PASSWORD, role=role,
                 clock=runtime.clock, passwords=runtime.passwords,
             )  # fmt: skip
-        await identity.create_client(session, tenant=row, client_id="cli", clock=runtime.clock)
+        await clients.create_client(session, tenant=row, client_id="cli", clock=runtime.clock)
     return TenantFixture(id=row.id, name=name, host=domains[0], users={"admin": "admin"})
 
 

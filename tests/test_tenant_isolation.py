@@ -241,6 +241,12 @@ PUBLIC = {
     ("GET", "/oidc.ashx/.well-known/openid-configuration"),
     ("GET", "/oidc.ashx/jwks"),
     ("GET", "/oidc.ashx/userinfo"),  # answers with the bearer's own claims only
+    # Browser sign-in: the tenant is the Host's; another tenant's session cookie, code or client
+    # is refused (tests/identity/test_signin_isolation.py).
+    ("GET", "/oidc.ashx/authorize"),
+    ("POST", "/oidc.ashx/authorize"),
+    ("GET", "/oidc.ashx/end_session"),
+    ("POST", "/oidc.ashx/end_session"),
 }
 
 

@@ -10,6 +10,7 @@ import click
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.bridge.cli import sim_cli
+from switchboard.identity import clients
 from switchboard.identity import service as identity
 from switchboard.identity.cli import apikey_cli, client_cli, keys_cli, user_cli
 from switchboard.kit.cli import run_in_transaction
@@ -70,7 +71,8 @@ def serve(host: str, port: int, no_workers: bool) -> None:
 @main.command()
 @click.option("--tenant", "name", default="demo", show_default=True)
 def demo(name: str) -> None:
-    """Create the demo tenant (admin, OIDC client `cli`) unless it exists; print the password."""
+    """Create the demo tenant (admin, clients `cli` and `console`) unless it exists; print the
+    password."""
 
     async def work(runtime: Runtime, session: AsyncSession) -> None:
         from switchboard.tenants import repository
@@ -90,9 +92,14 @@ def demo(name: str) -> None:
             session, tenant=tenant, username="admin", password=password, role="admin",
             clock=runtime.clock, passwords=runtime.passwords,
         )  # fmt: skip
-        await identity.create_client(session, tenant=tenant, client_id="cli", clock=runtime.clock)
+        await clients.create_client(session, tenant=tenant, client_id="cli", clock=runtime.clock)
+        console = await clients.ensure_console_client(
+            session, tenant=tenant, base_url=runtime.settings.public_base_url, clock=runtime.clock
+        )
         click.echo(f"demo tenant {name!r} on {', '.join(domains)}")
-        click.echo("  client_id: cli")
+        click.echo("  client_id: cli (password grant), console (browser sign-in)")
+        for uri in await clients.uris_of(session, console, clients.REDIRECT):
+            click.echo(f"  console redirect URI: {uri}")
         click.echo("  username:  admin")
         click.echo(f"  password:  {password}   (shown once)")
 

@@ -31,6 +31,7 @@ class Settings(BaseSettings):
     argon2_parallelism: int = Field(default=4, ge=1)
     login_max_failures: int = Field(default=5, ge=1)
     login_lockout_seconds: int = Field(default=300, ge=1)
+    idp_session_ttl: int = Field(default=8 * 3600, ge=300, le=30 * 86400)
     external_jwks_ttl: int = Field(default=300, ge=1)
 
     bridge_url: str = ""

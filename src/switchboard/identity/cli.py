@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from switchboard.identity import service
-from switchboard.identity.models import ROLES
+from switchboard.identity import clients, service
+from switchboard.identity.models import ROLES, OidcClient
 from switchboard.kit.cli import read_secret_stdin, run_in_transaction
 from switchboard.kit.clock import iso_utc
 from switchboard.runtime import Runtime
@@ -46,17 +46,86 @@ def client_cli() -> None:
 @client_cli.command("create")
 @click.argument("client_id")
 @click.option("--tenant", required=True)
-def client_create(client_id: str, tenant: str) -> None:
-    """Register CLIENT_ID for a tenant."""
+@click.option("--redirect-uri", "redirect_uris", multiple=True, help="Where codes may be sent")
+@click.option(
+    "--post-logout-redirect-uri", "logout_uris", multiple=True, help="Where logout may return"
+)
+@click.option("--confidential", is_flag=True, help="Give the client a secret (printed once)")
+def client_create(
+    client_id: str,
+    tenant: str,
+    redirect_uris: tuple[str, ...],
+    logout_uris: tuple[str, ...],
+    confidential: bool,
+) -> None:
+    """Register CLIENT_ID for a tenant; with --confidential print ``<client_id>\t<secret>``."""
 
     async def work(runtime: Runtime, session: AsyncSession) -> None:
         row = await tenants.require_by_name(session, tenant)
-        client = await service.create_client(
-            session, tenant=row, client_id=client_id, clock=runtime.clock
-        )
-        click.echo(client.client_id)
+        client = await clients.create_client(
+            session, tenant=row, client_id=client_id, clock=runtime.clock,
+            redirect_uris=redirect_uris, post_logout_redirect_uris=logout_uris,
+        )  # fmt: skip
+        if confidential:
+            click.echo(f"{client.client_id}\t{clients.new_secret(client)}")
+        else:
+            click.echo(client.client_id)
 
     run_in_transaction(work)
+
+
+@client_cli.command("set-uris")
+@click.argument("client_id")
+@click.option("--tenant", required=True)
+@click.option("--redirect-uri", "redirect_uris", multiple=True)
+@click.option("--post-logout-redirect-uri", "logout_uris", multiple=True)
+def client_set_uris(
+    client_id: str, tenant: str, redirect_uris: tuple[str, ...], logout_uris: tuple[str, ...]
+) -> None:
+    """Replace the client's redirect URIs and post-logout redirect URIs (none given: none kept)."""
+
+    async def work(runtime: Runtime, session: AsyncSession) -> None:
+        row = await tenants.require_by_name(session, tenant)
+        client = await clients.require_client(session, tenant_id=row.id, client_id=client_id)
+        await clients.set_uris(session, client, clients.REDIRECT, redirect_uris)
+        await clients.set_uris(session, client, clients.POST_LOGOUT, logout_uris)
+        await _echo_client(session, client)
+
+    run_in_transaction(work)
+
+
+@client_cli.command("secret")
+@click.argument("client_id")
+@click.option("--tenant", required=True)
+def client_secret(client_id: str, tenant: str) -> None:
+    """Give the client a new secret (it becomes confidential) and print it once."""
+
+    async def work(runtime: Runtime, session: AsyncSession) -> None:
+        row = await tenants.require_by_name(session, tenant)
+        client = await clients.require_client(session, tenant_id=row.id, client_id=client_id)
+        click.echo(f"{client.client_id}\t{clients.new_secret(client)}")
+
+    run_in_transaction(work)
+
+
+@client_cli.command("list")
+@click.option("--tenant", required=True)
+def client_list(tenant: str) -> None:
+    """One line per client: id, public|confidential, redirect URIs, post-logout URIs."""
+
+    async def work(runtime: Runtime, session: AsyncSession) -> None:
+        row = await tenants.require_by_name(session, tenant)
+        for client in await clients.list_clients(session, tenant_id=row.id):
+            await _echo_client(session, client)
+
+    run_in_transaction(work)
+
+
+async def _echo_client(session: AsyncSession, client: OidcClient) -> None:
+    kind = "confidential" if client.secret_hash else "public"
+    redirects = ",".join(await clients.uris_of(session, client, clients.REDIRECT)) or "-"
+    logouts = ",".join(await clients.uris_of(session, client, clients.POST_LOGOUT)) or "-"
+    click.echo(f"{client.client_id}\t{kind}\t{redirects}\t{logouts}")
 
 
 @click.group("apikey")

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Form, Request
+from fastapi import APIRouter, Form, Header, Request
 
-from switchboard.identity import service
+from switchboard.identity import clients, service
 from switchboard.identity.bearer import issuer_for
 from switchboard.identity.deps import Caller, HostTenant, request_host
+from switchboard.identity.errors import OAuthError
 from switchboard.identity.schemas import Discovery, TokenResponse, UserInfo
-from switchboard.identity.service import OAuthError
+from switchboard.identity.signin import service as signin
 from switchboard.identity.tokens import TokenSet
 from switchboard.kit.http import JsonResponse
 from switchboard.kit.schemas import ErrorBody
@@ -26,6 +27,9 @@ OAUTH_ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
+GRANT_TYPES = ("authorization_code", "refresh_token", "password")
+
+
 def _issuer(runtime: RuntimeDep, request: Request) -> str:
     return issuer_for(runtime.settings.public_scheme, request_host(request).lower())
 
@@ -35,20 +39,28 @@ def _issuer(runtime: RuntimeDep, request: Request) -> str:
     response_model=TokenResponse,
     response_model_exclude_none=True,
     responses=OAUTH_ERRORS,
-    summary="OAuth 2.0 token endpoint (password and refresh_token grants)",
+    summary="OAuth 2.0 token endpoint (authorization_code, refresh_token and password grants)",
 )
 async def token(
     request: Request,
     runtime: RuntimeDep,
     grant_type: Annotated[str, Form()],
     client_id: Annotated[str | None, Form()] = None,
+    client_secret: Annotated[str | None, Form()] = None,
     username: Annotated[str | None, Form()] = None,
     password: Annotated[str | None, Form()] = None,
     scope: Annotated[str | None, Form()] = None,
     refresh_token: Annotated[str | None, Form()] = None,
+    code: Annotated[str | None, Form()] = None,
+    redirect_uri: Annotated[str | None, Form()] = None,
+    code_verifier: Annotated[str | None, Form()] = None,
+    authorization: Annotated[str | None, Header(include_in_schema=False)] = None,
 ) -> JsonResponse:
     settings = runtime.settings
-    fields = (grant_type, client_id, username, password, scope, refresh_token)
+    fields = (
+        grant_type, client_id, client_secret, username, password, scope, refresh_token, code,
+        redirect_uri, code_verifier,
+    )  # fmt: skip
     if any(value is not None and "\x00" in value for value in fields):
         raise OAuthError("invalid_request", "form fields must not contain NUL characters")
     issuer = _issuer(runtime, request)
@@ -60,14 +72,35 @@ async def token(
         if tenant is None:
             raise OAuthError("invalid_request", "no tenant serves this host", status=404)
         try:
-            if grant_type == "password":
+            if grant_type not in GRANT_TYPES:
+                raise OAuthError("unsupported_grant_type", f"grant_type {grant_type!r}")
+            client = await clients.authenticate_client(
+                session,
+                tenant=tenant,
+                client_id=client_id,
+                client_secret=client_secret,
+                authorization=authorization,
+            )
+            if grant_type == "authorization_code":
+                result = await signin.redeem_code(
+                    session,
+                    tenant=tenant,
+                    issuer=issuer,
+                    tokens=runtime.tokens,
+                    clock=runtime.clock,
+                    client=client,
+                    code=code,
+                    redirect_uri=redirect_uri,
+                    code_verifier=code_verifier,
+                )
+            elif grant_type == "password":
                 result = await service.password_grant(
                     session,
                     tenant=tenant,
                     issuer=issuer,
                     tokens=runtime.tokens,
                     clock=runtime.clock,
-                    client_id=client_id,
+                    client=client,
                     username=username,
                     password=password,
                     scope=scope,
@@ -75,19 +108,17 @@ async def token(
                     lockout_seconds=settings.login_lockout_seconds,
                     passwords=runtime.passwords,
                 )
-            elif grant_type == "refresh_token":
+            else:
                 result = await service.refresh_grant(
                     session,
                     tenant=tenant,
                     issuer=issuer,
                     tokens=runtime.tokens,
                     clock=runtime.clock,
-                    client_id=client_id,
+                    client=client,
                     refresh_token=refresh_token,
                     scope=scope,
                 )
-            else:
-                raise OAuthError("unsupported_grant_type", f"grant_type {grant_type!r}")
         except OAuthError as exc:
             failure = exc
     if failure is not None:
@@ -105,14 +136,20 @@ async def discovery(request: Request, runtime: RuntimeDep, tenant: HostTenant) -
     issuer = _issuer(runtime, request)
     return Discovery(
         issuer=issuer,
+        authorization_endpoint=f"{issuer}/authorize",
         token_endpoint=f"{issuer}/token",
         jwks_uri=f"{issuer}/jwks",
         userinfo_endpoint=f"{issuer}/userinfo",
-        grant_types_supported=["password", "refresh_token"],
-        response_types_supported=["token"],
+        end_session_endpoint=f"{issuer}/end_session",
+        grant_types_supported=list(GRANT_TYPES),
+        response_types_supported=["code"],
+        response_modes_supported=["query"],
+        code_challenge_methods_supported=["S256"],
+        prompt_values_supported=sorted(signin.PROMPTS),
+        authorization_response_iss_parameter_supported=True,
         subject_types_supported=["public"],
         id_token_signing_alg_values_supported=["RS256"],
-        token_endpoint_auth_methods_supported=["none"],
+        token_endpoint_auth_methods_supported=["none", "client_secret_basic", "client_secret_post"],
         scopes_supported=list(service.SUPPORTED_SCOPES),
         claims_supported=[
             "sub",
@@ -123,6 +160,8 @@ async def discovery(request: Request, runtime: RuntimeDep, tenant: HostTenant) -
             "tenant",
             "role",
             "preferred_username",
+            "nonce",
+            "auth_time",
         ],
     )
 

@@ -34,6 +34,8 @@ class OidcClient(Base):
     tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
     client_id: Mapped[str] = mapped_column(String(128))
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)
+    # Confidential clients have a secret (SHA-256 of 256 random bits); public ones rely on PKCE.
+    secret_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
 
 class SigningKey(Base):
@@ -80,3 +82,53 @@ class ApiKey(Base):
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)
     last_used_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
     revoked_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
+
+
+class OidcClientUri(Base):
+    """A URI registered for a client: where codes may be sent (``redirect``) or where a
+    signed-out browser may be sent back (``post_logout``). Matched exactly."""
+
+    __tablename__ = "oidc_client_uris"
+    __table_args__ = (UniqueConstraint("client_pk", "kind", "uri"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    client_pk: Mapped[int] = mapped_column(ForeignKey("oidc_clients.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(16))
+    uri: Mapped[str] = mapped_column(String(2048))
+
+
+class BrowserSession(Base):
+    """A signed-in browser on the identity provider; the cookie holds a token, we its hash."""
+
+    __tablename__ = "idp_sessions"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    auth_time: Mapped[dt.datetime] = mapped_column(UtcDateTime)
+    expires_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)
+    ended_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
+
+
+class AuthorizationCode(Base):
+    """A single-use authorization code, bound to its client, redirect URI and PKCE challenge.
+
+    ``family_id`` names the refresh-token family the code's exchange started, so a replayed code
+    can revoke what it issued (RFC 6749 section 10.5)."""
+
+    __tablename__ = "oidc_auth_codes"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    code_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    client_id: Mapped[str] = mapped_column(String(128))
+    redirect_uri: Mapped[str] = mapped_column(String(2048))
+    code_challenge: Mapped[str] = mapped_column(String(128))
+    scope: Mapped[str] = mapped_column(String(255))
+    nonce: Mapped[str | None] = mapped_column(String(512), nullable=True)
+    auth_time: Mapped[dt.datetime] = mapped_column(UtcDateTime)
+    expires_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)
+    used_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    family_id: Mapped[str] = mapped_column(String(32))

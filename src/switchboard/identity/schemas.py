@@ -21,11 +21,17 @@ class UserInfo(BaseModel):
 
 class Discovery(BaseModel):
     issuer: str
+    authorization_endpoint: str
     token_endpoint: str
     jwks_uri: str
     userinfo_endpoint: str
+    end_session_endpoint: str
     grant_types_supported: list[str]
     response_types_supported: list[str]
+    response_modes_supported: list[str]
+    code_challenge_methods_supported: list[str]
+    prompt_values_supported: list[str]
+    authorization_response_iss_parameter_supported: bool
     subject_types_supported: list[str]
     id_token_signing_alg_values_supported: list[str]
     token_endpoint_auth_methods_supported: list[str]

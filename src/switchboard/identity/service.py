@@ -8,28 +8,17 @@ import secrets
 from sqlalchemy import Select, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from switchboard.identity.errors import OAuthError
 from switchboard.identity.models import ROLES, ApiKey, OidcClient, RefreshToken, User
 from switchboard.identity.passwords import Passwords
 from switchboard.identity.tokens import TokenIssuer, TokenSet
 from switchboard.kit.clock import Clock
 from switchboard.kit.crypto import random_token, sha256_hex
-from switchboard.kit.errors import ApiError, BadRequest, Conflict, Forbidden, NotFound
+from switchboard.kit.errors import BadRequest, Conflict, Forbidden, NotFound
 from switchboard.tenants.models import Tenant
 
 SUPPORTED_SCOPES = ("openid", "offline_access", "profile")
 MAX_LOCKOUT_SECONDS = 3600
-
-
-class OAuthError(ApiError):
-    """An OAuth 2.0 token-endpoint error (RFC 6749 section 5.2)."""
-
-    def __init__(
-        self, code: str, description: str, *, status: int = 400, retry_after: int | None = None
-    ) -> None:
-        headers = {"Retry-After": str(retry_after)} if retry_after is not None else None
-        if status == 401:
-            headers = {**(headers or {}), "WWW-Authenticate": 'Basic realm="oidc"'}
-        super().__init__(description, code=code, status=status, headers=headers)
 
 
 # Users and clients -----------------------------------------------------------------------
@@ -134,24 +123,6 @@ async def set_role(
     return user
 
 
-async def create_client(
-    session: AsyncSession, *, tenant: Tenant, client_id: str, clock: Clock
-) -> OidcClient:
-    if not client_id or len(client_id) > 128:
-        raise BadRequest("client_id must be 1-128 characters")
-    exists = await session.execute(
-        select(OidcClient.id).where(
-            OidcClient.tenant_id == tenant.id, OidcClient.client_id == client_id
-        )
-    )
-    if exists.first() is not None:
-        raise Conflict(f"client {client_id!r} already exists", code="duplicate_client")
-    client = OidcClient(tenant_id=tenant.id, client_id=client_id, created_at=clock.now())
-    session.add(client)
-    await session.flush()
-    return client
-
-
 # Grants ----------------------------------------------------------------------------------
 
 
@@ -163,38 +134,22 @@ def parse_scopes(scope: str | None) -> list[str]:
     return scopes
 
 
-async def _require_client(session: AsyncSession, tenant: Tenant, client_id: str | None) -> str:
-    if not client_id:
-        raise OAuthError("invalid_request", "client_id is required")
-    stmt = select(OidcClient.id).where(
-        OidcClient.tenant_id == tenant.id, OidcClient.client_id == client_id
-    )
-    if (await session.execute(stmt)).first() is None:
-        raise OAuthError("invalid_client", "unknown client", status=401)
-    return client_id
-
-
-async def password_grant(
+async def check_password(
     session: AsyncSession,
     *,
     tenant: Tenant,
-    issuer: str,
-    tokens: TokenIssuer,
     clock: Clock,
-    client_id: str | None,
     username: str | None,
     password: str | None,
-    scope: str | None,
     max_failures: int,
     lockout_seconds: int,
     passwords: Passwords,
-) -> TokenSet:
-    """Resource-owner password grant; repeated wrong passwords lock the user out for a while.
+) -> User:
+    """The user these credentials name; repeated wrong passwords lock the user out for a while
+    (the sign-in page and the password grant share this rule).
 
     Failures are flushed before the error is raised: the caller commits them.
     """
-    client = await _require_client(session, tenant, client_id)
-    scopes = parse_scopes(scope)
     if not username or password is None:
         raise OAuthError("invalid_request", "username and password are required")
     stmt = select(User).where(User.tenant_id == tenant.id, User.username == username)
@@ -221,14 +176,48 @@ async def password_grant(
     if user.failed_logins or user.locked_until:
         user.failed_logins = 0
         user.locked_until = None
+    return user
+
+
+async def password_grant(
+    session: AsyncSession,
+    *,
+    tenant: Tenant,
+    issuer: str,
+    tokens: TokenIssuer,
+    clock: Clock,
+    client: OidcClient,
+    username: str | None,
+    password: str | None,
+    scope: str | None,
+    max_failures: int,
+    lockout_seconds: int,
+    passwords: Passwords,
+) -> TokenSet:
+    """Resource-owner password grant, with the lockout of ``check_password``."""
+    scopes = parse_scopes(scope)
+    user = await check_password(
+        session, tenant=tenant, clock=clock, username=username, password=password,
+        max_failures=max_failures, lockout_seconds=lockout_seconds, passwords=passwords,
+    )  # fmt: skip
     return await tokens.issue(
         session,
         issuer=issuer,
         tenant_name=tenant.name,
         user=user,
-        client_id=client,
+        client_id=client.client_id,
         scopes=scopes,
     )
+
+
+async def revoke_refresh_family(session: AsyncSession, *, family_id: str, now: dt.datetime) -> None:
+    """Revoke every refresh token descended from one sign-in."""
+    await session.execute(
+        update(RefreshToken)
+        .where(RefreshToken.family_id == family_id, RefreshToken.revoked_at.is_(None))
+        .values(revoked_at=now)
+    )
+    await session.flush()
 
 
 async def refresh_grant(
@@ -238,26 +227,20 @@ async def refresh_grant(
     issuer: str,
     tokens: TokenIssuer,
     clock: Clock,
-    client_id: str | None,
+    client: OidcClient,
     refresh_token: str | None,
     scope: str | None,
 ) -> TokenSet:
     """Rotate a refresh token; presenting a rotated one again revokes its whole family."""
-    client = await _require_client(session, tenant, client_id)
     if not refresh_token:
         raise OAuthError("invalid_request", "refresh_token is required")
     stmt = select(RefreshToken).where(RefreshToken.token_hash == sha256_hex(refresh_token))
     row = (await session.execute(stmt)).scalar_one_or_none()
     now = clock.now()
-    if row is None or row.tenant_id != tenant.id or row.client_id != client:
+    if row is None or row.tenant_id != tenant.id or row.client_id != client.client_id:
         raise OAuthError("invalid_grant", "unknown refresh token")
     if row.used_at is not None:
-        await session.execute(
-            update(RefreshToken)
-            .where(RefreshToken.family_id == row.family_id, RefreshToken.revoked_at.is_(None))
-            .values(revoked_at=now)
-        )
-        await session.flush()
+        await revoke_refresh_family(session, family_id=row.family_id, now=now)
         raise OAuthError("invalid_grant", "refresh token reuse detected; the session is revoked")
     if row.revoked_at is not None or row.expires_at <= now:
         raise OAuthError("invalid_grant", "the refresh token has expired or was revoked")
@@ -276,7 +259,7 @@ async def refresh_grant(
         issuer=issuer,
         tenant_name=tenant.name,
         user=user,
-        client_id=client,
+        client_id=client.client_id,
         scopes=scopes,
         family_id=row.family_id,
     )

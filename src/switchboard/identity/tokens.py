@@ -57,7 +57,9 @@ class TokenIssuer:
         client_id: str,
         scopes: list[str],
         family_id: str | None = None,
+        id_claims: dict[str, Any] | None = None,
     ) -> TokenSet:
+        """``id_claims`` adds to (or overrides) the ID token's claims: ``nonce``, ``auth_time``."""
         kid, key = await self._keyring.ensure_signer(session)
         now = int(self._clock.now().timestamp())
         scope = " ".join(scopes)
@@ -86,7 +88,9 @@ class TokenIssuer:
         )
         id_token = None
         if "openid" in scopes:
-            id_token = jwt.encode(header, {**common, "auth_time": now, "token_use": "id"}, key)
+            id_token = jwt.encode(
+                header, {**common, "auth_time": now, **(id_claims or {}), "token_use": "id"}, key
+            )
         refresh = None
         if "offline_access" in scopes:
             refresh = await self._new_refresh_token(

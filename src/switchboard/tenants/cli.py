@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from switchboard.identity import clients
 from switchboard.kit.cli import run_in_transaction
 from switchboard.runtime import Runtime
 from switchboard.tenants import repository, service
@@ -25,6 +26,10 @@ def create(name: str, domains: tuple[str, ...]) -> None:
     async def work(runtime: Runtime, session: AsyncSession) -> None:
         tenant = await service.create_tenant(
             session, name=name, domains=list(domains), clock=runtime.clock, box=runtime.box
+        )
+        base_url = f"{runtime.settings.public_scheme}://{service.normalise_host(domains[0])}"
+        await clients.ensure_console_client(
+            session, tenant=tenant, base_url=base_url, clock=runtime.clock
         )
         click.echo(f"{tenant.id}\t{tenant.name}")
 

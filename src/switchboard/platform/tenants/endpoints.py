@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from switchboard.identity import clients
 from switchboard.identity.deps import SuperAdminCaller
 from switchboard.kit.clock import iso_utc
 from switchboard.kit.paging import Paging
@@ -49,5 +50,9 @@ async def create_tenant(
 ) -> TenantItem:
     tenant = await service.create_tenant(
         session, name=body.name, domains=body.domains, clock=runtime.clock, box=runtime.box
+    )
+    base_url = f"{runtime.settings.public_scheme}://{service.normalise_host(body.domains[0])}"
+    await clients.ensure_console_client(
+        session, tenant=tenant, base_url=base_url, clock=runtime.clock
     )
     return await _item(session, runtime, tenant)

@@ -1,0 +1,18 @@
+"""The OAuth 2.0 error of the token and authorization endpoints."""
+
+from __future__ import annotations
+
+from switchboard.kit.errors import ApiError
+
+
+class OAuthError(ApiError):
+    """An OAuth 2.0 error (RFC 6749 sections 4.1.2.1 and 5.2)."""
+
+    def __init__(
+        self, code: str, description: str, *, status: int = 400, retry_after: int | None = None
+    ) -> None:
+        headers = {"Retry-After": str(retry_after)} if retry_after is not None else None
+        if status == 401:
+            headers = {**(headers or {}), "WWW-Authenticate": 'Basic realm="oidc"'}
+        super().__init__(description, code=code, status=status, headers=headers)
+        self.retry_after = retry_after

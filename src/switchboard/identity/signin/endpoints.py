@@ -1,0 +1,300 @@
+"""``/oidc.ashx/authorize`` (the login page) and ``/oidc.ashx/end_session`` (RP-initiated logout).
+
+Both answer HTML, never the JSON error body: a browser is on the other end.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from typing import Any
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Request
+from joserfc import jwt
+from joserfc.errors import JoseError
+from joserfc.jws import extract_compact
+from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.responses import Response
+
+from switchboard.identity import clients
+from switchboard.identity import service as identity
+from switchboard.identity.bearer import issuer_for
+from switchboard.identity.deps import request_host
+from switchboard.identity.errors import OAuthError
+from switchboard.identity.signin import pages
+from switchboard.identity.signin import service as signin
+from switchboard.runtime import Runtime, RuntimeDep
+from switchboard.tenants import service as tenants
+from switchboard.tenants.models import Tenant
+
+router = APIRouter()
+
+_CSS = resources.files("switchboard.identity.signin").joinpath("static/signin.css").read_bytes()
+
+HTML: dict[int | str, dict[str, Any]] = {
+    200: {"content": {"text/html": {}}, "description": "An HTML page"}
+}
+REDIRECTS: dict[int | str, dict[str, Any]] = {
+    200: {"content": {"text/html": {}}, "description": "The login page"},
+    302: {"description": "Back to the client's redirect URI with `code` (or `error`) and `state`"},
+    303: {"description": "After a successful sign-in: back to the redirect URI with `code`"},
+    400: {"content": {"text/html": {}}, "description": "Unknown client or redirect URI"},
+    429: {"content": {"text/html": {}}, "description": "The user is locked out for a while"},
+}
+
+
+def _secure(runtime: Runtime) -> bool:
+    return runtime.settings.public_scheme == "https"
+
+
+def _issuer(runtime: Runtime, request: Request) -> str:
+    return issuer_for(runtime.settings.public_scheme, request_host(request).lower())
+
+
+def _back_to_client(redirect_uri: str, params: dict[str, str | None], *, status: int) -> Response:
+    query = urlencode({k: v for k, v in params.items() if v is not None})
+    return pages.redirect(
+        f"{redirect_uri}{'&' if '?' in redirect_uri else '?'}{query}", status=status
+    )
+
+
+def _error_redirect(error: signin.RedirectError, issuer: str) -> Response:
+    params = {"error": error.code, "error_description": error.description, "state": error.state}
+    return _back_to_client(error.redirect_uri, {**params, "iss": issuer}, status=302)
+
+
+def _login_page(
+    request: Request,
+    runtime: Runtime,
+    tenant: Tenant,
+    auth: signin.AuthorizationRequest,
+    *,
+    message: str = "",
+    username: str = "",
+    status: int = 200,
+    headers: dict[str, str] | None = None,
+) -> Response:
+    csrf, fresh = pages.csrf_token(request)
+    response = pages.render(
+        "login.html",
+        status=status,
+        headers=headers,
+        tenant=tenant.name,
+        client_id=auth.client.client_id,
+        action=f"authorize?{request.url.query}",
+        csrf=csrf,
+        message=message,
+        username=username,
+    )
+    if fresh:
+        pages.set_cookie(response, pages.CSRF_COOKIE, csrf, secure=_secure(runtime), max_age=3600)
+    return response
+
+
+async def _code_response(
+    session: AsyncSession,
+    runtime: Runtime,
+    request: Request,
+    tenant: Tenant,
+    auth: signin.AuthorizationRequest,
+    browser: Any,
+    *,
+    status: int,
+) -> Response:
+    code = await signin.issue_code(
+        session, tenant=tenant, request=auth, browser=browser, now=runtime.clock.now()
+    )
+    params = {"code": code, "state": auth.state, "iss": _issuer(runtime, request)}
+    return _back_to_client(auth.redirect_uri, params, status=status)
+
+
+@router.get(
+    "/authorize",
+    responses=REDIRECTS,
+    response_class=Response,
+    summary="Authorization endpoint: code flow with PKCE (S256); shows the login page",
+)
+async def authorize(request: Request, runtime: RuntimeDep) -> Response:
+    issuer = _issuer(runtime, request)
+    async with runtime.db.transaction() as session:
+        tenant = await tenants.resolve_host(session, request_host(request))
+        if tenant is None:
+            return pages.error_page("no tenant serves this host", status=404)
+        try:
+            auth = await signin.parse_request(
+                session, tenant=tenant, params=request.query_params.multi_items()
+            )
+        except signin.PageError as exc:
+            return pages.error_page(exc.description, status=exc.status)
+        except signin.RedirectError as exc:
+            return _error_redirect(exc, issuer)
+        now = runtime.clock.now()
+        browser = await signin.current_session(
+            session, tenant=tenant, token=request.cookies.get(pages.SESSION_COOKIE), now=now
+        )
+        if signin.must_sign_in(auth, browser, now):
+            if "none" in auth.prompt:
+                error = signin.RedirectError(
+                    "login_required", "the user is not signed in",
+                    redirect_uri=auth.redirect_uri, state=auth.state,
+                )  # fmt: skip
+                return _error_redirect(error, issuer)
+            return _login_page(request, runtime, tenant, auth)
+        # Registered clients are first-party (the tenant's operator registers them): no consent.
+        return await _code_response(session, runtime, request, tenant, auth, browser, status=302)
+
+
+@router.post(
+    "/authorize",
+    responses=REDIRECTS,
+    response_class=Response,
+    summary="The login form: username, password and the CSRF token, posted to the same URL",
+)
+async def authorize_submit(request: Request, runtime: RuntimeDep) -> Response:
+    issuer = _issuer(runtime, request)
+    form = await request.form()
+    fields = {k: form.get(k) for k in ("username", "password", "csrf_token")}
+    values = {k: v if isinstance(v, str) and "\x00" not in v else None for k, v in fields.items()}
+    settings = runtime.settings
+    async with runtime.db.transaction() as session:
+        tenant = await tenants.resolve_host(session, request_host(request))
+        if tenant is None:
+            return pages.error_page("no tenant serves this host", status=404)
+        try:
+            auth = await signin.parse_request(
+                session, tenant=tenant, params=request.query_params.multi_items()
+            )
+        except signin.PageError as exc:
+            return pages.error_page(exc.description, status=exc.status)
+        except signin.RedirectError as exc:
+            return _error_redirect(exc, issuer)
+        username = values["username"] or ""
+        if not pages.csrf_ok(request, values["csrf_token"]):
+            message = "The form expired. Please sign in again."
+            return _login_page(request, runtime, tenant, auth, message=message, status=400)
+        try:
+            user = await identity.check_password(
+                session, tenant=tenant, clock=runtime.clock, username=username,
+                password=values["password"], max_failures=settings.login_max_failures,
+                lockout_seconds=settings.login_lockout_seconds, passwords=runtime.passwords,
+            )  # fmt: skip
+        except OAuthError as exc:
+            # A rendered page (not a raised error): the failure counted above is committed.
+            locked = exc.status == 429
+            return _login_page(
+                request, runtime, tenant, auth,
+                message=exc.description if locked else "Invalid username or password.",
+                username=username[:128], status=exc.status,
+                headers=exc.headers if locked else None,
+            )  # fmt: skip
+        now = runtime.clock.now()
+        previous = await signin.current_session(
+            session, tenant=tenant, token=request.cookies.get(pages.SESSION_COOKIE), now=now
+        )
+        browser, token = await signin.start_session(
+            session, tenant=tenant, user=user, now=now,
+            ttl_seconds=settings.idp_session_ttl, replacing=previous,
+        )  # fmt: skip
+        response = await _code_response(
+            session, runtime, request, tenant, auth, browser, status=303
+        )
+    pages.set_cookie(
+        response, pages.SESSION_COOKIE, token, secure=_secure(runtime),
+        max_age=settings.idp_session_ttl,
+    )  # fmt: skip
+    return response
+
+
+def _hint_claims(runtime: Runtime, hint: str, issuer: str) -> dict[str, Any]:
+    """Claims of an ID token we signed for this issuer (it may have expired: a hint only)."""
+    try:
+        kid = str(extract_compact(hint.encode()).headers().get("kid", ""))
+        key = runtime.keyring.public_key(kid)
+        if key is None:
+            raise ValueError("unknown key")
+        claims = dict(jwt.decode(hint, key, algorithms=["RS256"]).claims)
+    except (JoseError, ValueError, UnicodeError):
+        raise signin.PageError("id_token_hint is not an ID token of this provider") from None
+    if claims.get("iss") != issuer or claims.get("token_use") != "id":
+        raise signin.PageError("id_token_hint is not an ID token of this provider")
+    return claims
+
+
+async def _logout(request: Request, runtime: Runtime, *, confirmed: bool) -> Response:
+    issuer = _issuer(runtime, request)
+    params = dict(request.query_params)
+    if request.method == "POST":
+        form = await request.form()
+        params.update({k: v for k, v in form.items() if isinstance(v, str)})
+    async with runtime.db.transaction() as session:
+        tenant = await tenants.resolve_host(session, request_host(request))
+        if tenant is None:
+            return pages.error_page("no tenant serves this host", status=404)
+        await runtime.keyring.ensure_signer(session)
+        try:
+            hint = params.get("id_token_hint")
+            claims = _hint_claims(runtime, hint, issuer) if hint else {}
+            client_id = str(claims.get("aud") or params.get("client_id") or "")
+            if claims and params.get("client_id") not in (None, client_id):
+                raise signin.PageError("client_id differs from the id_token_hint's audience")
+            target = params.get("post_logout_redirect_uri")
+            if target:
+                client = await clients.find_client(
+                    session, tenant_id=tenant.id, client_id=client_id
+                )
+                if client is None:
+                    raise signin.PageError("post_logout_redirect_uri needs a known client")
+                if not await clients.is_registered(session, client, clients.POST_LOGOUT, target):
+                    raise signin.PageError("post_logout_redirect_uri is not registered")
+        except signin.PageError as exc:
+            return pages.error_page(exc.description, status=exc.status)
+        if not claims and not confirmed:
+            # Without a hint the request may be forged by another site: ask the user first.
+            csrf, fresh = pages.csrf_token(request)
+            confirm = pages.render(
+                "confirm_logout.html", tenant=tenant.name, csrf=csrf,
+                action=f"end_session?{request.url.query}",
+            )  # fmt: skip
+            if fresh:
+                pages.set_cookie(
+                    confirm, pages.CSRF_COOKIE, csrf, secure=_secure(runtime), max_age=3600
+                )
+            return confirm
+        await signin.end_session(
+            session, token=request.cookies.get(pages.SESSION_COOKIE), now=runtime.clock.now()
+        )
+    response: Response
+    if target:
+        response = _back_to_client(target, {"state": params.get("state")}, status=302)
+    else:
+        response = pages.render("signed_out.html")
+    pages.delete_cookie(response, pages.SESSION_COOKIE, secure=_secure(runtime))
+    return response
+
+
+@router.get(
+    "/end_session",
+    responses={**HTML, 302: {"description": "To the registered post_logout_redirect_uri"}},
+    response_class=Response,
+    summary="RP-initiated logout: ends the browser's session at the identity provider",
+)
+async def end_session(request: Request, runtime: RuntimeDep) -> Response:
+    return await _logout(request, runtime, confirmed=False)
+
+
+@router.post(
+    "/end_session",
+    responses={**HTML, 302: {"description": "To the registered post_logout_redirect_uri"}},
+    response_class=Response,
+    summary="RP-initiated logout by form post (or the confirmation of the sign-out page)",
+)
+async def end_session_submit(request: Request, runtime: RuntimeDep) -> Response:
+    form = await request.form()
+    submitted = form.get("csrf_token")
+    confirmed = isinstance(submitted, str) and pages.csrf_ok(request, submitted)
+    return await _logout(request, runtime, confirmed=confirmed)
+
+
+@router.get("/static/signin.css", include_in_schema=False)
+async def stylesheet() -> Response:
+    return Response(_CSS, media_type="text/css")

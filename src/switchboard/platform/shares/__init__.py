@@ -1,0 +1,1 @@
+"""Transcript share links (spec 6.2 ``share.*``): revocable public URLs of one transcript."""

@@ -1,0 +1,68 @@
+"""Registering clients and their URIs from the CLI; the console client of every new tenant."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from switchboard.cli import main
+from tests.conftest import TEST_SECRET
+
+
+@pytest.fixture
+def cli(db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+    monkeypatch.setenv("SWITCHBOARD_DATABASE_URL", db_url)
+    monkeypatch.setenv("SWITCHBOARD_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("SWITCHBOARD_SECRET_KEY", TEST_SECRET)
+    monkeypatch.setenv("SWITCHBOARD_PUBLIC_BASE_URL", "https://ops.test")
+    monkeypatch.setenv("SWITCHBOARD_ARGON2_TIME_COST", "1")
+    monkeypatch.setenv("SWITCHBOARD_ARGON2_MEMORY_KIB", "64")
+    monkeypatch.setenv("SWITCHBOARD_ARGON2_PARALLELISM", "1")
+    return CliRunner()
+
+
+def _run(cli: CliRunner, *args: str) -> tuple[int, str]:
+    result = cli.invoke(main, list(args))
+    return result.exit_code, result.output
+
+
+def test_client_registration_and_uris(cli: CliRunner) -> None:
+    assert _run(cli, "tenant", "create", "ops", "--domain", "ops.test")[0] == 0
+    code, out = _run(
+        cli, "client", "create", "crm", "--tenant", "ops",
+        "--redirect-uri", "https://crm.example/cb", "--redirect-uri", "http://127.0.0.1:9/cb",
+        "--post-logout-redirect-uri", "https://crm.example/",
+    )  # fmt: skip
+    assert (code, out) == (0, "crm\n")
+    code, out = _run(cli, "client", "create", "api", "--tenant", "ops", "--confidential")
+    assert code == 0
+    client_id, secret = out.strip().split("\t")
+    assert client_id == "api"
+    assert secret.startswith("cs_")
+    assert len(secret) > 40
+    listing = _run(cli, "client", "list", "--tenant", "ops")[1].splitlines()
+    assert listing == [
+        "console\tpublic\thttps://ops.test/admin/callback\thttps://ops.test/admin/",
+        "crm\tpublic\thttps://crm.example/cb,http://127.0.0.1:9/cb\thttps://crm.example/",
+        "api\tconfidential\t-\t-",
+    ]
+    code, out = _run(
+        cli, "client", "set-uris", "crm", "--tenant", "ops", "--redirect-uri", "https://crm.example/v2"
+    )  # fmt: skip
+    assert (code, out) == (0, "crm\tpublic\thttps://crm.example/v2\t-\n")
+    # Bad URIs are refused and change nothing.
+    for bad in ("/relative", "https://crm.example/cb#frag", "ftp://crm.example/", "javascript:x"):
+        code, out = _run(cli, "client", "set-uris", "crm", "--tenant", "ops", "--redirect-uri", bad)
+        assert code != 0, bad
+    assert "https://crm.example/v2" in _run(cli, "client", "list", "--tenant", "ops")[1]
+    assert _run(cli, "client", "set-uris", "nope", "--tenant", "ops")[0] != 0
+
+
+def test_demo_registers_the_console_client(cli: CliRunner) -> None:
+    code, out = _run(cli, "demo")
+    assert code == 0, out
+    assert "console redirect URI: https://ops.test/admin/callback" in out
+    listing = _run(cli, "client", "list", "--tenant", "demo")[1]
+    assert "console\tpublic\thttps://ops.test/admin/callback\thttps://ops.test/admin/" in listing
