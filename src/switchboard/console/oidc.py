@@ -71,7 +71,8 @@ class RelyingParty:
         metadata: dict[str, Any] = response.json()
         return metadata
 
-    async def start(self, base: str) -> Login:
+    async def start(self, base: str, *, fresh: bool = False) -> Login:
+        """``fresh``: ask for the password even when the provider has a session (another user)."""
         metadata = await self.discover(base)
         endpoint = metadata.get("authorization_endpoint") or f"{metadata['issuer']}/authorize"
         state, nonce, verifier = generate_token(32), generate_token(32), generate_token(64)
@@ -85,6 +86,7 @@ class RelyingParty:
             nonce=nonce,
             code_challenge=create_s256_code_challenge(verifier),
             code_challenge_method="S256",
+            **({"prompt": "login"} if fresh else {}),
         )
         return Login(url=url, state=state, nonce=nonce, verifier=verifier)
 

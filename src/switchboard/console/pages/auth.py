@@ -44,9 +44,10 @@ async def home() -> Response:
 
 
 @router.get("/login")
-async def login(request: Request, runtime: RuntimeDep) -> Response:
+async def login(request: Request, runtime: RuntimeDep, switch: str = "") -> Response:
+    """``switch=1`` signs in as another user than the one the provider remembers."""
     try:
-        started = await _oidc(request).start(_base(runtime, request))
+        started = await _oidc(request).start(_base(runtime, request), fresh=switch == "1")
     except SignInFailed as exc:
         raise ApiError(str(exc), code="sign_in_failed", status=404) from exc
     response = RedirectResponse(started.url, status_code=303)
@@ -105,6 +106,8 @@ async def callback(
 async def logout(request: Request, runtime: RuntimeDep, operator: FormOperator) -> Response:
     base = _base(runtime, request)
     target = f"{base}/admin/signed-out"
+    # The provider returns only to the console client's registered post-logout address.
+    registered = f"{base}/admin/"
     try:
         metadata = await _oidc(request).discover(base)
     except SignInFailed:
@@ -115,7 +118,7 @@ async def logout(request: Request, runtime: RuntimeDep, operator: FormOperator) 
             {
                 "id_token_hint": operator.session.id_token,
                 "client_id": CLIENT_ID,
-                "post_logout_redirect_uri": target,
+                "post_logout_redirect_uri": registered,
             }
         )
         target = f"{end_session}?{query}"
