@@ -1,7 +1,9 @@
 """The console in Debian's chromium, against a real server: what an operator does, page by page.
 
 Each test starts one browser, signs in through the identity provider's login page and
-walks several flows, so that the suite stays quick.
+walks several flows, so that the suite stays quick. The pages run on SQLite only: what they
+store goes through the same services whose HTTP tests run on SQLite and PostgreSQL
+(test_console_session.py and each feature's own tests).
 """
 
 from __future__ import annotations
@@ -9,7 +11,9 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import re
+import shutil
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -64,6 +68,13 @@ async def _seed(settings: Settings, port: int) -> World:
     finally:
         await runtime.db.dispose()
     return World(base=settings.public_base_url, api_key=key, acme=acme)
+
+
+@pytest.fixture
+def db_url(sqlite_template: Path, tmp_path: Path) -> str:
+    target = tmp_path / "switchboard.db"
+    shutil.copyfile(sqlite_template, target)
+    return f"sqlite+aiosqlite:///{target}"
 
 
 @pytest.fixture
