@@ -1,4 +1,6 @@
-"""Screenshots of every console page for docs/console.md: `.venv/bin/python scripts/console_screenshots.py`.
+"""Screenshots of every console page for docs/console.md.
+
+Run `.venv/bin/python scripts/console_screenshots.py`.
 
 Serves the application on a free port with a scratch SQLite database and some demo data, signs
 in through the identity provider's login page in Debian's chromium (headless) and saves one PNG
@@ -20,6 +22,7 @@ import uvicorn
 from playwright.sync_api import sync_playwright
 
 from switchboard.app import create_app
+from switchboard.identity import clients
 from switchboard.identity import service as identity
 from switchboard.migrate import upgrade
 from switchboard.platform.numbers import service as numbers
@@ -31,7 +34,7 @@ from switchboard.settings import Settings
 from switchboard.tenants import service as tenants
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "console"
-PASSWORD = "screenshots only"
+PASSWORD = "screenshots only"  # noqa: S105 (a scratch tenant that lives for one run)
 CHROMIUM = "/usr/bin/chromium"
 PAGES = [
     ("calls", "/admin/calls"),
@@ -71,6 +74,9 @@ async def seed(settings: Settings, host: str) -> str:
                 session, tenant=tenant, username=username, password=PASSWORD, role=role,
                 clock=runtime.clock, passwords=runtime.passwords,
             )  # fmt: skip
+        await clients.ensure_console_client(
+            session, tenant=tenant, base_url=f"http://{host}", clock=runtime.clock
+        )
         _, key = await identity.create_api_key(
             session, tenant_id=tenant.id, user=admin, name="reporting", clock=runtime.clock
         )
@@ -86,30 +92,45 @@ async def seed(settings: Settings, host: str) -> str:
             session, tenant_id=tenant.id, match="+49*", trunk_ids=["berlin-1", "berlin-2"]
         )
         for number, comment in (("+4930123456", "Dana, renewals"), ("+14155550100", "")):
-            await whitelist.add_number(
-                session, tenant_id=tenant.id, number=number, comment=comment
-            )
+            await whitelist.add_number(session, tenant_id=tenant.id, number=number, comment=comment)
         started = runtime.clock.now() - dt.timedelta(hours=2)
         await save_transcript(
             session,
             tenant_id=tenant.id,
             tenant_name="demo",
             data=TranscriptInput(
-                call_id="oac-5d2e8a41c0b7", caller_source="outbound-ai", requested_by="admin",
-                phone="+4930123456", display_name="Dana Example", email="ops@example.com",
-                number="", rule="", voice="Aoede", language="en-US",
-                model="gemini-live-2.5-flash", trunk_id="berlin-1", started=started,
+                call_id="oac-5d2e8a41c0b7",
+                caller_source="outbound-ai",
+                requested_by="admin",
+                phone="+4930123456",
+                display_name="Dana Example",
+                email="ops@example.com",
+                number="",
+                rule="",
+                voice="Aoede",
+                language="en-US",
+                model="gemini-live-2.5-flash",
+                trunk_id="berlin-1",
+                started=started,
                 answered=started + dt.timedelta(seconds=4),
-                ended=started + dt.timedelta(seconds=48), outcome="finished", error_detail="",
-                tokens_prompt=120, tokens_total=840, input_turns=2, output_turns=2,
+                ended=started + dt.timedelta(seconds=48),
+                outcome="finished",
+                error_detail="",
+                tokens_prompt=120,
+                tokens_total=840,
+                input_turns=2,
+                output_turns=2,
                 turns=[
                     Turn("AI", "Hello Dana, this is Acme about your renewal.", started),
                     Turn("Caller", "Yes, go ahead.", started + dt.timedelta(seconds=9)),
-                    Turn("AI", "Your plan renews next week at the same price.",
-                         started + dt.timedelta(seconds=15)),
+                    Turn(
+                        "AI",
+                        "Your plan renews next week at the same price.",
+                        started + dt.timedelta(seconds=15),
+                    ),
                     Turn("Caller", "Great, thanks.", started + dt.timedelta(seconds=30)),
                 ],
-            ),  # fmt: skip
+            ),
             data_dir=settings.data_dir,
             clock=runtime.clock,
         )
@@ -137,7 +158,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         settings = Settings(
             data_dir=Path(scratch), public_base_url=base,
-            secret_key="screenshots-secret-key-with-32-characters", sim_speed=20,
+            secret_key="screenshots-secret-key-with-32-characters",  # noqa: S106 (scratch)
+            sim_speed=20,
             argon2_time_cost=1, argon2_memory_kib=64, argon2_parallelism=1,
         )  # fmt: skip
         upgrade(settings.resolved_database_url)
