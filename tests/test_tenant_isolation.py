@@ -91,6 +91,9 @@ async def _seed(client: AsyncClient, runtime: Runtime, tenant: TenantFixture, la
             data=outbound(seeded.transcript_id, display_name=f"{label}-display"),
             data_dir=runtime.settings.data_dir, clock=runtime.clock,
         )  # fmt: skip
+    share = await ok(client.post(f"/api.ashx/v1/transcripts/{seeded.transcript_id}/shares",
+                                 json={"ttlHours": 0}, headers=headers))  # fmt: skip
+    seeded.ids.update(share=share["id"], token=share["token"])
     return seeded
 
 
@@ -115,7 +118,9 @@ def acme_id(path: str, method: str = "GET", body: Any = None) -> Check:
     """Addressing one of acme's own objects from globex is 404."""
 
     async def check(client: AsyncClient, acme: Seeded, globex: Seeded) -> None:
-        url = path.format(call=acme.call_id, transcript=acme.transcript_id, key=acme.key_id)
+        url = path.format(
+            call=acme.call_id, transcript=acme.transcript_id, key=acme.key_id, **acme.ids
+        )
         response = await client.request(method, url, json=body, headers=globex.headers)
         _clean(response, 404)
 
@@ -185,7 +190,31 @@ async def _own_key(client: AsyncClient, _acme: Seeded, globex: Seeded) -> None:
     _clean(await client.post("/api.ashx/v1/api-keys", json={}, headers=globex.headers), 201)
 
 
+async def _share_page(client: AsyncClient, acme: Seeded, globex: Seeded) -> None:
+    """A share opens on its own tenant's host only; the page needs no bearer."""
+    foreign = await client.get(f"/share/{acme.ids['token']}", headers={"Host": globex.host})
+    _clean(foreign, 404)
+    _clean(await client.get(f"/share/{globex.ids['token']}", headers={"Host": globex.host}), 200)
+    own = await client.get(f"/share/{acme.ids['token']}", headers={"Host": acme.host})
+    assert own.status_code == 200
+    assert MARK in own.text
+
+
+async def _revoke_share(client: AsyncClient, acme: Seeded, globex: Seeded) -> None:
+    await acme_id("/api.ashx/v1/shares/{share}", "DELETE")(client, acme, globex)
+    still = await client.get(f"/share/{acme.ids['token']}", headers={"Host": acme.host})
+    assert still.status_code == 200
+
+
 WALK: dict[tuple[str, str], Check] = {
+    ("GET", "/api.ashx/v1/transcripts/{call_id}/shares"): acme_id(
+        "/api.ashx/v1/transcripts/{transcript}/shares"
+    ),
+    ("POST", "/api.ashx/v1/transcripts/{call_id}/shares"): acme_id(
+        "/api.ashx/v1/transcripts/{transcript}/shares", "POST", {"ttlHours": 1}
+    ),
+    ("DELETE", "/api.ashx/v1/shares/{share_id}"): _revoke_share,
+    ("GET", "/share/{token}"): _share_page,
     ("GET", "/api.ashx/v1/api-keys"): read("/api.ashx/v1/api-keys"),
     ("POST", "/api.ashx/v1/api-keys"): _own_key,
     ("DELETE", "/api.ashx/v1/api-keys/{key_id}"): acme_id("/api.ashx/v1/api-keys/{key}", "DELETE"),

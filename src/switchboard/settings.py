@@ -45,6 +45,8 @@ class Settings(BaseSettings):
     webhook_timeout: float = Field(default=10.0, gt=0)
     webhook_log_retention_days: int = Field(default=30, ge=1)
 
+    trusted_proxies: Annotated[tuple[str, ...], NoDecode] = ()
+
     run_workers: bool = True
 
     @field_validator("webhook_retry_delays", mode="before")
@@ -54,7 +56,7 @@ class Settings(BaseSettings):
             return tuple(float(part) for part in value.split(",") if part.strip())
         return value
 
-    @field_validator("webhook_allow_private", mode="before")
+    @field_validator("webhook_allow_private", "trusted_proxies", mode="before")
     @classmethod
     def _cidrs(cls, value: object) -> object:
         if isinstance(value, str):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import warnings
 from collections.abc import AsyncIterator
 
@@ -62,8 +63,9 @@ def oauth_client(app: Starlette, **kwargs: object) -> AsyncOAuth2Client:
 
 
 async def test_authlib_signs_in_through_the_login_page(
-    app: Starlette, browser: AsyncClient, clock: ManualClock
+    app: Starlette, browser: AsyncClient, clock: ManualClock, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.DEBUG)
     async with oauth_client(app) as oauth:
         config = (await browser.get(f"{ISSUER}/.well-known/openid-configuration")).json()
         assert config["authorization_endpoint"] == f"{ISSUER}/authorize"
@@ -129,6 +131,11 @@ async def test_authlib_signs_in_through_the_login_page(
         assert silent.status_code == 302
         assert redirect_params(silent)["state"] == state2
         assert "code" in redirect_params(silent)
+
+    session_cookie = browser.cookies["sb_idp_session"]
+    secrets = (params["code"], verifier, token["access_token"], token["id_token"], session_cookie)
+    for secret in (*secrets, token["refresh_token"], "correct horse battery"):
+        assert secret not in caplog.text
 
 
 async def test_prompt_none_and_prompt_login(app: Starlette, browser: AsyncClient) -> None:

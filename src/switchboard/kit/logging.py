@@ -9,7 +9,10 @@ _SECRET_PATTERNS = [
     re.compile(r"\bak_[A-Za-z0-9_-]{8,}"),
     re.compile(r"\brt_[A-Za-z0-9_-]{8,}"),
     re.compile(r"\blk_[A-Za-z0-9_-]{8,}"),
+    re.compile(r"\bcs_[A-Za-z0-9_-]{8,}"),
     re.compile(r"\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+"),
+    re.compile(r"/share/[A-Za-z0-9_-]{16,}"),
+    re.compile(r"(?i)\b(code|code_verifier|csrf_token|sb_idp_session)(=)[^\s,&\"';]+"),
     re.compile(r"(?i)(password|secret|api_?key|authorization|system_?prompt)(\W{1,3})[^\s,&\"']+"),
 ]
 

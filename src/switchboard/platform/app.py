@@ -15,6 +15,8 @@ from switchboard.platform.calls.endpoints import router as calls_router
 from switchboard.platform.catalogue.endpoints import router as catalogue_router
 from switchboard.platform.numbers.endpoints import router as numbers_router
 from switchboard.platform.routing.endpoints import router as routing_router
+from switchboard.platform.shares.endpoints import public as share_page_router
+from switchboard.platform.shares.endpoints import router as shares_router
 from switchboard.platform.tenants.endpoints import router as tenants_router
 from switchboard.platform.transcripts.endpoints import router as transcripts_router
 from switchboard.platform.webhooks.endpoints import router as webhooks_router
@@ -33,6 +35,8 @@ ROUTERS: list[APIRouter] = [
     tenants_router,
     numbers_router,
     transcripts_router,
+    shares_router,
+    share_page_router,
     routing_router,
     whitelist_router,
     calls_router,

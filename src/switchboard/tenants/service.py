@@ -98,6 +98,12 @@ async def resolve_host(session: AsyncSession, host: str) -> Tenant | None:
     return tenant
 
 
+async def base_url(session: AsyncSession, tenant_id: int, scheme: str) -> str:
+    """``scheme://first domain`` of a tenant: where its public pages live."""
+    domains = await repository.domains_of(session, tenant_id)
+    return f"{scheme}://{domains[0]}"
+
+
 async def require_by_name(session: AsyncSession, name: str) -> Tenant:
     tenant = await repository.get_by_name(session, name)
     if tenant is None:

@@ -108,6 +108,24 @@ async def _code_response(
     return _back_to_client(auth.redirect_uri, params, status=status)
 
 
+async def _parse(
+    session: AsyncSession, request: Request, issuer: str
+) -> tuple[Tenant, signin.AuthorizationRequest] | Response:
+    """The Host's tenant and the validated request, or the page or redirect that answers it."""
+    tenant = await tenants.resolve_host(session, request_host(request))
+    if tenant is None:
+        return pages.error_page("no tenant serves this host", status=404)
+    try:
+        auth = await signin.parse_request(
+            session, tenant=tenant, params=request.query_params.multi_items()
+        )
+    except signin.PageError as exc:
+        return pages.error_page(exc.description, status=exc.status)
+    except signin.RedirectError as exc:
+        return _error_redirect(exc, issuer)
+    return tenant, auth
+
+
 @router.get(
     "/authorize",
     responses=REDIRECTS,
@@ -117,17 +135,10 @@ async def _code_response(
 async def authorize(request: Request, runtime: RuntimeDep) -> Response:
     issuer = _issuer(runtime, request)
     async with runtime.db.transaction() as session:
-        tenant = await tenants.resolve_host(session, request_host(request))
-        if tenant is None:
-            return pages.error_page("no tenant serves this host", status=404)
-        try:
-            auth = await signin.parse_request(
-                session, tenant=tenant, params=request.query_params.multi_items()
-            )
-        except signin.PageError as exc:
-            return pages.error_page(exc.description, status=exc.status)
-        except signin.RedirectError as exc:
-            return _error_redirect(exc, issuer)
+        parsed = await _parse(session, request, issuer)
+        if isinstance(parsed, Response):
+            return parsed
+        tenant, auth = parsed
         now = runtime.clock.now()
         browser = await signin.current_session(
             session, tenant=tenant, token=request.cookies.get(pages.SESSION_COOKIE), now=now
@@ -157,17 +168,10 @@ async def authorize_submit(request: Request, runtime: RuntimeDep) -> Response:
     values = {k: v if isinstance(v, str) and "\x00" not in v else None for k, v in fields.items()}
     settings = runtime.settings
     async with runtime.db.transaction() as session:
-        tenant = await tenants.resolve_host(session, request_host(request))
-        if tenant is None:
-            return pages.error_page("no tenant serves this host", status=404)
-        try:
-            auth = await signin.parse_request(
-                session, tenant=tenant, params=request.query_params.multi_items()
-            )
-        except signin.PageError as exc:
-            return pages.error_page(exc.description, status=exc.status)
-        except signin.RedirectError as exc:
-            return _error_redirect(exc, issuer)
+        parsed = await _parse(session, request, issuer)
+        if isinstance(parsed, Response):
+            return parsed
+        tenant, auth = parsed
         username = values["username"] or ""
         if not pages.csrf_ok(request, values["csrf_token"]):
             message = "The form expired. Please sign in again."

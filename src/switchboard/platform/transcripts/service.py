@@ -228,6 +228,14 @@ async def list_transcripts(
     )
 
 
+async def get_row(session: AsyncSession, *, tenant_id: int, call_id: str) -> Transcript:
+    """The index row of a call's transcript; ``NotFound`` when the call has none."""
+    row = await repository.get_by_call_id(session, tenant_id=tenant_id, call_id=call_id)
+    if row is None:
+        raise NotFound(f"no transcript for call {call_id!r}")
+    return row
+
+
 @dataclass(frozen=True, slots=True)
 class TranscriptDetail:
     row: Transcript
@@ -238,9 +246,7 @@ async def get_transcript(
     session: AsyncSession, *, tenant_id: int, tenant_name: str, call_id: str, data_dir: Path
 ) -> TranscriptDetail:
     """The index row and the turns from the file; ``NotFound`` when the call has none."""
-    row = await repository.get_by_call_id(session, tenant_id=tenant_id, call_id=call_id)
-    if row is None:
-        raise NotFound(f"no transcript for call {call_id!r}")
+    row = await get_row(session, tenant_id=tenant_id, call_id=call_id)
     raw = await asyncio.to_thread(
         storage.read_bytes, storage.file_path(data_dir, tenant_name, row.file)
     )
