@@ -280,6 +280,27 @@ def test_calls_webhooks_keys_and_transcripts(
     assert page.evaluate("window.pwned") is None
     assert page.locator("ol.turns script, ol.turns img").count() == 0
 
+    # A share link, shown once, opens in a browser without any cookie; revoked, it is gone.
+    page.fill('#new-share [name="ttlHours"]', "0")
+    page.click("#new-share button")
+    url = page.locator("[data-secret]").inner_text()
+    assert url.startswith(f"{world.base}/share/")
+    expect(page.locator("#shares tbody tr").first).to_contain_text("never")
+    stranger = browser.new_context()
+    public = stranger.new_page()
+    public.goto(url)
+    expect(public.locator("body")).to_contain_text(HOSTILE)
+    assert public.evaluate("window.pwned") is None
+    assert stranger.cookies() == []
+    page.goto(f"{world.base}/admin/transcripts/oac-hostile00001")
+    assert url not in page.content()
+    expect(page.locator("#shares tbody tr")).to_have_count(1)
+    expect(page.locator("#shares .views")).to_have_text("1")
+    page.locator("#shares button", has_text="Revoke").click()
+    expect(page.locator("#shares")).to_contain_text("No share links.")
+    assert public.goto(url).status == 404
+    stranger.close()
+
     # Signing out ends the console session.
     page.click("text=Sign out")
     page.goto(f"{world.base}/admin/calls")
