@@ -201,6 +201,9 @@ def shoot(base: str) -> None:
         page.fill('#mint-key [name="name"]', "billing")
         page.click("#mint-key button")
         page.screenshot(path=str(OUT / "api-key-minted.png"), full_page=True)
+        page.goto(f"{base}/admin/transcripts/oac-5d2e8a41c0b7")
+        page.click("#new-share button")
+        page.screenshot(path=str(OUT / "share-created.png"), full_page=True)
         browser.close()
 
 
