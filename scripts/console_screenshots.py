@@ -15,6 +15,7 @@ import socket
 import tempfile
 import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -151,6 +152,21 @@ def place_calls(base: str, key: str) -> None:
         httpx.post(f"{base}/api.ashx/v1/calls", json=body, headers=headers).raise_for_status()
 
 
+class Receiver(BaseHTTPRequestHandler):
+    """A webhook receiver that answers 200, for a delivery log with something in it."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length", "0")))
+        body = b'{"received": true}'
+        self.send_response(200)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_args: object) -> None:
+        pass
+
+
 def main() -> None:
     port = free_port()
     host = f"127.0.0.1:{port}"
@@ -161,6 +177,7 @@ def main() -> None:
             secret_key="screenshots-secret-key-with-32-characters",  # noqa: S106 (scratch)
             sim_speed=20,
             argon2_time_cost=1, argon2_memory_kib=64, argon2_parallelism=1,
+            webhook_allow_private=("127.0.0.0/8",),
         )  # fmt: skip
         upgrade(settings.resolved_database_url)
         key = asyncio.run(seed(settings, host))
@@ -172,15 +189,18 @@ def main() -> None:
         thread.start()
         while not server.started:
             time.sleep(0.05)
+        receiver = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+        threading.Thread(target=receiver.serve_forever, daemon=True).start()
         try:
             place_calls(base, key)
-            shoot(base)
+            shoot(base, f"http://127.0.0.1:{receiver.server_address[1]}/hooks")
         finally:
+            receiver.shutdown()
             server.should_exit = True
             thread.join(timeout=15)
 
 
-def shoot(base: str) -> None:
+def shoot(base: str, hook_url: str) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
@@ -193,6 +213,17 @@ def shoot(base: str) -> None:
         page.press('input[name="password"]', "Enter")
         page.wait_for_url(f"{base}/admin/calls")
         page.wait_for_timeout(1500)  # let the simulated calls move on
+        page.goto(f"{base}/admin/webhooks")
+        page.fill('#new-webhook [name="url"]', hook_url)
+        for event in ("call.ended", "transcript.saved", "share.viewed"):
+            page.check(f'#new-webhook input[value="{event}"]')
+        page.click("#new-webhook button")
+        page.screenshot(path=str(OUT / "webhook-created.png"), full_page=True)
+        page.locator("#subscriptions a").first.click()
+        page.click("text=Send webhook.test")
+        page.wait_for_timeout(1500)
+        page.reload()
+        page.screenshot(path=str(OUT / "webhook-log.png"), full_page=True)
         for name, path in PAGES:
             page.goto(base + path)
             page.screenshot(path=str(OUT / f"{name}.png"), full_page=True)
