@@ -1,4 +1,4 @@
-"""One process, three applications: identity provider, platform API and linen portal."""
+"""One process: identity provider, platform API, operator console and linen portal."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from starlette.routing import BaseRoute, Mount
 
 from switchboard.bridge.client import close_bridge
 from switchboard.bridge.simulator import mounted_simulator
+from switchboard.console.app import create_console_app
 from switchboard.identity.app import create_identity_app
 from switchboard.kit.clock import Clock
 from switchboard.kit.http import (
@@ -63,9 +64,11 @@ def create_app(
                 await close_bridge(runtime)  # simulated calls end before the database closes
 
     metrics = Metrics()
+    console = create_console_app(runtime)
     routes: list[BaseRoute] = [
         *ops_routes(runtime, metrics),
         Mount("/oidc.ashx", app=identity),
+        Mount("/admin", app=console),
         Mount("/api", app=linen),
         Mount("/bridge-sim", app=mounted_simulator(runtime).app),
         Mount("", app=platform),
@@ -74,7 +77,7 @@ def create_app(
         routes=routes,
         middleware=[
             Middleware(AccessLogMiddleware, metrics=metrics),
-            Middleware(NoStoreMiddleware, cacheable=("/api/docs/assets/",)),
+            Middleware(NoStoreMiddleware, cacheable=("/api/docs/assets/", "/admin/static/")),
             Middleware(RejectNulMiddleware),
             Middleware(
                 BodyLimitMiddleware, limit=runtime.settings.max_body_bytes, larger=LARGER_BODIES
@@ -85,6 +88,7 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.runtime = runtime
+    console.state.oidc.backchannel = app  # the console reaches the IdP in-process
     return app
 
 

@@ -76,12 +76,16 @@ def migrate() -> None:
     click.echo("migrated")
 
 
+# Open console pages keep a server-sent event stream; they must not hold a stop for minutes.
+SHUTDOWN_GRACE_SECONDS = 15
+
+
 @main.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=int)
 @click.option("--no-workers", is_flag=True, help="Serve HTTP only; run `switchboard worker` apart")
 def serve(host: str, port: int, no_workers: bool) -> None:
-    """Serve the identity provider, the platform API and the linen portal on one port."""
+    """Serve the identity provider, the platform API, the console and the linen portal."""
     import uvicorn
 
     from switchboard.app import create_app
@@ -92,7 +96,11 @@ def serve(host: str, port: int, no_workers: bool) -> None:
     if no_workers:
         settings = settings.model_copy(update={"run_workers": False})
     configure_logging(settings.log_level, settings.log_format)
-    uvicorn.run(create_app(settings), host=host, port=port, log_config=None, access_log=False)
+    click.echo(f"operator console: {settings.public_base_url}/admin/")
+    uvicorn.run(
+        create_app(settings), host=host, port=port, log_config=None, access_log=False,
+        timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
+    )  # fmt: skip
 
 
 @main.command()

@@ -65,6 +65,17 @@ async def get_user(session: AsyncSession, *, tenant_id: int, username: str) -> U
     return user
 
 
+async def list_users(session: AsyncSession, *, tenant_id: int) -> list[User]:
+    stmt = select(User).where(User.tenant_id == tenant_id).order_by(User.username)
+    return list((await session.execute(stmt)).scalars())
+
+
+def _not_self(user: User, actor_id: int | None, what: str) -> None:
+    """An admin acting from the console cannot lock themselves out (the CLI has no actor)."""
+    if actor_id is not None and user.id == actor_id:
+        raise Forbidden(f"an admin cannot {what} their own account", code="own_account")
+
+
 async def _revoke_refresh_tokens(session: AsyncSession, user: User, clock: Clock) -> None:
     await session.execute(
         update(RefreshToken)
@@ -81,15 +92,45 @@ async def set_password(
     password: str,
     clock: Clock,
     passwords: Passwords,
+    actor_id: int | None = None,
 ) -> User:
     """A new password; the user's refresh tokens are revoked and a lockout is lifted."""
     if len(password) < 8:
         raise BadRequest("password must have at least 8 characters")
     user = await get_user(session, tenant_id=tenant_id, username=username)
+    _not_self(user, actor_id, "reset the password of")
     user.password_hash = passwords.hash(password)
     user.failed_logins = 0
     user.locked_until = None
     await _revoke_refresh_tokens(session, user, clock)
+    await session.flush()
+    return user
+
+
+async def reset_password(
+    session: AsyncSession,
+    *,
+    tenant_id: int,
+    username: str,
+    actor_id: int,
+    passwords: Passwords,
+    clock: Clock,
+) -> str:
+    """Give the user a new random password (returned once), lift any lockout and revoke their
+    refresh tokens, so that sessions held with the old password end."""
+    password = secrets.token_urlsafe(12)
+    await set_password(
+        session, tenant_id=tenant_id, username=username, password=password, clock=clock,
+        passwords=passwords, actor_id=actor_id,
+    )  # fmt: skip
+    return password
+
+
+async def unlock_user(session: AsyncSession, *, tenant_id: int, username: str) -> User:
+    """Lift a sign-in lockout and forget the failed attempts."""
+    user = await get_user(session, tenant_id=tenant_id, username=username)
+    user.failed_logins = 0
+    user.locked_until = None
     await session.flush()
     return user
 
@@ -106,11 +147,15 @@ async def set_disabled(
     return user
 
 
-async def set_role(session: AsyncSession, *, tenant_id: int, username: str, role: str) -> User:
+async def set_role(
+    session: AsyncSession, *, tenant_id: int, username: str, role: str, actor_id: int | None = None
+) -> User:
     """A new role, in force on the user's next request (its live tokens included)."""
     if role not in ROLES:
         raise BadRequest(f"role must be one of {', '.join(ROLES)}")
     user = await get_user(session, tenant_id=tenant_id, username=username)
+    if user.role != role:
+        _not_self(user, actor_id, "change the role of")
     user.role = role
     await session.flush()
     return user

@@ -140,6 +140,18 @@ async def add_outbound(
     return row
 
 
+# Order ---------------------------------------------------------------------------------------
+
+
+async def all_inbound(session: AsyncSession, tenant_id: int) -> list[InboundRoute]:
+    """Every inbound row in evaluation order (for reordering; tables are operator-sized)."""
+    return list((await session.execute(_inbound(tenant_id))).scalars())
+
+
+async def all_outbound(session: AsyncSession, tenant_id: int) -> list[OutboundRoute]:
+    return list((await session.execute(_outbound(tenant_id))).scalars())
+
+
 # Revisions -----------------------------------------------------------------------------------
 
 

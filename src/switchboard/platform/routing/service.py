@@ -99,6 +99,7 @@ async def _lock(session: AsyncSession, tenant_id: int, table: Table) -> None:
 
 
 RuleT = TypeVar("RuleT", InboundRule, OutboundRule)
+RowT = TypeVar("RowT", InboundRoute, OutboundRoute)
 
 
 async def _off_loop(build: Callable[[list[RuleT]], IndexT], rules: list[RuleT]) -> IndexT:
@@ -377,3 +378,51 @@ async def delete_outbound(session: AsyncSession, *, tenant_id: int, match: str) 
     await session.delete(row)
     await session.flush()
     return row
+
+
+# Order ---------------------------------------------------------------------------------------
+
+
+def _moved(rows: list[RowT], at: int, up: bool) -> list[RowT]:
+    other = at - 1 if up else at + 1
+    if other < 0 or other >= len(rows):
+        return rows
+    rows = list(rows)
+    rows[at], rows[other] = rows[other], rows[at]
+    return rows
+
+
+async def move_inbound(
+    session: AsyncSession, *, tenant_id: int, did: str, from_number: str, up: bool
+) -> InboundRoute:
+    """Swap the row keyed (Did, FromNumber) with its neighbour above (``up``) or below; the
+    catchall stays last and cannot move."""
+    if did == CATCHALL and not from_number:
+        raise BadRequest("the catchall '*' route is always last", code="cannot_move_catchall")
+    await _lock(session, tenant_id, "inbound")
+    rows = [
+        r for r in await repository.all_inbound(session, tenant_id)
+        if not (r.did == CATCHALL and not r.from_number)
+    ]  # fmt: skip
+    at = next((i for i, r in enumerate(rows) if r.did == did and r.from_number == from_number), -1)
+    if at < 0:
+        raise NotFound(f"no inbound route for Did {did!r} and FromNumber {from_number!r}")
+    for position, row in enumerate(_moved(rows, at, up), start=1):
+        row.position = position
+    await session.flush()
+    return rows[at]
+
+
+async def move_outbound(
+    session: AsyncSession, *, tenant_id: int, match: str, up: bool
+) -> OutboundRoute:
+    """Swap the row with ``match`` with its neighbour above (``up``) or below."""
+    await _lock(session, tenant_id, "outbound")
+    rows = await repository.all_outbound(session, tenant_id)
+    at = next((i for i, r in enumerate(rows) if r.match == match), -1)
+    if at < 0:
+        raise NotFound(f"no outbound route with match {match!r}")
+    for position, row in enumerate(_moved(rows, at, up), start=1):
+        row.position = position
+    await session.flush()
+    return rows[at]

@@ -13,7 +13,7 @@ from typing import Literal
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.kit.crypto import hmac_sha256_hex
-from switchboard.kit.errors import BadRequest
+from switchboard.kit.errors import BadRequest, NotFound
 from switchboard.platform.whitelist import repository
 from switchboard.platform.whitelist.models import Whitelist
 
@@ -150,6 +150,35 @@ async def write_numbers(
     row = await repository.lock(session, tenant_id)
     await repository.store(session, row, numbers=numbers, comments=comments)
     return len(numbers)
+
+
+async def remove_number(session: AsyncSession, *, tenant_id: int, number: str) -> bool:
+    """Remove ``number`` (exactly as listed) and its comment; False when it was not listed."""
+    row = await repository.lock(session, tenant_id)
+    numbers = [str(n) for n in row.numbers or []]
+    comments = {str(k): str(v) for k, v in (row.comments or {}).items()}
+    found = number in numbers or number in comments
+    numbers = [n for n in numbers if n != number]
+    comments.pop(number, None)
+    await repository.store(session, row, numbers=numbers, comments=comments)
+    return found
+
+
+async def set_comment(session: AsyncSession, *, tenant_id: int, number: str, comment: str) -> None:
+    """Replace (or, with an empty one, clear) the comment of a listed number."""
+    comment = clean_comment(comment)
+    row = await repository.lock(session, tenant_id)
+    numbers = [str(n) for n in row.numbers or []]
+    comments = {str(k): str(v) for k, v in (row.comments or {}).items()}
+    if number not in numbers and number not in comments:
+        raise NotFound(f"{number!r} is not on the whitelist")
+    if comment:
+        comments[number] = comment
+    else:
+        comments.pop(number, None)
+        if number not in numbers:
+            numbers.append(number)
+    await repository.store(session, row, numbers=numbers, comments=comments)
 
 
 # Signatures -----------------------------------------------------------------------------------

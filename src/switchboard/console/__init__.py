@@ -1,0 +1,1 @@
+"""The operator console (``/admin/``): server-rendered pages over the platform's services."""

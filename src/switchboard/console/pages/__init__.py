@@ -1,0 +1,29 @@
+"""One module per console page; ``ROUTERS`` in navigation order."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from switchboard.console.pages import (
+    apikeys,
+    auth,
+    calls,
+    numbers,
+    routing,
+    transcripts,
+    users,
+    webhooks,
+    whitelist,
+)
+
+ROUTERS: list[APIRouter] = [
+    auth.router,
+    calls.router,
+    transcripts.router,
+    webhooks.router,
+    apikeys.router,
+    numbers.router,
+    routing.router,
+    whitelist.router,
+    users.router,
+]

@@ -1,0 +1,109 @@
+"""Users (create, reset a password, unlock, roles) and the tenant's settings with bounds."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from starlette.responses import RedirectResponse, Response
+
+from switchboard.console.deps import FormOperator, Operator, OperatorDep, notice_of, render
+from switchboard.identity import service
+from switchboard.identity.models import ROLES
+from switchboard.runtime import RuntimeDep, Session
+from switchboard.tenants import service as tenants
+from switchboard.tenants.config import SFU_PREFIX, SFU_TUNABLES, STRING_SETTINGS, TenantConfig
+
+router = APIRouter()
+
+
+async def _users(
+    request: Request, operator: Operator, session: Session, *, status: int = 200, **extra: object
+) -> Response:
+    users = await service.list_users(session, tenant_id=operator.tenant.id)
+    return render(
+        request, "users.html", operator, status=status, users=users, roles=ROLES,
+        now=request.app.state.runtime.clock.now(), notice=notice_of(request), **extra,
+    )  # fmt: skip
+
+
+@router.get("/users")
+async def users_page(request: Request, operator: OperatorDep, session: Session) -> Response:
+    return await _users(request, operator, session)
+
+
+@router.post("/users")
+async def create_user(
+    request: Request, operator: FormOperator, session: Session, runtime: RuntimeDep
+) -> Response:
+    form = await request.form()
+    user = await service.create_user(
+        session, tenant=operator.tenant, username=str(form.get("username", "")).strip(),
+        password=str(form.get("password", "")), role=str(form.get("role", "")),
+        clock=runtime.clock, passwords=runtime.passwords,
+    )  # fmt: skip
+    return await _users(request, operator, session, status=201, created=user.username)
+
+
+@router.post("/users/{username}/password")
+async def reset_password(
+    request: Request, username: str, operator: FormOperator, session: Session, runtime: RuntimeDep
+) -> Response:
+    password = await service.reset_password(
+        session, tenant_id=operator.tenant.id, username=username, actor_id=operator.user.id,
+        passwords=runtime.passwords, clock=runtime.clock,
+    )  # fmt: skip
+    return await _users(request, operator, session, reset=username, password=password)
+
+
+@router.post("/users/{username}/unlock")
+async def unlock(username: str, operator: FormOperator, session: Session) -> Response:
+    await service.unlock_user(session, tenant_id=operator.tenant.id, username=username)
+    return RedirectResponse("/admin/users?notice=unlocked", status_code=303)
+
+
+@router.post("/users/{username}/role")
+async def set_role(
+    request: Request, username: str, operator: FormOperator, session: Session
+) -> Response:
+    form = await request.form()
+    await service.set_role(
+        session, tenant_id=operator.tenant.id, username=username,
+        role=str(form.get("role", "")), actor_id=operator.user.id,
+    )  # fmt: skip
+    return RedirectResponse("/admin/users?notice=saved", status_code=303)
+
+
+@router.get("/settings")
+async def settings_page(request: Request, operator: OperatorDep) -> Response:
+    raw = operator.tenant.settings or {}
+    config = TenantConfig.from_settings(raw)
+    strings = [(key, raw.get(key, ""), default) for key, default in STRING_SETTINGS.items()]
+    tunables = [(name, config.sfu[name], t) for name, t in SFU_TUNABLES.items()]
+    return render(
+        request, "settings.html", operator, strings=strings, tunables=tunables,
+        sfu_prefix=SFU_PREFIX, notice=notice_of(request),
+    )  # fmt: skip
+
+
+@router.post("/settings")
+async def save_settings(request: Request, operator: FormOperator, session: Session) -> Response:
+    """Only the fields that differ from what is stored are written, each through the same
+    validation as ``switchboard tenant set``; tunables snap to their bounds."""
+    form = await request.form()
+    raw = operator.tenant.settings or {}
+    config = TenantConfig.from_settings(raw)
+    for key in STRING_SETTINGS:
+        value = form.get(key)
+        if isinstance(value, str) and value.strip() != str(raw.get(key, "")):
+            await tenants.set_setting(session, operator.tenant, key, value.strip())
+    for name in SFU_TUNABLES:
+        value = form.get(SFU_PREFIX + name)
+        if isinstance(value, str) and value.strip() and float_or_none(value) != config.sfu[name]:
+            await tenants.set_setting(session, operator.tenant, SFU_PREFIX + name, value.strip())
+    return RedirectResponse("/admin/settings?notice=saved", status_code=303)
+
+
+def float_or_none(value: str) -> float | None:
+    try:
+        return float(value)
+    except ValueError:
+        return None

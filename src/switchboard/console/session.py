@@ -1,0 +1,100 @@
+"""The console's cookies: sealed (AES-GCM) so that they can be neither read nor forged."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import orjson
+from cryptography.exceptions import InvalidTag
+from starlette.responses import Response
+
+from switchboard.kit.crypto import SecretBox
+
+SESSION_COOKIE = "sb_console"
+LOGIN_COOKIE = "sb_console_login"
+COOKIE_PATH = "/admin"
+SESSION_SECONDS = 8 * 3600
+LOGIN_SECONDS = 600
+
+
+@dataclass(frozen=True, slots=True)
+class ConsoleSession:
+    """Who is signed in, which tenant they act on, and the CSRF token of their forms."""
+
+    user_id: int
+    tenant_id: int
+    acting_tenant_id: int
+    csrf: str
+    expires: int
+    id_token: str
+
+
+@dataclass(frozen=True, slots=True)
+class PendingLogin:
+    """What the callback must find again: the state, nonce and PKCE verifier of one login."""
+
+    state: str
+    nonce: str
+    verifier: str
+    expires: int
+
+
+def new_csrf() -> str:
+    return secrets.token_urlsafe(32)
+
+
+class CookieJar:
+    """Seals and opens the console's cookies with a key of their own."""
+
+    def __init__(self, master_secret: str, *, secure: bool) -> None:
+        self._box = SecretBox(master_secret, purpose="console-cookies")
+        self.secure = secure
+
+    def _open(self, raw: str | None) -> dict[str, Any] | None:
+        if not raw:
+            return None
+        try:
+            value = orjson.loads(self._box.open(raw))
+        except (InvalidTag, ValueError, orjson.JSONDecodeError):
+            return None
+        return value if isinstance(value, dict) else None
+
+    def session(self, raw: str | None, *, now: int) -> ConsoleSession | None:
+        data = self._open(raw)
+        try:
+            found = ConsoleSession(**data) if data else None
+        except TypeError:
+            return None
+        return found if found is not None and found.expires > now else None
+
+    def pending(self, raw: str | None, *, now: int) -> PendingLogin | None:
+        data = self._open(raw)
+        try:
+            found = PendingLogin(**data) if data else None
+        except TypeError:
+            return None
+        return found if found is not None and found.expires > now else None
+
+    def _set(self, response: Response, name: str, value: Any, max_age: int) -> None:
+        response.set_cookie(
+            name,
+            self._box.seal(orjson.dumps(asdict(value)).decode()),
+            max_age=max_age,
+            path=COOKIE_PATH,
+            httponly=True,
+            samesite="lax",
+            secure=self.secure,
+        )
+
+    def set_session(self, response: Response, value: ConsoleSession) -> None:
+        self._set(response, SESSION_COOKIE, value, SESSION_SECONDS)
+
+    def set_pending(self, response: Response, value: PendingLogin) -> None:
+        self._set(response, LOGIN_COOKIE, value, LOGIN_SECONDS)
+
+    def clear(self, response: Response, name: str) -> None:
+        response.delete_cookie(
+            name, path=COOKIE_PATH, httponly=True, samesite="lax", secure=self.secure
+        )

@@ -1,0 +1,108 @@
+"""A real server, a real webhook receiver and Debian's chromium for the console's page tests."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+import uvicorn
+
+from switchboard.app import create_app
+from switchboard.runtime import Runtime
+from switchboard.settings import Settings
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+needs_chromium = pytest.mark.skipif(
+    not CHROMIUM.exists() and not os.environ.get("CI"), reason="Debian chromium is not installed"
+)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
+@dataclass
+class Receiver:
+    """A plain HTTP server that answers every POST 200 and keeps what it received."""
+
+    url: str
+    bodies: list[bytes] = field(default_factory=list)
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    found = Receiver(url="")
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            length = int(self.headers.get("content-length", "0"))
+            found.bodies.append(self.rfile.read(length))
+            body = b"received, thanks"
+            self.send_response(200)
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *_args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    found.url = f"http://127.0.0.1:{server.server_address[1]}/hooks"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield found
+    server.shutdown()
+    server.server_close()
+    thread.join(timeout=5)
+
+
+@dataclass
+class Served:
+    base: str
+    settings: Settings
+
+
+def serve(settings: Settings) -> Iterator[Served]:
+    """The whole application under uvicorn on ``settings.public_base_url``'s port."""
+    port = int(settings.public_base_url.rsplit(":", 1)[1])
+    runtime = Runtime(settings)
+    config = uvicorn.Config(
+        create_app(runtime=runtime), host="127.0.0.1", port=port, log_config=None,
+        access_log=False, timeout_graceful_shutdown=2,
+    )  # fmt: skip
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 15
+    while not server.started:  # a real server on a real port: wait until it listens
+        assert thread.is_alive(), "uvicorn stopped"
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.05)
+    try:
+        yield Served(base=settings.public_base_url, settings=settings)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=15)
+
+
+def run(coroutine: object) -> object:
+    return asyncio.run(coroutine)  # type: ignore[arg-type]

@@ -1,0 +1,86 @@
+"""Signing in to the console over HTTP, through the identity provider's login page."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from urllib.parse import urljoin, urlsplit
+
+from httpx import AsyncClient, Response
+
+from switchboard.identity import clients
+from switchboard.runtime import Runtime
+from switchboard.tenants.models import Tenant
+from tests.factories import PASSWORD, TenantFixture
+
+
+class _Form(HTMLParser):
+    """The first form of a page: its action and its named inputs' values."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.action: str | None = None
+        self.fields: dict[str, str] = {}
+        self._inside = False
+        self._done = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = {k: v or "" for k, v in attrs}
+        if tag == "form" and not self._done and self.action is None:
+            self.action = found.get("action", "")
+            self._inside = True
+        elif tag == "input" and self._inside and "name" in found:
+            self.fields[found["name"]] = found.get("value", "")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "form" and self._inside:
+            self._inside = False
+            self._done = True
+
+
+def first_form(html: str) -> tuple[str, dict[str, str]]:
+    parser = _Form()
+    parser.feed(html)
+    return parser.action or "", parser.fields
+
+
+def csrf_of(html: str) -> str:
+    found = re.search(r'name="csrf" value="([^"]+)"', html)
+    assert found, "no CSRF field on the page"
+    return found.group(1)
+
+
+def _local(url: str) -> str:
+    parts = urlsplit(url)
+    return parts.path + (f"?{parts.query}" if parts.query else "")
+
+
+async def sign_in(
+    client: AsyncClient, username: str = "admin", *, switch: bool = False
+) -> Response:
+    """Start at /admin/login, post the login page's form, and return the callback's answer.
+
+    ``switch``: the provider remembers someone else; ask it for the login page again."""
+    start = await client.get("/admin/login", params={"switch": "1"} if switch else None)
+    assert start.status_code == 303, start.text
+    authorize = start.headers["location"]
+    page = await client.get(_local(authorize))
+    assert page.status_code == 200, page.text
+    action, fields = first_form(page.text)
+    fields.update(username=username, password=PASSWORD)
+    posted = await client.post(_local(urljoin(authorize, action or authorize)), data=fields)
+    assert posted.status_code in (302, 303), posted.text
+    callback = posted.headers["location"]
+    assert urlsplit(callback).path == "/admin/callback", callback
+    return await client.get(_local(callback))
+
+
+async def console_clients(runtime: Runtime, *fixtures: TenantFixture) -> None:
+    """Register the console client of each tenant, as ``switchboard tenant create`` does."""
+    async with runtime.db.transaction() as session:
+        for fixture in fixtures:
+            tenant = await session.get(Tenant, fixture.id)
+            assert tenant is not None
+            await clients.ensure_console_client(
+                session, tenant=tenant, base_url=f"http://{fixture.host}", clock=runtime.clock
+            )

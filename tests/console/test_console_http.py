@@ -1,0 +1,94 @@
+"""The console over HTTP: where it sends a browser, what it refuses, and its headers."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlsplit
+
+from httpx import AsyncClient
+
+from tests.factories import TenantFixture
+
+
+async def test_pages_send_a_stranger_to_the_sign_in(app_client: AsyncClient) -> None:
+    for path in ("/admin/", "/admin/calls", "/admin/webhooks", "/admin/api-keys"):
+        response = await app_client.get(path)
+        assert response.status_code == 303
+        assert response.headers["location"] in ("/admin/login", "/admin/calls")
+
+
+async def test_a_forged_session_cookie_is_no_session(app_client: AsyncClient) -> None:
+    app_client.cookies.set("sb_console", "v1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", path="/admin")
+    response = await app_client.get("/admin/calls")
+    assert response.status_code == 303
+    assert response.headers["location"] == "/admin/login"
+
+
+async def test_sign_in_starts_an_authorization_code_flow_with_pkce(
+    app_client: AsyncClient, acme: TenantFixture
+) -> None:
+    response = await app_client.get("/admin/login")
+    assert response.status_code == 303
+    target = urlsplit(response.headers["location"])
+    assert (target.scheme, target.netloc, target.path) == (
+        "http",
+        "acme.test",
+        "/oidc.ashx/authorize",
+    )
+    query = {k: v[0] for k, v in parse_qs(target.query).items()}
+    assert query["response_type"] == "code"
+    assert query["client_id"] == "console"
+    assert query["redirect_uri"] == "http://acme.test/admin/callback"
+    assert query["code_challenge_method"] == "S256"
+    assert len(query["code_challenge"]) == 43
+    assert len(query["state"]) >= 32
+    assert len(query["nonce"]) >= 32
+    cookie = response.headers["set-cookie"]
+    assert cookie.startswith("sb_console_login=")
+    for attribute in ("HttpOnly", "SameSite=lax", "Path=/admin"):
+        assert attribute in cookie
+    assert "Secure" not in cookie  # plain http here; https deployments get Secure
+    again = urlsplit((await app_client.get("/admin/login")).headers["location"])
+    assert parse_qs(again.query)["state"] != [query["state"]]
+
+
+async def test_a_callback_without_the_login_state_is_refused(
+    app_client: AsyncClient, acme: TenantFixture
+) -> None:
+    stray = await app_client.get("/admin/callback", params={"code": "x", "state": "y"})
+    assert stray.status_code == 400
+    assert "state does not match" in stray.text
+    assert "sb_console=" not in stray.headers.get("set-cookie", "")
+    await app_client.get("/admin/login")  # a login is pending, but for another state
+    wrong = await app_client.get("/admin/callback", params={"code": "x", "state": "other"})
+    assert wrong.status_code == 400
+    assert "sb_console=" not in wrong.headers.get("set-cookie", "")
+    denied = await app_client.get(
+        "/admin/callback", params={"error": "access_denied", "error_description": "no <b>"}
+    )
+    assert denied.status_code == 400
+    assert "no &lt;b&gt;" in denied.text
+
+
+async def test_every_page_forbids_framing_and_inline_code(app_client: AsyncClient) -> None:
+    for path in ("/admin/signed-out", "/admin/callback", "/admin/nowhere"):
+        response = await app_client.get(path)
+        csp = response.headers["content-security-policy"]
+        assert "frame-ancestors 'none'" in csp
+        for directive in ("script-src 'self'", "style-src 'self'", "base-uri 'none'"):
+            assert directive in csp
+        for weakness in ("unsafe-inline", "unsafe-eval", "http:", "*"):
+            assert weakness not in csp
+        assert response.headers["x-frame-options"] == "DENY"
+        assert "<script>" not in response.text
+        assert "style=" not in response.text
+
+
+async def test_static_assets_are_vendored_and_cacheable(app_client: AsyncClient) -> None:
+    page = (await app_client.get("/admin/signed-out")).text
+    assert "/admin/static/htmx-2.0.11.min.js?v=" in page
+    response = await app_client.get("/admin/static/htmx-2.0.11.min.js")
+    assert response.status_code == 200
+    assert response.headers["cache-control"].startswith("public")
+    assert b"htmx" in response.content[:2000]
+    licence = await app_client.get("/admin/static/htmx-LICENSE.txt")
+    assert "Zero-Clause BSD" in licence.text
