@@ -32,6 +32,13 @@ from websockets.exceptions import ConnectionClosed
 LIVE_PATH = "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent"
 BAD_KEY_CODE = 1007
 BAD_KEY_REASON = "API key not valid. Please pass a valid API key."
+INVALID = (1007, "Request contains an invalid argument.")
+SETUP_FIELDS = {
+    "model", "generationConfig", "systemInstruction", "tools", "realtimeInputConfig",
+    "sessionResumption", "contextWindowCompression", "inputAudioTranscription",
+    "outputAudioTranscription", "proactivity", "explicitVadSignal", "historyConfig",
+}  # fmt: skip
+SERVED_MODELS = frozenset({"models/gemini-live-test"})
 
 
 def self_signed(directory: Path) -> tuple[Path, Path]:
@@ -173,6 +180,7 @@ class LiveEndpoint:
 
     api_key: str
     scripts: list[list[Step]]
+    models: frozenset[str] = SERVED_MODELS
     port: int = 0
     connections: list[Connection] = field(default_factory=list)
 
@@ -206,10 +214,12 @@ class LiveEndpoint:
             await ws.close(BAD_KEY_CODE, BAD_KEY_REASON)
             return
         first = camel(json.loads(await ws.recv()))
-        if "setup" not in first:
-            await ws.close(1007, "Request contains an invalid argument.")
+        setup = first.get("setup")
+        problem = self._check_setup(setup) if isinstance(setup, dict) else INVALID
+        if problem:
+            await ws.close(*problem)
             return
-        conn.setup = first["setup"]
+        conn.setup = setup
         await ws.send(json.dumps({"setupComplete": {}}))
         script = self.scripts[min(len(self.connections), len(self.scripts)) - 1]
         try:
@@ -219,6 +229,24 @@ class LiveEndpoint:
                 await self._read(ws, conn)
         except ConnectionClosed:
             conn.closed_by_client = True
+
+    def _check_setup(self, setup: dict[str, Any]) -> tuple[int, str] | None:
+        """What the service refuses in a setup frame: unknown fields, a model it does not
+        serve, a response modality other than audio for a native-audio model."""
+        unknown = sorted(set(setup) - SETUP_FIELDS)
+        if unknown:
+            return 1007, f"Invalid JSON payload received. Unknown name \"{unknown[0]}\" at 'setup'."
+        model = setup.get("model", "")
+        if model not in self.models:
+            # A close frame's reason holds at most 123 bytes: the service cuts its message.
+            reason = (
+                f"{model} is not found for API version v1beta, or is not supported for "
+                "bidiGenerateContent. Call ListModels to see the list of available models."
+            )
+            return 1008, reason.encode()[:123].decode(errors="ignore")
+        if (setup.get("generationConfig") or {}).get("responseModalities") != ["AUDIO"]:
+            return INVALID
+        return None
 
     async def _step(self, ws: ServerConnection, conn: Connection, step: Step) -> None:
         if isinstance(step, Send):

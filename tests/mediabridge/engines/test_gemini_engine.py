@@ -75,9 +75,9 @@ def harness(certificate: tuple[Path, Path]) -> Harness:
     return Harness(certificate)
 
 
-def conversation(api_key: str = KEY) -> Conversation:
+def conversation(api_key: str = KEY, model: str = "gemini-live-test") -> Conversation:
     return Conversation(
-        call_id="oac-0123456789ab", direction="outbound", model="gemini-live-test",
+        call_id="oac-0123456789ab", direction="outbound", model=model,
         voice="Charon", language="de-DE", max_seconds=600, system_prompt=PROMPT,
         api_key=api_key,
     )  # fmt: skip
@@ -312,3 +312,18 @@ async def test_max_duration_asks_for_a_goodbye_and_queues_it(harness: Harness) -
     assert asked["turns"][0]["parts"][0]["text"] == CLOSING_REQUEST
     assert len(closing) == 50
     assert np.frombuffer(b"".join(closing), dtype="<i2").std() > 1000
+
+
+async def test_an_unknown_model_fails_at_start_naming_the_model(harness: Harness) -> None:
+    endpoint = LiveEndpoint(KEY, [script()])
+    async with running(endpoint, harness.cert, harness.key):
+        session = harness.engine(endpoint).session(conversation(model="gemini-nonexistent"))
+        with pytest.raises(EngineError) as failure:
+            await session.start()
+        record = await session.finish("engine")
+
+    message = str(failure.value)
+    assert message.startswith("Gemini Live connect failed: 1008 models/gemini-nonexistent is not")
+    assert "\n" not in message
+    assert KEY not in message
+    assert (record.outcome, record.error_detail) == ("", message)

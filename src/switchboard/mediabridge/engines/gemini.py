@@ -211,7 +211,9 @@ class GeminiSession:
 
     def _failure(self, exc: BaseException, doing: str) -> EngineError:
         if isinstance(exc, genai_errors.APIError):
-            detail = f"{exc.code} {exc.message or exc.status or ''}".strip()
+            # A close frame's reason arrives as ``details`` (a string), a JSON error as ``message``.
+            reason = exc.message or (exc.details if isinstance(exc.details, str) else "")
+            detail = f"{exc.code} {reason or exc.status or ''}".strip()
         else:
             detail = str(exc) or type(exc).__name__
         return EngineError(self._scrub(f"Gemini Live {doing} failed: {detail}"))
@@ -261,7 +263,11 @@ class GeminiSession:
 
     async def start(self) -> None:
         self._signal = asyncio.get_running_loop().create_future()
-        await self._connect("connect")
+        try:
+            await self._connect("connect")
+        except EngineError as exc:
+            self.record.error_detail = str(exc)
+            raise
         self._tasks = [
             asyncio.create_task(self._sender(), name="gemini-send"),
             asyncio.create_task(self._receiver(), name="gemini-receive"),
