@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from switchboard.mediabridge.engines import create_engine
 from switchboard.mediabridge.engines.base import (
     FRAME_BYTES,
     Conversation,
@@ -327,3 +328,36 @@ async def test_an_unknown_model_fails_at_start_naming_the_model(harness: Harness
     assert "\n" not in message
     assert KEY not in message
     assert (record.outcome, record.error_detail) == ("", message)
+
+
+async def test_the_environment_points_the_engine_at_another_endpoint(
+    harness: Harness, tmp_path: Path
+) -> None:
+    endpoint = LiveEndpoint(
+        KEY, [script(Send(said("AI", "Hello from elsewhere.")), Send(TURN_COMPLETE))]
+    )
+    async with running(endpoint, harness.cert, harness.key):
+        environ = {
+            "SWITCHBOARD_GEMINI_BASE_URL": endpoint.base_url,
+            "SWITCHBOARD_GEMINI_CA_FILE": str(harness.cert),
+        }
+        engine = create_engine("gemini", environ)
+        assert engine.name == "gemini"
+        session = engine.session(conversation())
+        await session.start()
+        await eventually(lambda: session.record.output_turns == 1, "the model's turn")
+        record = await session.finish("cancelled")
+        # Without the CA file the self-signed endpoint is not trusted.
+        untrusted = create_engine("gemini", {"SWITCHBOARD_GEMINI_BASE_URL": endpoint.base_url})
+        refused = untrusted.session(conversation())
+        with pytest.raises(EngineError, match="CERTIFICATE_VERIFY_FAILED"):
+            await refused.start()
+        await refused.finish("engine")
+
+    assert [t.text for t in record.turns] == ["Hello from elsewhere."]
+    bad = tmp_path / "missing.pem"
+    with pytest.raises(ValueError, match="SWITCHBOARD_GEMINI_CA_FILE"):
+        create_engine("gemini", {"SWITCHBOARD_GEMINI_CA_FILE": str(bad)})
+    assert create_engine("offline", {}).name == "offline"
+    with pytest.raises(ValueError, match="unknown engine 'espeak'"):
+        create_engine("espeak", {})

@@ -17,7 +17,7 @@ import contextlib
 import logging
 import ssl
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -110,6 +110,21 @@ class GeminiEndpoint:
     base_url: str | None = None
     api_version: str = "v1beta"
     ssl_context: ssl.SSLContext | None = None
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str]) -> GeminiEndpoint:
+        """``SWITCHBOARD_GEMINI_BASE_URL``, ``SWITCHBOARD_GEMINI_API_VERSION`` and
+        ``SWITCHBOARD_GEMINI_CA_FILE`` (a PEM bundle to trust instead of the system's)."""
+        ca_file = environ.get("SWITCHBOARD_GEMINI_CA_FILE", "").strip()
+        try:
+            context = ssl.create_default_context(cafile=ca_file) if ca_file else None
+        except (OSError, ssl.SSLError) as exc:
+            raise ValueError(f"SWITCHBOARD_GEMINI_CA_FILE: cannot load {ca_file}: {exc}") from None
+        return cls(
+            base_url=environ.get("SWITCHBOARD_GEMINI_BASE_URL", "").strip() or None,
+            api_version=environ.get("SWITCHBOARD_GEMINI_API_VERSION", "").strip() or "v1beta",
+            ssl_context=context,
+        )
 
 
 class GeminiEngine:
