@@ -269,6 +269,8 @@ async def test_a_missing_espeak_is_an_engine_error_in_one_line() -> None:
         await session.start()
     assert "\n" not in str(info.value)
     assert "espeak-ng" in str(info.value)
+    record = await session.finish("engine")
+    assert (record.outcome, record.error_detail) == ("", str(info.value))
 
 
 async def test_a_frame_of_the_wrong_size_is_refused() -> None:

@@ -24,6 +24,7 @@ from switchboard.mediabridge.engines.base import (
     FRAME_MS,
     Conversation,
     EndCall,
+    EngineError,
     FinishReason,
     Record,
     Signal,
@@ -175,7 +176,11 @@ class OfflineSession:
         opening = opening_line(self._conversation.system_prompt)
         script = self._script
         texts = [t for t in (opening, *script.prompts, script.goodbye, script.closing) if t]
-        spoken = await asyncio.gather(*(self._engine.speech(t, self._voice) for t in texts))
+        try:
+            spoken = await asyncio.gather(*(self._engine.speech(t, self._voice) for t in texts))
+        except EngineError as exc:
+            self.record.error_detail = str(exc)
+            raise
         self._lines = dict(zip(texts, spoken, strict=True))
         self._started_at = self._engine.now()
         if opening:
@@ -256,7 +261,9 @@ class OfflineSession:
         if turn is not None:
             self._caller_turn(turn.start_frame, turn.seconds)
         outcome: str = reason
-        if reason == "engine":
+        if self.record.error_detail:
+            outcome = ""
+        elif reason == "engine":
             outcome = self._ending.outcome if self._ending is not None else "finished"
         if reason != "engine":
             self._silence()
