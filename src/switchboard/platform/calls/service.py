@@ -50,6 +50,7 @@ STATUSES = (
 ENDED_STATUSES = frozenset({ENDED_SUCCESS, ENDED_FINAL, CANCELLED})
 SUCCESS_OUTCOMES = frozenset({"finished", "transferred", "max-duration"})
 RETRY_OUTCOMES = frozenset({"no-answer"})
+NUMBER_DOES_NOT_EXIST = frozenset({404, 484, 604})  # SIP statuses: never retried
 # How long a callee may ring before the bridge must have reported the end of the attempt,
 # on top of maxSeconds and the watchdog grace.
 RING_ALLOWANCE_SEC = 60
@@ -472,9 +473,11 @@ async def close_attempt(
         outcome = outcome or "cancelled"
         call.outcome = outcome
     else:
+        # a number that does not exist (SIP 404, 484, 604) is final: retrying cannot help
+        retries_left = 0 if ended.sip_status in NUMBER_DOES_NOT_EXIST else call.retries_left
         call.status = status_after_attempt(
             outcome=outcome, error_detail=ended.error_detail, answered=answered,
-            retries_left=call.retries_left,
+            retries_left=retries_left,
         )  # fmt: skip
         call.outcome = outcome
         call.ended_at = now
