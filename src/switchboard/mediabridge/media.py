@@ -102,9 +102,10 @@ class RtpLeg:
     is set (relaying between two legs), otherwise into a short queue that ``take()`` empties one
     frame per tick (silence when nothing came: the engine hears time pass either way)."""
 
-    host: str
+    host: str  # written in SDP
     port: int
     allocator: PortAllocator
+    bind_host: str = ""  # the socket's address (the --sip host), when it differs
     session: RTPSession | None = None
     on_frame: Callable[[bytes], None] | None = None
     digits: list[str] = field(default_factory=list)
@@ -116,13 +117,11 @@ class RtpLeg:
     @classmethod
     async def reserve(cls, host: str, bind_host: str, allocator: PortAllocator) -> RtpLeg:
         port, _rtcp = await allocator.allocate()
-        leg = cls(host=host, port=port, allocator=allocator)
-        leg._bind_host = bind_host  # type: ignore[attr-defined]
-        return leg
+        return cls(host=host, port=port, allocator=allocator, bind_host=bind_host)
 
     async def open(self, negotiated: Negotiated) -> None:
         session = await RTPSession.create(
-            local_addr=(getattr(self, "_bind_host", self.host), self.port),
+            local_addr=(self.bind_host or self.host, self.port),
             remote_addr=negotiated.remote,
             payload_type=negotiated.payload_type,
             dtmf_payload_type=negotiated.dtmf if negotiated.dtmf is not None else DTMF_PT,
