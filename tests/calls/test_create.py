@@ -128,7 +128,8 @@ async def test_pascal_case_body_and_response_shape(
         "callId", "tenant", "requestedBy", "phone", "displayName", "email", "voice",
         "language", "model", "status", "createdAtUtc", "scheduledForUtc", "dispatchedAtUtc",
         "answeredAtUtc", "endedAtUtc", "endedReason", "durationSec", "trunkId",
-        "transcriptPath", "errorDetail", "sipStatus", "attempt", "retriesLeft", "retryDelayMinutes",
+        "transcriptPath", "errorDetail", "sipStatus", "attempt", "retriesLeft",
+        "retryDelayMinutes",
     }  # fmt: skip
 
 

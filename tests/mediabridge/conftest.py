@@ -4,6 +4,7 @@ tests' sipp instances take), and the platform on a real port per test, on each d
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ from switchboard.runtime import Runtime
 from switchboard.settings import Settings
 from tests.calls.conftest import make_org
 from tests.conftest import PRIMARY_HOST
+from tests.factories import TenantFixture
 from tests.mediabridge.components import (
     SECRET,
     BridgeProcess,
@@ -27,6 +29,7 @@ from tests.mediabridge.components import (
     SilentTrunk,
     free_port,
 )
+from tests.webhooks.conftest import receiver  # noqa: F401 (a fixture)
 
 # trunk id -> extra TOML lines; each trunk gets its own loopback port
 TRUNKS: dict[str, str] = {
@@ -62,13 +65,19 @@ def write_trunks(path: Path, ports: dict[str, int]) -> None:
 
 
 @pytest.fixture(scope="module")
-def bridge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bridge]:
+def platform_port() -> int:
+    """The platform's port for the whole module: the bridge asks it about inbound calls."""
+    return free_port(socket.SOCK_STREAM)
+
+
+@pytest.fixture(scope="module")
+def bridge(tmp_path_factory: pytest.TempPathFactory, platform_port: int) -> Iterator[Bridge]:
     workdir = tmp_path_factory.mktemp("bridge")
     ports = {trunk_id: free_port() for trunk_id in TRUNKS}
     trunks = workdir / "trunks.toml"
     write_trunks(trunks, ports)
     process = BridgeProcess(trunks=trunks, env={"TEST_TRUNK_PASSWORD": TRUNK_PASSWORD})
-    process.start(workdir)
+    process.start(workdir, platform_url=f"http://127.0.0.1:{platform_port}")
     try:
         yield Bridge(process=process, ports=ports, workdir=workdir)
     finally:
@@ -82,6 +91,11 @@ class Platform:
     headers: dict[str, str]
     tenant_id: int
     url: str
+    tenant: str = "acme"
+
+    @property
+    def fixture(self) -> TenantFixture:
+        return TenantFixture(id=self.tenant_id, name=self.tenant, host=PRIMARY_HOST)
 
     async def route(self, phone: str, trunk_ids: list[str]) -> None:
         async with self.runtime.db.transaction() as session:
@@ -124,11 +138,18 @@ def bridge_url(bridge: Bridge) -> str:
 
 
 @pytest.fixture
-async def platform(settings: Settings, bridge_url: str) -> AsyncIterator[Platform]:
-    port = free_port(__import__("socket").SOCK_STREAM)
+async def platform(
+    settings: Settings, bridge_url: str, platform_port: int
+) -> AsyncIterator[Platform]:
+    port = platform_port
     url = f"http://127.0.0.1:{port}"
     settings = settings.model_copy(
-        update={"public_base_url": url, "bridge_url": bridge_url, "bridge_secret": SECRET}
+        update={
+            "public_base_url": url,
+            "bridge_url": bridge_url,
+            "bridge_secret": SECRET,
+            "webhook_allow_private": ("127.0.0.0/8",),
+        }
     )
     runtime = Runtime(settings, clock=ManualClock())
     server = PlatformServer(create_app(runtime=runtime), port)

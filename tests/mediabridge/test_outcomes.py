@@ -15,9 +15,11 @@ import orjson
 import pytest
 
 from switchboard.bridge import protocol
+from switchboard.platform.webhooks.tasks import deliver_due
 from tests.calls.helpers import events
 from tests.mediabridge.components import SECRET, SilentTrunk, Sipp
 from tests.mediabridge.conftest import TRUNK_PASSWORD, Bridge, Platform
+from tests.webhooks.conftest import Receiver, subscribe
 
 pytestmark = pytest.mark.slow
 
@@ -35,9 +37,14 @@ async def bridge_status(bridge: Bridge, call_id: str, attempt: int = 1) -> dict[
 
 
 async def test_every_row_of_the_outcome_table(
-    bridge: Bridge, platform: Platform, silent_trunk: SilentTrunk, tmp_path: Path
-) -> None:
+    bridge: Bridge, platform: Platform, silent_trunk: SilentTrunk, receiver: Receiver,
+    tmp_path: Path,
+) -> None:  # fmt: skip
     ports = bridge.ports
+    await subscribe(
+        platform.runtime, platform.fixture, receiver.url("/hooks"),
+        ["call.answered", "call.started", "outbound-ai.finished"],
+    )  # fmt: skip
     loop = asyncio.get_running_loop()
     spare = SilentTrunk()
     spare_transport, _ = await loop.create_datagram_endpoint(
@@ -55,6 +62,9 @@ async def test_every_row_of_the_outcome_table(
         "auth": Sipp("uas_auth.xml", ports["auth"]).start(
             tmp_path, keys={"username": "acct", "password": TRUNK_PASSWORD}, echo=True
         ),
+        "tcp": Sipp("uas_echo.xml", ports["tcp"]).start(
+            tmp_path, keys={"codec": "0"}, echo=True, extra=["-t", "t1"]
+        ),
         "hold": Sipp("uas_talk.xml", ports["hold"]).start(tmp_path, echo=False,
                                                           extra=["-mi", "127.0.0.1"]),
     }  # fmt: skip
@@ -66,9 +76,10 @@ async def test_every_row_of_the_outcome_table(
         "ring-timeout": ("+14155550104", ["ring"], {"retries": 1}),
         "busy": ("+14155550105", ["busy"], {}),
         "decline": ("+14155550106", ["decline"], {}),
-        "missing": ("+14155550107", ["missing", "spare"], {}),
+        "missing": ("+14155550107", ["missing", "spare"], {"retries": 1}),
         "failover": ("+14155550108", ["nope", "down", "silent", "auth"], {}),
         "max-duration": ("+14155550109", ["hold"], {"maxSeconds": 10}),
+        "tcp": ("+14155550110", ["tcp"], {}),
     }
     try:
         for phone, trunk_ids, _ in rows.values():
@@ -96,14 +107,15 @@ async def test_every_row_of_the_outcome_table(
     assert row("ring-timeout") == ("ended-failed-retry-pending", "no-answer", 487, "")
     assert row("busy") == ("ended-failed-final", "no-answer", 486, "")
     assert row("decline") == ("ended-failed-final", "not-now", 603, "")
-    _, reason, sip_status, detail = row("missing")
-    assert (reason, sip_status) == ("failed", 404)
+    status, reason, sip_status, detail = row("missing")
+    assert (status, reason, sip_status) == ("ended-failed-final", "failed", 404)  # not retried
     assert "does not exist" in detail
     assert "trunk missing" in detail
     assert spare.received == []  # no failover after "the number does not exist"
     assert row("failover") == ("ended-success", "finished", 200, "")
     assert silent_trunk.invites >= 3  # timer A resent the INVITE until timer B gave up
     assert row("max-duration") == ("ended-success", "max-duration", 200, "")
+    assert row("tcp") == ("ended-success", "finished", 200, "")
 
     answered_by = {name: records[name]["trunkId"] for name in ("finished", "alaw", "far-hangup")}
     assert answered_by == {"finished": "echo", "alaw": "pcma", "far-hangup": "bye"}
@@ -117,8 +129,22 @@ async def test_every_row_of_the_outcome_table(
         assert answered["trunkId"] == rows[name][1][-1]
         assert answered["answerMs"] > 0
 
+    # the same, as a real HTTP receiver got the webhooks
+    def delivered() -> list[tuple[str, str, str]]:
+        bodies = [orjson.loads(r.body) for r in receiver.at("/hooks")]
+        return [(b["event"], b["data"]["callId"], b["data"].get("outcome", "")) for b in bodies]
+
+    answered = {"finished", "alaw", "far-hangup", "failover", "max-duration", "tcp"}
+    expected = 3 * len(answered) + len(set(ids) - answered)  # unanswered: "finished" only
+    while len(delivered()) < expected:
+        assert await deliver_due(platform.runtime) > 0, delivered()
+    finished = [(event, outcome) for event, cid, outcome in delivered() if cid == ids["finished"]]
+    assert finished == [
+        ("call.answered", ""), ("call.started", ""), ("outbound-ai.finished", "finished")
+    ]  # fmt: skip
+
     # RTP flowed both ways (the echo trunks return what they hear), DTMF was received
-    for name in ("finished", "alaw", "max-duration"):
+    for name in ("finished", "alaw", "max-duration", "tcp"):
         ended = (await bridge_status(bridge, ids[name]))["ended"]
         assert ended["rtpPacketsSent"] > 50, ended
         assert ended["rtpPacketsReceived"] > 50, ended

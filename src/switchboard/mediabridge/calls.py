@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -29,6 +30,9 @@ from switchboard.mediabridge.sip.endpoint import SipEndpoint
 from switchboard.mediabridge.sip.uac import Invite, InviteResult
 
 log = logging.getLogger("switchboard.mediabridge")
+
+# the user part of the From URI; the dial's displayName is the caller-ID label
+CALLER_USER = "switchboard"
 
 
 def utc_now() -> str:
@@ -75,8 +79,8 @@ class Calls:
         self._calls: dict[tuple[str, int], Call] = {}
         self._tasks: set[asyncio.Task[None]] = set()
 
-    def spawn(self, work: asyncio.Future[None] | object) -> asyncio.Task[None]:
-        task: asyncio.Task[None] = asyncio.ensure_future(work)  # type: ignore[arg-type]
+    def spawn(self, work: Coroutine[object, object, None]) -> asyncio.Task[None]:
+        task = asyncio.ensure_future(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         task.add_done_callback(_log_failure)
@@ -141,7 +145,7 @@ class Calls:
                 continue
             leg = await RtpLeg.reserve(self.media.host, self.media.bind_host, self.media.ports)
             invite = Invite(
-                self.endpoint, trunk, phone=dial.phone, caller=_caller_user(dial),
+                self.endpoint, trunk, phone=dial.phone, caller=CALLER_USER,
                 display_name=dial.display_name,
                 offer=offer_sdp(self.media.host, leg.port, secrets.randbelow(2**31)),
             )  # fmt: skip
@@ -197,10 +201,6 @@ class Calls:
         ended = await converse(talk)
         ended.sip_status = result.status
         return ended
-
-
-def _caller_user(dial: DialRequest) -> str:
-    return "switchboard"
 
 
 def _log_failure(task: asyncio.Task[None]) -> None:

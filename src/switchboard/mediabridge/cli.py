@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
 import os
 import secrets
@@ -47,13 +46,9 @@ def load_engine(name: str) -> Engine:
 
         return ToneEngine()
     if name == "offline":
-        try:
-            module = importlib.import_module("switchboard.mediabridge.engines.offline")
-        except ImportError:
-            click.echo("the offline engine is not available in this build", err=True)
-            sys.exit(2)
-        engine: Engine = module.OfflineEngine()
-        return engine
+        from switchboard.mediabridge.engines.offline import OfflineEngine
+
+        return OfflineEngine()
     click.echo(f"the {name} engine is not available yet", err=True)
     sys.exit(2)
 

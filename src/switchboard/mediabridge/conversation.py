@@ -74,15 +74,17 @@ async def converse(talk: Talk) -> EndedFields:
         await leg.close()
         return _ended(talk, answered_at, "", Record(error_detail=str(exc)))
     talk.on_started()
-    leg.on_frame = session.feed
     closing_until: float | None = None
     playing = True
 
     def tick() -> bool:
+        """One 20 ms step: the caller's frame in (until the session finished), the AI's out."""
+        if not playing:
+            return False
+        if closing_until is None:
+            session.feed(leg.take())
         frame = session.next_frame()
         if closing_until is not None and (frame is None or time.monotonic() >= closing_until):
-            return False
-        if not playing:
             return False
         leg.send(frame)
         return True

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -22,6 +23,8 @@ log = logging.getLogger("switchboard.mediabridge.media")
 CODECS = {0: "PCMU", 8: "PCMA"}
 DTMF_PT = 101
 SILENCE = b"\x00" * FRAME_BYTES
+# frames waiting for the engine: beyond 200 ms the oldest go (the far end's clock runs fast)
+INBOX_FRAMES = 10
 
 
 def parse_range(text: str) -> tuple[int, int]:
@@ -95,14 +98,18 @@ def negotiate(sdp: SdpMessage | None) -> Negotiated | None:
 
 @dataclass
 class RtpLeg:
-    """One leg's media; ``on_frame`` receives the far end's audio as 20 ms PCM frames."""
+    """One leg's media. The far end's audio, as 20 ms PCM frames, goes to ``on_frame`` when it
+    is set (relaying between two legs), otherwise into a short queue that ``take()`` empties one
+    frame per tick (silence when nothing came: the engine hears time pass either way)."""
 
-    host: str
+    host: str  # written in SDP
     port: int
     allocator: PortAllocator
+    bind_host: str = ""  # the socket's address (the --sip host), when it differs
     session: RTPSession | None = None
     on_frame: Callable[[bytes], None] | None = None
     digits: list[str] = field(default_factory=list)
+    _inbox: deque[bytes] = field(default_factory=lambda: deque(maxlen=INBOX_FRAMES))
     _pending: bytes = b""
     _sent: int = 0
     _received: int = 0
@@ -110,13 +117,11 @@ class RtpLeg:
     @classmethod
     async def reserve(cls, host: str, bind_host: str, allocator: PortAllocator) -> RtpLeg:
         port, _rtcp = await allocator.allocate()
-        leg = cls(host=host, port=port, allocator=allocator)
-        leg._bind_host = bind_host  # type: ignore[attr-defined]
-        return leg
+        return cls(host=host, port=port, allocator=allocator, bind_host=bind_host)
 
     async def open(self, negotiated: Negotiated) -> None:
         session = await RTPSession.create(
-            local_addr=(getattr(self, "_bind_host", self.host), self.port),
+            local_addr=(self.bind_host or self.host, self.port),
             remote_addr=negotiated.remote,
             payload_type=negotiated.payload_type,
             dtmf_payload_type=negotiated.dtmf if negotiated.dtmf is not None else DTMF_PT,
@@ -133,12 +138,18 @@ class RtpLeg:
         while len(data) >= FRAME_BYTES:
             if self.on_frame is not None:
                 self.on_frame(data[:FRAME_BYTES])
+            else:
+                self._inbox.append(data[:FRAME_BYTES])
             data = data[FRAME_BYTES:]
         self._pending = data
 
     def _dtmf(self, digit: str, duration: int) -> None:
         self.digits.append(digit)
         log.info("DTMF digit %s received (%d ms)", digit, duration // 8)
+
+    def take(self) -> bytes:
+        """The next frame the far end sent, or silence."""
+        return self._inbox.popleft() if self._inbox else SILENCE
 
     def send(self, frame: bytes | None) -> None:
         if self.session is not None:

@@ -16,6 +16,7 @@ from switchboard.platform.calls.service._email import queue_attempt_email
 from switchboard.platform.calls.service._inbound import apply_inbound
 from switchboard.platform.calls.service._rules import (
     CANCELLED,
+    NUMBER_DOES_NOT_EXIST,
     SOURCE,
     checked_outcome,
     ended_reason,
@@ -165,9 +166,11 @@ async def close_attempt(
         call.outcome = outcome
     else:
         outcome, error_detail = checked_outcome(ended.outcome, ended.error_detail)
+        # a number that does not exist (SIP 404, 484, 604) is final: retrying cannot help
+        retries_left = 0 if ended.sip_status in NUMBER_DOES_NOT_EXIST else call.retries_left
         call.status = status_after_attempt(
             outcome=outcome, error_detail=error_detail, answered=answered,
-            retries_left=call.retries_left,
+            retries_left=retries_left,
         )  # fmt: skip
         call.outcome = outcome
         call.ended_at = now

@@ -27,6 +27,7 @@ STATUSES = (
 ENDED_STATUSES = frozenset({ENDED_SUCCESS, ENDED_FINAL, CANCELLED})
 SUCCESS_OUTCOMES = frozenset({"finished", "transferred-to-vnum", "max-duration"})
 RETRY_OUTCOMES = frozenset({"no-answer"})
+NUMBER_DOES_NOT_EXIST = frozenset({404, 484, 604})  # SIP statuses: never retried
 # How long a callee may ring before the bridge must have reported the end of the attempt,
 # on top of maxSeconds and the watchdog grace.
 RING_ALLOWANCE_SEC = 60

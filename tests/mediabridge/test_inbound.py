@@ -1,0 +1,102 @@
+"""Inbound SIP calls: sipp dials a DID at the bridge; the platform's inbound route decides."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from switchboard.identity import service as identity
+from switchboard.platform.numbers import service as numbers
+from tests.calls.helpers import events
+from tests.conftest import PRIMARY_HOST
+from tests.mediabridge.components import Sipp, free_port
+from tests.mediabridge.conftest import Bridge, Platform
+
+pytestmark = pytest.mark.slow
+
+DID = "+4930100"
+
+
+async def inbound_call(
+    bridge: Bridge, workdir: Path, scenario: str, did: str, domain: str = "127.0.0.1"
+) -> int:
+    """``domain`` is the request URI's host (a carrier usually sends the bridge's address)."""
+    args = ["-s", did, "-mi", "127.0.0.1", "-mp", str(free_port()), "-key", "domain", domain]
+    sipp = await Sipp(scenario, free_port()).start(
+        workdir, extra=[*args, f"127.0.0.1:{bridge.process.sip_port}"]
+    )
+    try:
+        return await sipp.exit_code(within=40)
+    finally:
+        await sipp.stop()
+
+
+async def wait_for_event(platform: Platform, name: str, within: float = 20.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while name not in [n for n, _ in await events(platform.runtime)]:
+        assert loop.time() < deadline, await events(platform.runtime)
+        await asyncio.sleep(0.1)
+
+
+def inbound_events(found: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
+    return [(n, d) for n, d in found if str(d.get("callId", "")).startswith("sip-")]
+
+
+async def test_a_did_with_a_virtual_number_reaches_the_receptionist(
+    bridge: Bridge, platform: Platform, tmp_path: Path
+) -> None:
+    async with platform.runtime.db.transaction() as session:
+        await numbers.create_number(
+            session, tenant_id=platform.tenant_id, name="Front desk", number=DID,
+            voice="Kore", language="de-DE", api_key="desk-ai-key",
+            system_prompt="You are the front desk.", box=platform.runtime.box,
+            clock=platform.runtime.clock,
+        )  # fmt: skip
+    assert await inbound_call(bridge, tmp_path, "uac_inbound.xml", DID) == 0
+    await wait_for_event(platform, "call.ended")
+    found = inbound_events(await events(platform.runtime))
+    names = [name for name, _ in found]
+    assert names[:3] == ["call.answered", "call.started", "call.ended"], names
+    answered, started, ended = (data for _, data in found[:3])
+    assert (answered["did"], answered["fromNumber"], answered["direction"]) == (
+        DID, "+14155550199", "inbound"
+    )  # fmt: skip
+    assert started["did"] == DID
+    assert (ended["source"], ended["outcome"]) == ("sip", "far-hangup")
+    assert "desk-ai-key" not in bridge.process.output()
+
+
+async def test_a_did_with_no_route_is_refused_404_and_reported_nowhere(
+    bridge: Bridge, platform: Platform, tmp_path: Path
+) -> None:
+    assert await inbound_call(bridge, tmp_path, "uac_inbound_refused.xml", "+4930999") == 0
+    await asyncio.sleep(0.3)
+    assert inbound_events(await events(platform.runtime)) == []
+
+
+async def test_an_office_tab_route_rings_the_users_phone_and_bridges_the_media(
+    bridge: Bridge, platform: Platform, tmp_path: Path
+) -> None:
+    phone_port = free_port()
+    async with platform.runtime.db.transaction() as session:
+        await identity.set_sip_uri(
+            session, tenant_id=platform.tenant_id, username="admin",
+            uri=f"sip:admin@127.0.0.1:{phone_port}",
+        )  # fmt: skip
+    phone = await Sipp("uas_echo.xml", phone_port).start(tmp_path, keys={"codec": "0"}, echo=True)
+    try:
+        code = await inbound_call(
+            bridge, tmp_path, "uac_inbound.xml", "+4930200", domain=PRIMARY_HOST
+        )
+        assert code == 0
+        assert await phone.exit_code() == 0  # the user's phone answered and got the BYE
+    finally:
+        await phone.stop()
+    await wait_for_event(platform, "call.ended")
+    found = inbound_events(await events(platform.runtime))
+    assert [name for name, _ in found][:2] == ["call.answered", "call.ended"]
+    assert found[1][1]["outcome"] == "far-hangup"
