@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import warnings
 from collections.abc import AsyncIterator
 
 import authlib.deprecate  # noqa: F401 (installs its own filter, which ours must follow)
@@ -22,10 +21,10 @@ from tests.conftest import PRIMARY_HOST
 from tests.factories import TenantFixture
 from tests.identity.signin_helpers import parse_form, redirect_params, sign_in
 
-with warnings.catch_warnings():
-    # authlib warns that it prefers the httpx2 package; the client itself is unchanged.
-    warnings.simplefilter("ignore")
-    from authlib.integrations.httpx_client import AsyncOAuth2Client
+# authlib's httpx client runs on httpx2 (locked, a dependency of google-genai), so its transport
+# into the ASGI app is httpx2's.
+from authlib.integrations.httpx_client import AsyncOAuth2Client
+from httpx2 import ASGITransport as OAuthTransport
 
 BASE = f"http://{PRIMARY_HOST}"
 REDIRECT_URI = f"{BASE}/admin/callback"
@@ -59,7 +58,7 @@ def oauth_client(app: Starlette, **kwargs: object) -> AsyncOAuth2Client:
         "token_endpoint_auth_method": "none",
         **kwargs,
     }
-    return AsyncOAuth2Client(transport=ASGITransport(app=app), base_url=BASE, **options)
+    return AsyncOAuth2Client(transport=OAuthTransport(app=app), base_url=BASE, **options)
 
 
 async def test_authlib_signs_in_through_the_login_page(

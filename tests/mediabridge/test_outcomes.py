@@ -108,7 +108,7 @@ async def test_every_row_of_the_outcome_table(
     assert row("busy") == ("ended-failed-final", "no-answer", 486, "")
     assert row("decline") == ("ended-failed-final", "not-now", 603, "")
     status, reason, sip_status, detail = row("missing")
-    assert (status, reason, sip_status) == ("ended-failed-final", "failed", 404)  # not retried
+    assert (status, reason, sip_status) == ("ended-failed-final", "", 404)  # not retried
     assert "does not exist" in detail
     assert "trunk missing" in detail
     assert spare.received == []  # no failover after "the number does not exist"
