@@ -46,6 +46,7 @@ TRUNKS: dict[str, str] = {
     "auth": 'username = "acct"\npassword_env = "TEST_TRUNK_PASSWORD"\nfrom_domain = "pbx.test"',
     "tcp": 'transport = "tcp"',
     "hold": "",
+    "hangup": "",
 }
 TRUNK_PASSWORD = "s3cret-digest"
 
