@@ -6,11 +6,12 @@ from collections.abc import AsyncIterator
 
 import pytest
 from httpx import ASGITransport, AsyncClient
-from sqlalchemy import update
+from sqlalchemy import func, select, update
 
 from switchboard.app import create_app
 from switchboard.identity import clients
-from switchboard.identity.models import User
+from switchboard.identity.models import AuthorizationCode, BrowserSession, User
+from switchboard.identity.signin.tasks import purge
 from switchboard.kit.clock import ManualClock
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
@@ -104,3 +105,23 @@ async def test_cookies_are_secure_behind_https(browser: AsyncClient, runtime: Ru
     session_cookie = next(v for v in set_cookie if v.startswith("sb_idp_session="))
     for attribute in ("httponly", "samesite=lax", "secure", "path=/oidc.ashx"):
         assert attribute in session_cookie.lower()
+
+
+async def test_purge_forgets_spent_codes_and_sessions(
+    browser: AsyncClient, runtime: Runtime, clock: ManualClock
+) -> None:
+    async def counts() -> tuple[int, int]:
+        async with runtime.db.transaction() as session:
+            codes = await session.scalar(select(func.count()).select_from(AuthorizationCode))
+            sessions = await session.scalar(select(func.count()).select_from(BrowserSession))
+            return int(codes or 0), int(sessions or 0)
+
+    await sign_in(browser, authorize_url())
+    await browser.get(authorize_url())
+    assert await counts() == (2, 1)
+    async with runtime.db.transaction() as session:
+        assert await purge(session, now=clock.now()) == (0, 0)
+    clock.advance(86400 + 61)  # a day past the codes' expiry; the 8-hour session is over too
+    async with runtime.db.transaction() as session:
+        assert await purge(session, now=clock.now()) == (2, 1)
+    assert await counts() == (0, 0)

@@ -24,7 +24,8 @@ from switchboard.platform.whitelist.endpoints import router as whitelist_router
 from switchboard.runtime import Runtime
 
 DESCRIPTION = """Outbound AI calls, virtual numbers, transcripts, routing tables, webhooks and
-the outbound whitelist. Every endpoint except `GET /api.ashx/v1` needs
+the outbound whitelist. Every endpoint except `GET /api.ashx/v1`, the public transcript share
+page `GET /share/{token}` and the identity provider's browser endpoints needs
 `Authorization: Bearer <token>` with `role=admin`: an OIDC access token from
 `/oidc.ashx/token` or an API key (`ak_...`). Errors are `{error, error_description}`."""
 

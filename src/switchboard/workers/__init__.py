@@ -1,7 +1,9 @@
-"""Background workers (call dispatcher, webhook sender), in-process or `switchboard worker`."""
+"""Background workers (call dispatcher, webhook sender, sweepers), in-process or
+`switchboard worker`."""
 
 from __future__ import annotations
 
+from switchboard.identity.signin.tasks import purger as signin_purger
 from switchboard.platform.calls.tasks import dispatcher_worker as call_dispatcher
 from switchboard.platform.emails.tasks import email_sender
 from switchboard.platform.transcripts.tasks import sweeper as transcript_sweeper
@@ -11,5 +13,7 @@ from switchboard.runtime import Worker
 
 def all_workers() -> list[Worker]:
     """Every background worker of the product, in start order."""
-    workers: list[Worker] = [call_dispatcher, webhook_sender, transcript_sweeper, email_sender]
+    workers: list[Worker] = [
+        call_dispatcher, webhook_sender, transcript_sweeper, email_sender, signin_purger,
+    ]  # fmt: skip
     return workers
