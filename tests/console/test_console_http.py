@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs, urlsplit
 
-from httpx import AsyncClient
+from httpx import ASGITransport, AsyncClient
 
+from switchboard.app import create_app
+from switchboard.runtime import Runtime
+from switchboard.settings import Settings
 from tests.factories import TenantFixture
 
 
@@ -92,3 +95,22 @@ async def test_static_assets_are_vendored_and_cacheable(app_client: AsyncClient)
     assert b"htmx" in response.content[:2000]
     licence = await app_client.get("/admin/static/htmx-LICENSE.txt")
     assert "Zero-Clause BSD" in licence.text
+
+
+async def test_behind_https_the_cookies_are_secure(settings: Settings, acme: TenantFixture) -> None:
+    # A fresh object: model_copy would carry over the cached public_scheme of the original.
+    secure = Settings(**(settings.model_dump() | {"public_base_url": "https://acme.test"}))
+    runtime = Runtime(secure)
+    try:
+        transport = ASGITransport(app=create_app(runtime=runtime))
+        async with AsyncClient(transport=transport, base_url="https://acme.test") as client:
+            response = await client.get("/admin/login")
+        assert response.status_code == 303
+        assert response.headers["location"].startswith("https://acme.test/oidc.ashx/authorize?")
+        assert (
+            "redirect_uri=https%3A%2F%2Facme.test%2Fadmin%2Fcallback"
+            in response.headers["location"]
+        )
+        assert "Secure" in response.headers["set-cookie"]
+    finally:
+        await runtime.db.dispose()
