@@ -111,3 +111,12 @@ async def test_a_failed_request_leaves_the_key_free(
     assert "idempotent-replayed" not in retried.headers
     assert len(fake_bridge.dials) == 2
     assert await _calls(runtime) == [retried.json()["callId"]]
+
+
+async def test_the_openapi_describes_the_header_and_the_conflict(app_client: AsyncClient) -> None:
+    document = (await app_client.get("/openapi.json")).json()
+    operation = document["paths"]["/api.ashx/v1/calls"]["post"]
+    (header,) = [p for p in operation["parameters"] if p["name"] == "idempotency-key"]
+    assert header["in"] == "header"
+    assert "24 hours" in header["description"]
+    assert "idempotency_key_reused" in operation["responses"]["409"]["description"]

@@ -112,13 +112,6 @@ class EndedFields(Message):
     rtp_packets_received: int = Field(default=0, ge=0)
 
 
-class StatusReply(Message):
-    call_id: str
-    attempt: int
-    state: BridgeCallState
-    ended: EndedFields | None = None
-
-
 CallbackType = Literal[
     "answered", "ai-started", "transferred", "ended",
     "inbound-answered", "inbound-ai-started", "inbound-transferred", "inbound-ended",
@@ -197,3 +190,18 @@ class InboundRouteReply(Message):
     # action "office-tab": the user whose phone rings, at the SIP address the operator stored
     user: str = ""
     sip_uri: str = ""
+
+
+class StatusReply(Message):
+    """bridge → platform: what the bridge knows of one attempt.
+
+    ``events`` is the attempt's own log, in order (``answered``, ``ai-started``,
+    ``transferred``, ``ended``), whether or not their callbacks got through: a platform that
+    lost callbacks (a worker killed, the API down) recovers them from here.
+    """
+
+    call_id: str
+    attempt: int
+    state: BridgeCallState
+    ended: EndedFields | None = None
+    events: list[Callback] = Field(default_factory=list)

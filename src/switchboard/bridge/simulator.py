@@ -59,6 +59,8 @@ class SimCall:
     ended: EndedFields | None = None
     task: asyncio.Task[None] | None = None
     hangup_requested: bool = False
+    log: list[Callback] = field(default_factory=list)
+    undelivered: list[Callback] = field(default_factory=list)
 
 
 def _log_failure(task: asyncio.Task[None]) -> None:
@@ -165,6 +167,7 @@ class SimulatedBridge:
             attempt=ref.attempt,
             state=call.state if call else "unknown",
             ended=call.ended if call else None,
+            events=list(call.log) if call else [],
         )
         return _json(reply.model_dump(mode="json"))
 
@@ -202,12 +205,16 @@ class SimulatedBridge:
             await asyncio.sleep(delay)
         call.position = max(call.position, at)
 
-    async def _post(self, url: str, event: Callback) -> bool:
+    async def _post(self, url: str, event: Callback) -> str:
+        """``"ok"``; ``"unknown"`` when the platform kept answering 404 (it never committed the
+        call: an orphan) or refused the event; ``"unreachable"`` when it could not be reached
+        (down, restarting): the call goes on and the platform recovers the events by status."""
         body = orjson.dumps(event.model_dump(mode="json"))
         headers = {
             protocol.SIGNATURE_HEADER: protocol.sign(self.secret, body),
             "Content-Type": "application/json",
         }
+        verdict = "unreachable"
         for delay in (*CALLBACK_RETRY_DELAYS, None):
             try:
                 if self._http is None:
@@ -215,20 +222,34 @@ class SimulatedBridge:
                 response = await self._http.post(url, content=body, headers=headers)
             except httpx.HTTPError as exc:
                 log.info("callback %s for %s failed: %s", event.type, event.call_id, exc)
+                verdict = "unreachable"
             else:
                 if response.status_code < 300:
-                    return True
+                    return "ok"
+                verdict = "unknown" if response.status_code == 404 else "unreachable"
                 if response.status_code not in (404, 409, 429) and response.status_code < 500:
                     log.warning(
                         "callback %s for %s refused: %s", event.type, event.call_id,
                         response.status_code,
                     )  # fmt: skip
-                    return False
+                    return "unknown"
             if delay is None:
                 break
             await asyncio.sleep(delay)
-        log.warning("giving up on callback %s for %s", event.type, event.call_id)
-        return False
+        log.warning("giving up on callback %s for %s (%s)", event.type, event.call_id, verdict)
+        return verdict
+
+    async def _send(self, call: SimCall, url: str, event: Callback) -> str:
+        """Log ``event`` and post it after any earlier event of the call whose callback did
+        not get through: the platform sees a call's events in order, or asks for them."""
+        call.log.append(event)
+        call.undelivered.append(event)
+        while call.undelivered:
+            verdict = await self._post(url, call.undelivered[0])
+            if verdict != "ok":
+                return verdict
+            call.undelivered.pop(0)
+        return "ok"
 
     def _event(self, call: SimCall, kind: str, at: float, **fields: object) -> Callback:
         data = {
@@ -301,8 +322,14 @@ class SimulatedBridge:
                         transfer_type="outbound-to-user" if not inbound else "vnum-to-officetab",
                         trunk_id=step.trunk_id,
                     )
-                ok = await self._post(url, self._event(call, prefix + step.kind, step.at, **extra))
-                if not ok:
+                event = self._event(call, prefix + step.kind, step.at, **extra)
+                if await self._send(call, url, event) == "unknown":
+                    # The platform does not know the call (its dial never committed): end it.
+                    call.ended = EndedFields(
+                        answered=call.answered_at is not None,
+                        error_detail="the platform does not know this call",
+                        turns=list(call.turns),
+                    )
                     call.state = "ended"
                     return
         except asyncio.CancelledError:
@@ -311,7 +338,8 @@ class SimulatedBridge:
         at = final.at if final is not None else call.position
         call.ended = self._ended_fields(call, final, at)
         call.state = "ended"
-        await self._post(url, self._event(call, prefix + "ended", at, ended=call.ended, **inbound))
+        event = self._event(call, prefix + "ended", at, ended=call.ended, **inbound)
+        await self._send(call, url, event)
 
     # Inbound calls, produced on demand ---------------------------------------------------
 

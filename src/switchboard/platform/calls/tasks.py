@@ -22,7 +22,7 @@ import secrets
 import socket
 
 from switchboard.bridge.client import bridge_for, close_bridge
-from switchboard.bridge.protocol import DialRequest, EndedFields
+from switchboard.bridge.protocol import DialRequest, EndedFields, StatusReply
 from switchboard.kit.db import after_commit
 from switchboard.kit.errors import ApiError
 from switchboard.platform.calls import repository, service
@@ -206,12 +206,33 @@ async def heartbeat(runtime: Runtime, *, owner: str = PROCESS_OWNER) -> int:
         )
 
 
+async def _recover_events(runtime: Runtime, state: StatusReply) -> int:
+    """Apply the attempt's events the bridge logged but the platform never recorded (their
+    callbacks were lost while this call had no live worker or API): each is a guarded
+    transition, so events already applied change nothing. The end is closed by the caller."""
+    applied = 0
+    for event in state.events:
+        if event.type == "ended" or event.attempt != state.attempt:
+            continue
+        try:
+            async with runtime.db.transaction() as session:
+                applied += int(
+                    await service.apply_bridge_event(session, runtime=runtime, event=event)
+                )
+        except ApiError as exc:
+            log.info("recovering %s of %s: %s", event.type, event.call_id, exc.description)
+    if applied:
+        log.info("recovered %d event(s) of %s from the bridge", applied, state.call_id)
+    return applied
+
+
 async def reconcile(
     runtime: Runtime, *, owner: str = PROCESS_OWNER, limit: int = CLAIM_BATCH
 ) -> int:
     """Take over in-flight attempts whose dialling process stopped renewing its lease: ask the
-    bridge; an attempt it no longer knows is closed (a technical failure), one it reports as
-    ended is closed with the bridge's figures, a live one is kept under this process's lease."""
+    bridge; the events it logged that the platform missed are applied first; an attempt it no
+    longer knows is closed (a technical failure), one it reports as ended is closed with the
+    bridge's figures, a live one is kept under this process's lease."""
     now = runtime.clock.now()
     async with runtime.db.transaction() as session:
         orphans = await repository.system_orphaned(session, now=now, limit=limit)
@@ -246,6 +267,8 @@ async def reconcile(
         except ApiError as exc:
             log.warning("reconciling %s: bridge status failed: %s", cid, exc.description)
             continue
+        if state.state != "unknown":
+            await _recover_events(runtime, state)
         if state.state in ("ringing", "answered"):
             continue
         async with runtime.db.transaction() as session:
