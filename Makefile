@@ -41,8 +41,8 @@ test: install ## Run the whole suite (SQLite, and PostgreSQL when SWITCHBOARD_TE
 check: install lint typecheck ## ruff (format + lint) and mypy --strict on src/
 
 lint:
-	$(BIN)/ruff format --check src tests bench
-	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench scripts
+	$(BIN)/ruff check src tests bench scripts
 
 format: install ## Reformat and autofix
 	$(BIN)/ruff format src tests bench

@@ -77,7 +77,10 @@ def create_app(
         routes=routes,
         middleware=[
             Middleware(AccessLogMiddleware, metrics=metrics),
-            Middleware(NoStoreMiddleware, cacheable=("/api/docs/assets/", "/admin/static/")),
+            Middleware(
+                NoStoreMiddleware,
+                cacheable=("/api/docs/assets/", "/docs/assets/", "/admin/static/"),
+            ),
             Middleware(RejectNulMiddleware),
             Middleware(
                 BodyLimitMiddleware, limit=runtime.settings.max_body_bytes, larger=LARGER_BODIES
@@ -114,7 +117,8 @@ def platform_app(settings: Settings | None = None) -> FastAPI:
     """The platform API and its workers alone."""
     runtime = Runtime(settings or Settings())
     runtime.workers.extend(all_workers())
-    return _standalone(create_platform_app(runtime, extra_openapi=create_identity_app(runtime)))
+    app = create_platform_app(runtime, extra_openapi=create_identity_app(runtime))
+    return _standalone(app, cacheable=("/docs/assets/",))
 
 
 def linen_app(settings: Settings | None = None) -> FastAPI:

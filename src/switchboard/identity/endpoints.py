@@ -18,7 +18,7 @@ from switchboard.kit.schemas import ErrorBody
 from switchboard.runtime import RuntimeDep, Session
 from switchboard.tenants import service as tenants
 
-router = APIRouter()
+router = APIRouter(tags=["identity provider (OIDC)"])
 
 OAUTH_ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorBody, "description": "OAuth error (invalid_request, invalid_grant, ...)"},
@@ -36,6 +36,7 @@ def _issuer(runtime: RuntimeDep, request: Request) -> str:
 
 @router.post(
     "/token",
+    operation_id="requestToken",
     response_model=TokenResponse,
     response_model_exclude_none=True,
     responses=OAUTH_ERRORS,
@@ -129,6 +130,7 @@ async def token(
 
 @router.get(
     "/.well-known/openid-configuration",
+    operation_id="getOpenidConfiguration",
     response_model=Discovery,
     summary="OpenID Provider metadata",
 )
@@ -166,7 +168,7 @@ async def discovery(request: Request, runtime: RuntimeDep, tenant: HostTenant) -
     )
 
 
-@router.get("/jwks", summary="Public signing keys (JWK Set)")
+@router.get("/jwks", operation_id="getJwks", summary="Public signing keys (JWK Set)")
 async def jwks(runtime: RuntimeDep, session: Session) -> JsonResponse:
     await runtime.keyring.ensure_signer(session)
     return JsonResponse(runtime.keyring.jwks())
@@ -174,6 +176,7 @@ async def jwks(runtime: RuntimeDep, session: Session) -> JsonResponse:
 
 @router.get(
     "/userinfo",
+    operation_id="getUserinfo",
     response_model=UserInfo,
     responses={401: {"model": ErrorBody, "description": "Bearer missing or invalid"}},
     summary="Claims of the bearer's user",

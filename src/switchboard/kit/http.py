@@ -9,12 +9,13 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.routing import APIRoute
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
@@ -215,6 +216,23 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(Exception, on_unexpected)
 
 
+def operation_id(route: APIRoute) -> str:
+    """A short, stable operationId from the endpoint's function name: ``list_calls`` is
+    ``listCalls`` (generated clients get usable method names)."""
+    head, *rest = route.name.strip("_").split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def prefixed_ids(prefix: str) -> Callable[[APIRoute], str]:
+    """operationIds of a router whose names repeat another's: ``laundryListInvoices``."""
+
+    def generate(route: APIRoute) -> str:
+        name = operation_id(route)
+        return prefix + name[:1].upper() + name[1:]
+
+    return generate
+
+
 def new_api(runtime: Any, *, title: str, version: str, description: str = "") -> FastAPI:
     """A sub-application with the shared conventions; standalone it runs its own lifespan."""
 
@@ -226,6 +244,7 @@ def new_api(runtime: Any, *, title: str, version: str, description: str = "") ->
         docs_url=None,
         redoc_url=None,
         lifespan=lambda _app: runtime.lifespan(),
+        generate_unique_id_function=operation_id,
     )
     app.state.runtime = runtime
     install_error_handlers(app)

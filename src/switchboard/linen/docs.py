@@ -5,67 +5,17 @@ The assets ship in the ``swagger-ui-py`` wheel, so the page works with no intern
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI, Request
-from starlette.responses import HTMLResponse, Response
-from starlette.staticfiles import StaticFiles
+from fastapi import FastAPI
 
-
-def _assets() -> Path:
-    """The static folder of the ``swagger_ui`` package, found without importing it."""
-    spec = importlib.util.find_spec("swagger_ui")
-    if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("the swagger-ui-py package is missing; run `make install`")
-    return Path(next(iter(spec.submodule_search_locations))) / "static"
-
-
-ASSETS = _assets()
-
-PAGE = """<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>linen portal API reference</title>
-<link rel="icon" type="image/png" href="{root}/docs/assets/favicon-32x32.png">
-<link rel="stylesheet" href="{root}/docs/assets/swagger-ui.css">
-</head>
-<body>
-<div id="reference"></div>
-<script src="{root}/docs/assets/swagger-ui-bundle.js"></script>
-<script src="{root}/docs/init.js"></script>
-</body>
-</html>
-"""
+from switchboard.kit import apidocs
 
 ANONYMOUS = frozenset({"/version", "/openapi.json", "/docs"})
 
-INIT = """window.ui = SwaggerUIBundle({
-  url: "%s/openapi.json",
-  dom_id: "#reference",
-  deepLinking: true,
-  validatorUrl: null,
-  tryItOutEnabled: false,
-  persistAuthorization: false,
-  layout: "BaseLayout"
-});
-"""
-
 
 def install(app: FastAPI) -> None:
-    app.mount("/docs/assets", StaticFiles(directory=ASSETS), name="docs-assets")
-
-    @app.get("/docs", include_in_schema=False)
-    async def reference(request: Request) -> HTMLResponse:
-        root = request.scope.get("root_path", "")
-        return HTMLResponse(PAGE.format(root=root))
-
-    @app.get("/docs/init.js", include_in_schema=False)
-    async def init_script(request: Request) -> Response:
-        root = request.scope.get("root_path", "")
-        return Response(INIT % root, media_type="text/javascript")
+    apidocs.install(app, title="linen portal API reference")
 
 
 def complete_openapi(schema: dict[str, Any]) -> None:

@@ -9,6 +9,7 @@ from fastapi.routing import APIRouter
 
 from switchboard import __version__
 from switchboard.bridge.endpoints import router as bridge_router
+from switchboard.kit import apidocs
 from switchboard.kit.http import JsonResponse, new_api
 from switchboard.platform.apikeys.endpoints import router as apikeys_router
 from switchboard.platform.calls.endpoints import router as calls_router
@@ -66,6 +67,7 @@ def create_platform_app(runtime: Runtime, *, extra_openapi: FastAPI | None = Non
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+    apidocs.install(app, title="switchboard platform API reference")
 
     @app.get("/openapi.json", include_in_schema=False)
     @app.get("/.well-known/openapi.json", include_in_schema=False)

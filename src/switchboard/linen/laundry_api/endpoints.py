@@ -9,6 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
 
 from switchboard.kit.clock import iso_utc
+from switchboard.kit.http import prefixed_ids
 from switchboard.kit.paging import Paging
 from switchboard.kit.schemas import Page
 from switchboard.linen.common import (
@@ -43,7 +44,9 @@ from switchboard.linen.sheets.models import LinenSheet
 from switchboard.linen.sheets.schemas import DeliveryReport, sheet_out
 from switchboard.runtime import RuntimeDep, Session
 
-router = APIRouter(prefix="/laundry", tags=["laundry API"])
+router = APIRouter(
+    prefix="/laundry", tags=["laundry API"], generate_unique_id_function=prefixed_ids("laundry")
+)
 READ = error_responses(400, 401, 404)
 WRITE = error_responses(400, 401, 404, 409)
 

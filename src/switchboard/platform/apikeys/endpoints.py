@@ -29,7 +29,12 @@ def _item(key: ApiKey, username: str) -> ApiKeyItem:
     )
 
 
-@router.get("", response_model=Page[ApiKeyItem], summary="List API keys (hashes are never shown)")
+@router.get(
+    "",
+    operation_id="listApiKeys",
+    response_model=Page[ApiKeyItem],
+    summary="List API keys (hashes are never shown)",
+)
 async def list_keys(caller: AdminCaller, session: Session, paging: Paging) -> Page[ApiKeyItem]:
     rows, total = await fetch_page(session, service.api_keys_statement(caller.tenant_id), paging)
     return Page(
@@ -40,6 +45,7 @@ async def list_keys(caller: AdminCaller, session: Session, paging: Paging) -> Pa
 
 @router.post(
     "",
+    operation_id="createApiKey",
     status_code=201,
     response_model=ApiKeyCreated,
     summary="Mint an API key (admin OIDC bearer only; an API key cannot mint keys)",
@@ -60,6 +66,7 @@ async def create_key(
 
 @router.delete(
     "/{key_id}",
+    operation_id="revokeApiKey",
     response_model=ApiKeyItem,
     responses={404: {"model": ErrorBody, "description": "No such key"}},
     summary="Revoke one API key (the others are unaffected)",

@@ -94,6 +94,7 @@ async def get_call(call_id: str, caller: AdminCaller, session: Session) -> CallR
 
 @router.post(
     "/{call_id}/hangup",
+    operation_id="hangupCall",
     response_model=HangupResult,
     response_model_exclude_none=True,
     responses=NOT_FOUND,

@@ -35,8 +35,10 @@ def catalogue_routes(openapi: dict[str, Any]) -> list[CatalogueRoute]:
 
 @router.get(
     "/api.ashx/v1",
+    operation_id="getCatalogue",
     response_model=Catalogue,
-    summary="Catalogue of all routes, with the build string",
+    summary="Catalogue of all routes, with the build string and links to the interactive "
+    "reference (`docs`) and the OpenAPI description (`openapi`)",
     tags=["catalogue"],
 )
 async def catalogue(request: Request) -> Catalogue:
@@ -45,5 +47,7 @@ async def catalogue(request: Request) -> Catalogue:
         version="v1",
         software_version=__version__,
         build=build_id(),
+        docs="/docs",
+        openapi="/openapi.json",
         routes=catalogue_routes(request.app.openapi()),
     )

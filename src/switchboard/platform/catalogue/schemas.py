@@ -15,4 +15,6 @@ class Catalogue(Schema):
     version: str
     software_version: str
     build: str
+    docs: str
+    openapi: str
     routes: list[CatalogueRoute]

@@ -97,6 +97,7 @@ async def _default_trunk(session: Session, caller: AdminCaller) -> str:
 
 @router.get(
     INBOUND,
+    operation_id="listInboundRoutes",
     response_model=Page[InboundRouteItem],
     tags=["inbound-routes"],
     summary="List inbound routes in evaluation order (the `*` catchall last)",
@@ -115,6 +116,7 @@ async def list_inbound(
 
 @router.get(
     INBOUND + ":resolve",
+    operation_id="resolveInboundRoute",
     response_model=InboundResolution,
     tags=["inbound-routes"],
     summary="Dry run: which inbound route a call would ring, its index, and why",
@@ -152,6 +154,7 @@ async def resolve_inbound(
 
 @router.get(
     INBOUND + "/{did:path}",
+    operation_id="getInboundRoute",
     response_model=InboundRouteItem,
     responses=NOT_FOUND,
     tags=["inbound-routes"],
@@ -167,6 +170,7 @@ async def get_inbound(did: str, caller: AdminCaller, session: Session) -> Inboun
 
 @router.post(
     INBOUND,
+    operation_id="createInboundRoute",
     status_code=201,
     response_model=InboundRouteEcho,
     responses=DUPLICATE,
@@ -188,6 +192,7 @@ async def create_inbound(
 
 @router.put(
     INBOUND + "/{did:path}",
+    operation_id="updateInboundRoute",
     response_model=InboundRouteEcho,
     responses=NOT_FOUND,
     tags=["inbound-routes"],
@@ -212,6 +217,7 @@ async def update_inbound(
 
 @router.delete(
     INBOUND + "/{did:path}",
+    operation_id="deleteInboundRoute",
     response_model=InboundRouteDeleted,
     responses={**NOT_FOUND, **CATCHALL},
     tags=["inbound-routes"],
@@ -245,6 +251,7 @@ async def delete_inbound(
 
 @router.get(
     OUTBOUND,
+    operation_id="listOutboundRoutes",
     response_model=OutboundRoutePage,
     tags=["outbound-routes"],
     summary="List outbound routes in evaluation order, with the tenant's `defaultTrunkId`",
@@ -262,6 +269,7 @@ async def list_outbound(caller: AdminCaller, session: Session, paging: Paging) -
 
 @router.get(
     OUTBOUND + ":resolve",
+    operation_id="resolveOutboundRoute",
     response_model=OutboundResolution,
     tags=["outbound-routes"],
     summary="Dry run: which outbound route a dialled number would use, its index, and why",
@@ -294,6 +302,7 @@ async def resolve_outbound(
 
 @router.get(
     OUTBOUND + "/{match:path}",
+    operation_id="getOutboundRoute",
     response_model=OutboundRouteItem,
     responses=NOT_FOUND,
     tags=["outbound-routes"],
@@ -306,6 +315,7 @@ async def get_outbound(match: str, caller: AdminCaller, session: Session) -> Out
 
 @router.post(
     OUTBOUND,
+    operation_id="createOutboundRoute",
     status_code=201,
     response_model=OutboundRouteItem,
     responses=DUPLICATE,
@@ -323,6 +333,7 @@ async def create_outbound(
 
 @router.put(
     OUTBOUND + "/{match:path}",
+    operation_id="updateOutboundRoute",
     response_model=OutboundRouteItem,
     responses=NOT_FOUND,
     tags=["outbound-routes"],
@@ -341,6 +352,7 @@ async def update_outbound(
 
 @router.delete(
     OUTBOUND + "/{match:path}",
+    operation_id="deleteOutboundRoute",
     response_model=OutboundRouteDeleted,
     responses=NOT_FOUND,
     tags=["outbound-routes"],

@@ -136,6 +136,7 @@ def _parse(raw: bytes, model: type[BaseModel]) -> Any:
 
 @router.get(
     PATH,
+    operation_id="listWhitelist",
     response_model=WhitelistList,
     responses={**WRONG_HOST, **WRONG_METHOD},
     summary="Whitelist of the Host's tenant (`whitelist=list`; signs `whitelist-list|<tenant>`)",
@@ -153,6 +154,7 @@ async def whitelist_list(
 
 @router.post(
     PATH,
+    operation_id="changeWhitelist",
     response_model=WhitelistAdded | WhitelistWritten,
     responses={**WRONG_HOST, **WRONG_METHOD},
     openapi_extra=POST_BODY_OPENAPI,
