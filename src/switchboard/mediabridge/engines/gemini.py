@@ -35,6 +35,7 @@ from switchboard.mediabridge.engines.base import (
     FinishReason,
     Record,
     Signal,
+    Speaker,
     TransferCall,
     TurnRecord,
 )
@@ -165,28 +166,27 @@ class _Transcript:
     def __init__(self, record: Record, now: Callable[[], datetime]) -> None:
         self._record = record
         self._now = now
-        self._open: dict[str, tuple[datetime, list[str]]] = {}
+        self._open: dict[Speaker, tuple[datetime, list[str]]] = {}
 
-    def add(self, speaker: str, text: str) -> None:
+    def add(self, speaker: Speaker, text: str) -> None:
         if not text:
             return
-        other = "AI" if speaker == "Caller" else "Caller"
+        other: Speaker = "AI" if speaker == "Caller" else "Caller"
         self.close(other)  # a turn ends when the other side starts talking
         if speaker not in self._open:
             self._open[speaker] = (self._now(), [])
         self._open[speaker][1].append(text)
 
-    def close(self, speaker: str | None = None) -> None:
-        for who in [speaker] if speaker else ["Caller", "AI"]:
+    def close(self, speaker: Speaker | None = None) -> None:
+        everyone: list[Speaker] = ["Caller", "AI"]
+        for who in [speaker] if speaker else everyone:
             opened = self._open.pop(who, None)
             if opened is None:
                 continue
             text = "".join(opened[1]).strip()
             if not text:
                 continue
-            self._record.turns.append(
-                TurnRecord("AI" if who == "AI" else "Caller", text, opened[0])
-            )
+            self._record.turns.append(TurnRecord(who, text, opened[0]))
             if who == "AI":
                 self._record.output_turns += 1
             else:
