@@ -7,7 +7,12 @@ from collections.abc import AsyncIterator
 
 import authlib.deprecate  # noqa: F401 (installs its own filter, which ours must follow)
 import pytest
+
+# authlib's httpx client runs on httpx2 (locked, a dependency of google-genai), so its transport
+# into the ASGI app is httpx2's.
+from authlib.integrations.httpx_client import AsyncOAuth2Client
 from httpx import ASGITransport, AsyncClient
+from httpx2 import ASGITransport as OAuthTransport
 from joserfc import jwt
 from joserfc.jwk import KeySet
 from starlette.applications import Starlette
@@ -20,11 +25,6 @@ from switchboard.tenants import service as tenants
 from tests.conftest import PRIMARY_HOST
 from tests.factories import TenantFixture
 from tests.identity.signin_helpers import parse_form, redirect_params, sign_in
-
-# authlib's httpx client runs on httpx2 (locked, a dependency of google-genai), so its transport
-# into the ASGI app is httpx2's.
-from authlib.integrations.httpx_client import AsyncOAuth2Client
-from httpx2 import ASGITransport as OAuthTransport
 
 BASE = f"http://{PRIMARY_HOST}"
 REDIRECT_URI = f"{BASE}/admin/callback"
