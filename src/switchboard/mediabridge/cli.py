@@ -8,16 +8,14 @@ import os
 import secrets
 import signal
 import socket
-import sys
 from pathlib import Path
 
 import click
 
 from switchboard.mediabridge.config import TrunksError, load_trunks
-from switchboard.mediabridge.engines.base import Engine
+from switchboard.mediabridge.engines import ENGINES, create_engine
 from switchboard.mediabridge.media import parse_range
 
-ENGINES = ("offline", "gemini", "tone")
 DEFAULT_RTP_PORTS = "10000-20000"
 log = logging.getLogger("switchboard.mediabridge")
 
@@ -38,19 +36,6 @@ def _primary_address() -> str:
             return str(probe.getsockname()[0])
         except OSError:
             return "127.0.0.1"
-
-
-def load_engine(name: str) -> Engine:
-    if name == "tone":
-        from switchboard.mediabridge.engines.tone import ToneEngine
-
-        return ToneEngine()
-    if name == "offline":
-        from switchboard.mediabridge.engines.offline import OfflineEngine
-
-        return OfflineEngine()
-    click.echo(f"the {name} engine is not available yet", err=True)
-    sys.exit(2)
 
 
 @click.command("serve")
@@ -124,7 +109,7 @@ def serve(
         trunks = load_trunks(trunks_file, os.environ)
     except TrunksError as exc:
         raise click.ClickException(str(exc)) from None
-    chosen = load_engine(engine)
+    chosen = create_engine(engine)
     if not advertise:
         advertise = sip_host if sip_host not in ("0.0.0.0", "::") else _primary_address()  # noqa: S104
     from switchboard.mediabridge.server import Server

@@ -1,4 +1,5 @@
-"""AI engines behind one interface (``base``): the offline engine and the Gemini Live adapter."""
+"""AI engines behind one interface (``base``): the offline engine, the Gemini Live adapter and
+the line-check tone."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Mapping
 
 from switchboard.mediabridge.engines.base import Engine
 
-ENGINES = ("offline", "gemini")
+ENGINES = ("offline", "gemini", "tone")
 
 
 def create_engine(name: str, environ: Mapping[str, str] | None = None) -> Engine:
@@ -18,6 +19,10 @@ def create_engine(name: str, environ: Mapping[str, str] | None = None) -> Engine
         from switchboard.mediabridge.engines.offline import OfflineEngine
 
         return OfflineEngine()
+    if name == "tone":
+        from switchboard.mediabridge.engines.tone import ToneEngine
+
+        return ToneEngine()
     if name == "gemini":
         from switchboard.mediabridge.engines.gemini import GeminiEndpoint, GeminiEngine
 
