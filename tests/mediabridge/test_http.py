@@ -112,7 +112,8 @@ async def test_unknown_calls_are_unknown(http: httpx.AsyncClient) -> None:
     ref = {"protocol": 1, "callId": "oac-0000000000d1", "attempt": 1}
     status = await signed(http, "/v1/calls/oac-0000000000d1/status", ref)
     assert status.json() == {
-        "callId": "oac-0000000000d1", "attempt": 1, "state": "unknown", "ended": None
+        "callId": "oac-0000000000d1", "attempt": 1, "state": "unknown", "ended": None,
+        "events": [],
     }  # fmt: skip
     hangup = await signed(http, "/v1/calls/oac-0000000000d1/hangup", {**ref, "actor": "ops"})
     assert hangup.json() == {"ok": True, "state": "unknown"}
