@@ -48,6 +48,9 @@ class Call:
     hangup: asyncio.Event = field(default_factory=asyncio.Event)
     invite: Invite | None = None
     task: asyncio.Task[None] | None = None
+    # The attempt's own log, listed in the status answer whether or not the callbacks got
+    # through: a platform that lost callbacks recovers them from there.
+    events: list[Callback] = field(default_factory=list)
 
 
 @dataclass
@@ -112,10 +115,12 @@ class Calls:
             call.invite.cancel()
 
     def _event(self, call: Call, kind: str, **fields: object) -> Callback:
-        return Callback.model_validate({
+        event = Callback.model_validate({
             "event_id": event_id(), "type": kind, "call_id": call.dial.call_id,
             "attempt": call.dial.attempt, "ts": utc_now(), **fields,
         })  # fmt: skip
+        call.events.append(event)
+        return event
 
     async def _run(self, call: Call) -> None:
         events = EventQueue(self.platform, call.dial.callback_url)

@@ -87,6 +87,7 @@ def create_app(calls: Calls, secret: str) -> Starlette:
             call_id=parsed.call_id, attempt=parsed.attempt,
             state=call.state if call else "unknown",
             ended=call.ended if call and call.state == "ended" else None,
+            events=list(call.events) if call else [],
         )  # fmt: skip
         return _json(reply.model_dump(mode="json"))
 
