@@ -88,12 +88,12 @@ def test_serve_needs_the_secret_and_a_known_engine(tmp_path: Path) -> None:
     )
     assert no_secret.exit_code == 2
     assert "SWITCHBOARD_BRIDGE_SECRET" in no_secret.output
-    gemini = runner.invoke(
-        main, ["bridge", "serve", "--trunks", str(path), "--engine", "gemini"],
+    unknown = runner.invoke(
+        main, ["bridge", "serve", "--trunks", str(path), "--engine", "nope"],
         env={"SWITCHBOARD_BRIDGE_SECRET": "s"},
     )  # fmt: skip
-    assert gemini.exit_code == 2
-    assert "not available yet" in gemini.output
+    assert unknown.exit_code == 2
+    assert "'nope' is not one of 'offline', 'gemini', 'tone'" in unknown.output
     bad_range = runner.invoke(
         main, ["bridge", "serve", "--trunks", str(path), "--rtp-ports", "9-5"],
         env={"SWITCHBOARD_BRIDGE_SECRET": "s"},
