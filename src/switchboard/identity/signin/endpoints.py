@@ -27,7 +27,7 @@ from switchboard.runtime import Runtime, RuntimeDep
 from switchboard.tenants import service as tenants
 from switchboard.tenants.models import Tenant
 
-router = APIRouter()
+router = APIRouter(tags=["identity provider (OIDC)"])
 
 _CSS = resources.files("switchboard.identity.signin").joinpath("static/signin.css").read_bytes()
 
