@@ -6,34 +6,14 @@ import json
 import resource
 import subprocess
 import sys
-from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from switchboard import __version__
 from switchboard.cli import main
-from tests.conftest import TEST_SECRET
+from tests.cli.conftest import ok
 
 HEAVY = ("sqlalchemy", "fastapi", "starlette", "pydantic", "uvicorn", "httpx", "aiohttp")
-
-
-@pytest.fixture
-def cli(db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
-    monkeypatch.setenv("SWITCHBOARD_DATABASE_URL", db_url)
-    monkeypatch.setenv("SWITCHBOARD_DATA_DIR", str(tmp_path))
-    monkeypatch.setenv("SWITCHBOARD_SECRET_KEY", TEST_SECRET)
-    monkeypatch.setenv("SWITCHBOARD_PUBLIC_BASE_URL", "http://ops.test")
-    monkeypatch.setenv("SWITCHBOARD_ARGON2_TIME_COST", "1")
-    monkeypatch.setenv("SWITCHBOARD_ARGON2_MEMORY_KIB", "64")
-    monkeypatch.setenv("SWITCHBOARD_ARGON2_PARALLELISM", "1")
-    return CliRunner()
-
-
-def _ok(cli: CliRunner, *args: str, stdin: str | None = None) -> str:
-    result = cli.invoke(main, list(args), input=stdin)
-    assert result.exit_code == 0, result.output
-    return result.output
 
 
 def test_version_and_short_help() -> None:
@@ -72,27 +52,27 @@ def test_help_loads_no_web_or_database_stack() -> None:
 
 
 def test_listing_and_show_commands_take_json(cli: CliRunner) -> None:
-    _ok(cli, "tenant", "create", "ops", "--domain", "ops.test")
-    _ok(cli, "user", "create", "ana", "--tenant", "ops", "--role", "admin", "--password-stdin",
+    ok(cli, "tenant", "create", "ops", "--domain", "ops.test")
+    ok(cli, "user", "create", "ana", "--tenant", "ops", "--role", "admin", "--password-stdin",
         stdin="correct horse battery\n")  # fmt: skip
-    _ok(cli, "apikey", "create", "--tenant", "ops", "--user", "ana", "--name", "ci")
-    _ok(cli, "keys", "rotate")
+    ok(cli, "apikey", "create", "--tenant", "ops", "--user", "ana", "--name", "ci")
+    ok(cli, "keys", "rotate")
 
-    tenants = [json.loads(line) for line in _ok(cli, "tenant", "list", "--json").splitlines()]
+    tenants = [json.loads(line) for line in ok(cli, "tenant", "list", "--json").splitlines()]
     assert tenants == [{"id": tenants[0]["id"], "name": "ops", "domains": ["ops.test"],
                         "primary": True}]  # fmt: skip
-    shown = json.loads(_ok(cli, "tenant", "show", "ops", "--json"))
+    shown = json.loads(ok(cli, "tenant", "show", "ops", "--json"))
     assert shown["name"] == "ops"
     assert "DefaultModel" in shown["settings"]
-    keys = [json.loads(line) for line in _ok(cli, "apikey", "list", "--tenant", "ops", "--json")
+    keys = [json.loads(line) for line in ok(cli, "apikey", "list", "--tenant", "ops", "--json")
             .splitlines()]  # fmt: skip
     assert [(k["createdBy"], k["revokedAtUtc"]) for k in keys] == [("ana", None)]
-    signing = [json.loads(line) for line in _ok(cli, "keys", "list", "--json").splitlines()]
+    signing = [json.loads(line) for line in ok(cli, "keys", "list", "--json").splitlines()]
     assert "active" in {k["state"] for k in signing}
-    assert _ok(cli, "number", "list", "--tenant", "ops", "--json") == ""
-    routes = [json.loads(line) for line in _ok(cli, "route", "show", "ops", "--json").splitlines()]
+    assert ok(cli, "number", "list", "--tenant", "ops", "--json") == ""
+    routes = [json.loads(line) for line in ok(cli, "route", "show", "ops", "--json").splitlines()]
     assert routes[-1]["table"] == "default"
-    assert _ok(cli, "linen", "laundries", "ops", "--json") == ""
-    assert _ok(cli, "webhook", "list", "--tenant", "ops", "--json") == ""
+    assert ok(cli, "linen", "laundries", "ops", "--json") == ""
+    assert ok(cli, "webhook", "list", "--tenant", "ops", "--json") == ""
     # Without --json: tab-separated text, one record per line.
-    assert _ok(cli, "tenant", "list").split("\t")[1:3] == ["ops", "ops.test"]
+    assert ok(cli, "tenant", "list").split("\t")[1:3] == ["ops", "ops.test"]

@@ -3,34 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 from httpx import ASGITransport, AsyncClient
 
 from switchboard.app import create_app
 from switchboard.cli import main
 from switchboard.settings import Settings
-from tests.conftest import TEST_SECRET
-
-
-@pytest.fixture
-def cli(db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
-    monkeypatch.setenv("SWITCHBOARD_DATABASE_URL", db_url)
-    monkeypatch.setenv("SWITCHBOARD_DATA_DIR", str(tmp_path))
-    monkeypatch.setenv("SWITCHBOARD_SECRET_KEY", TEST_SECRET)
-    monkeypatch.setenv("SWITCHBOARD_PUBLIC_BASE_URL", "http://ops.test")
-    monkeypatch.setenv("SWITCHBOARD_ARGON2_TIME_COST", "1")
-    monkeypatch.setenv("SWITCHBOARD_ARGON2_MEMORY_KIB", "64")
-    monkeypatch.setenv("SWITCHBOARD_ARGON2_PARALLELISM", "1")
-    return CliRunner()
-
-
-def _ok(cli: CliRunner, *args: str, stdin: str | None = None) -> str:
-    result = cli.invoke(main, list(args), input=stdin)
-    assert result.exit_code == 0, result.output
-    return result.output
+from tests.cli.conftest import ok
 
 
 def _token(host: str, password: str) -> int:
@@ -52,36 +32,34 @@ def _token(host: str, password: str) -> int:
 
 
 def test_tenant_user_client_and_keys(cli: CliRunner) -> None:
-    assert "ops" in _ok(
-        cli, "tenant", "create", "ops", "--domain", "ops.test", "--domain", "x.test"
-    )
-    listing = _ok(cli, "tenant", "list")
+    assert "ops" in ok(cli, "tenant", "create", "ops", "--domain", "ops.test", "--domain", "x.test")
+    listing = ok(cli, "tenant", "list")
     assert "ops.test,x.test" in listing
     assert listing.strip().endswith("primary")
-    _ok(cli, "user", "create", "ops", "--tenant", "ops", "--role", "admin", "--password-stdin",
+    ok(cli, "user", "create", "ops", "--tenant", "ops", "--role", "admin", "--password-stdin",
         stdin="a long enough password\n")  # fmt: skip
-    _ok(cli, "client", "create", "portal", "--tenant", "ops")
+    ok(cli, "client", "create", "portal", "--tenant", "ops")
     assert _token("ops.test", "a long enough password") == 200
     assert _token("ops.test", "wrong password!") == 400
 
-    key_id, key = _ok(cli, "apikey", "create", "--tenant", "ops", "--user", "ops").split()
+    key_id, key = ok(cli, "apikey", "create", "--tenant", "ops", "--user", "ops").split()
     assert key.startswith("ak_")
-    assert key_id in _ok(cli, "apikey", "list", "--tenant", "ops")
-    assert key not in _ok(cli, "apikey", "list", "--tenant", "ops")
-    _ok(cli, "apikey", "revoke", key_id, "--tenant", "ops")
+    assert key_id in ok(cli, "apikey", "list", "--tenant", "ops")
+    assert key not in ok(cli, "apikey", "list", "--tenant", "ops")
+    ok(cli, "apikey", "revoke", key_id, "--tenant", "ops")
 
     # Tunables snap to their bounds (spec 8.1).
-    assert _ok(cli, "tenant", "set", "ops", "Phone:Sfu:AutoPromoteHumanCount", "500").split() == [
+    assert ok(cli, "tenant", "set", "ops", "Phone:Sfu:AutoPromoteHumanCount", "500").split() == [
         "Phone:Sfu:AutoPromoteHumanCount",
         "100.0",
     ]
-    shown = _ok(cli, "tenant", "show", "ops")
+    shown = ok(cli, "tenant", "show", "ops")
     assert "Phone:Sfu:AutoPromoteHumanCount\t100" in shown
     assert "Phone:Sfu:StressRttMsThreshold\t300" in shown
 
 
 def test_errors_exit_2_with_a_message(cli: CliRunner) -> None:
-    _ok(cli, "tenant", "create", "ops", "--domain", "ops.test")
+    ok(cli, "tenant", "create", "ops", "--domain", "ops.test")
     duplicate = cli.invoke(main, ["tenant", "create", "ops", "--domain", "y.test"])
     assert duplicate.exit_code == 2
     assert "already exists" in duplicate.output
@@ -94,11 +72,11 @@ def test_errors_exit_2_with_a_message(cli: CliRunner) -> None:
 
 
 def test_signing_key_rotation(cli: CliRunner) -> None:
-    before = _ok(cli, "keys", "list").splitlines()
-    new = _ok(cli, "keys", "rotate").strip()
-    after = _ok(cli, "keys", "list")
+    before = ok(cli, "keys", "list").splitlines()
+    new = ok(cli, "keys", "rotate").strip()
+    after = ok(cli, "keys", "list")
     assert f"{new}\tactive" in after
     assert len(after.splitlines()) == len(before) + 1
     old = before[0].split("\t")[0]
-    _ok(cli, "keys", "retire", old)
-    assert f"{old}\tretired" in _ok(cli, "keys", "list")
+    ok(cli, "keys", "retire", old)
+    assert f"{old}\tretired" in ok(cli, "keys", "list")

@@ -13,13 +13,7 @@ from switchboard.app import create_app
 from switchboard.bridge import protocol
 from switchboard.cli import main
 from switchboard.settings import Settings
-from tests.cli.test_operator_cli import cli  # noqa: F401 (a fixture)
-
-
-def ok(runner: CliRunner, *args: str, stdin: str | None = None) -> str:
-    result = runner.invoke(main, list(args), input=stdin)
-    assert result.exit_code == 0, result.output
-    return result.output
+from tests.cli.conftest import ok
 
 
 def route(did: str) -> tuple[int, dict[str, Any]]:
@@ -39,7 +33,7 @@ def route(did: str) -> tuple[int, dict[str, Any]]:
     return asyncio.run(go())
 
 
-def test_set_and_clear_a_users_sip_address(cli: CliRunner) -> None:  # noqa: F811
+def test_set_and_clear_a_users_sip_address(cli: CliRunner) -> None:
     ok(cli, "tenant", "create", "ops", "--domain", "ops.test")
     ok(cli, "user", "create", "admin", "--tenant", "ops", "--role", "admin", "--password-stdin",
        stdin="a long enough password\n")  # fmt: skip
@@ -54,7 +48,7 @@ def test_set_and_clear_a_users_sip_address(cli: CliRunner) -> None:  # noqa: F81
     assert route("+4930100")[0] == 404
 
 
-def test_set_sip_refuses_bad_input_and_changes_nothing(cli: CliRunner) -> None:  # noqa: F811
+def test_set_sip_refuses_bad_input_and_changes_nothing(cli: CliRunner) -> None:
     ok(cli, "tenant", "create", "ops", "--domain", "ops.test")
     ok(cli, "user", "create", "admin", "--tenant", "ops", "--role", "admin", "--password-stdin",
        stdin="a long enough password\n")  # fmt: skip
