@@ -205,3 +205,124 @@ class StatusReply(Message):
     state: BridgeCallState
     ended: EndedFields | None = None
     events: list[Callback] = Field(default_factory=list)
+
+
+# --- Rooms (docs/bridge-protocol.md, "Rooms"): the SFU behind a meeting room and the AI peer
+# that answers a browser call to a virtual number. Platform → bridge paths:
+ROOM_PROMOTE_PATH = "/v1/rooms/promote"
+ROOM_DEMOTE_PATH = "/v1/rooms/demote"
+ROOM_PUBLISHERS_PATH = "/v1/rooms/publishers"
+ROOM_SUBSCRIBERS_PATH = "/v1/rooms/subscribers"
+ROOM_SUBSCRIBER_ANSWER_PATH = "/v1/rooms/subscribers/answer"
+ROOM_LEAVE_PATH = "/v1/rooms/leave"
+ROOM_AI_PEER_PATH = "/v1/rooms/ai-peer"
+# Bridge → platform:
+ROOM_EVENTS_PATH = "/bridge.ashx/v1/room-events"
+
+
+class RoomRef(Message):
+    """Every room request names the tenant and the room (room names are unique per tenant)."""
+
+    protocol: int = PROTOCOL_VERSION
+    tenant: str
+    room: str
+
+
+class RoomPromote(RoomRef):
+    """``POST /v1/rooms/promote``: open the room on the SFU; ``peers`` are the peers to migrate."""
+
+    peers: list[str] = Field(default_factory=list)
+
+
+class RoomPromoted(Message):
+    mode: Literal["sfu", "mesh"]
+    sfu_room: str = ""
+
+
+class RoomDemote(RoomRef):
+    """``POST /v1/rooms/demote``: close the room on the SFU (its peers return to mesh)."""
+
+
+class PublisherOffer(RoomRef):
+    """``POST /v1/rooms/publishers``: a peer publishes its media; the answer is the SFU's."""
+
+    peer_id: str
+    role: str = "human"
+    sdp: str
+
+
+class SdpReply(Message):
+    """The SFU's SDP: the answer to a publisher, or the offer to a subscriber."""
+
+    sdp: str
+
+
+class SubscriberRequest(RoomRef):
+    """``POST /v1/rooms/subscribers``: ``subscriberPeerId`` receives ``publisherPeerId``'s media.
+    The SFU makes the offer (``SdpReply``); the subscriber answers with ``SubscriberAnswer``."""
+
+    publisher_peer_id: str
+    subscriber_peer_id: str
+
+
+class SubscriberAnswer(SubscriberRequest):
+    """``POST /v1/rooms/subscribers/answer``."""
+
+    sdp: str
+
+
+class RoomLeave(RoomRef):
+    """``POST /v1/rooms/leave``: tear down the peer's SFU connections."""
+
+    peer_id: str
+
+
+class AiPeerRequest(RoomRef):
+    """``POST /v1/rooms/ai-peer``: the bridge starts a WebRTC peer (role ``ai-vnum``) that joins
+    the room over ``signalUrl`` with ``joinToken`` and lets the call's engine talk in it. It
+    reports with the ordinary callbacks (``inbound-ai-started``, ``inbound-ended``; source
+    ``vnum``, ``room``) to ``callbackUrl``."""
+
+    call_id: str
+    signal_url: str
+    join_token: str = Field(repr=False)
+    callback_url: str
+    number: str
+    name: str = ""
+    voice: str = ""
+    language: str = ""
+    model: str = ""
+    max_seconds: int = 0
+    system_prompt: str = Field(default="", repr=False)
+    api_key: str = Field(default="", repr=False)
+
+
+RoomErrorPhase = Literal["promote", "demote", "publish", "subscribe", "answer", "leave", "ai-peer"]
+
+
+class RoomError(Message):
+    """A non-2xx answer to a room request: ``code`` is machine-readable (``sfu_rejected``,
+    ``sfu_unreachable``, ``unknown_room``, ``bad_sdp``...), ``error`` is for people."""
+
+    code: str
+    phase: RoomErrorPhase
+    error: str = ""
+
+
+RoomCallbackType = Literal["publisher-connected", "subscriber-connected"]
+
+
+class RoomCallback(Message):
+    """bridge → platform ``POST /bridge.ashx/v1/room-events``: an SFU connection came up."""
+
+    protocol: int = PROTOCOL_VERSION
+    event_id: str
+    tenant: str
+    room: str
+    type: RoomCallbackType
+    peer_id: str = ""
+    publisher_peer_id: str = ""
+    subscriber_peer_id: str = ""
+    connected_utc: str
+    packets_at_conn: int = Field(default=0, ge=0)
+    packets_forwarded_at_conn: int = Field(default=0, ge=0)
