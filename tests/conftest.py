@@ -29,6 +29,19 @@ from tests import factories
 
 PG_URL = os.environ.get("SWITCHBOARD_TEST_POSTGRES_URL", "")
 BACKENDS = ["sqlite"] + (["postgres"] if PG_URL else [])
+
+# Tests that use a host-wide resource run on one xdist worker: the relay tests own the test
+# hosts' fixed documentation addresses (203.0.113.0/24, 198.51.100.0/24) and an nftables table.
+SERIAL_GROUPS = {"relay": "relay"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        folder = item.path.parent.name
+        if folder in SERIAL_GROUPS:
+            item.add_marker(pytest.mark.xdist_group(SERIAL_GROUPS[folder]))
+
+
 TEST_SECRET = "test-secret-key-with-at-least-32-characters"
 PRIMARY_HOST = "acme.test"
 
