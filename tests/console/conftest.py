@@ -7,17 +7,20 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 import uvicorn
+from httpx import ASGITransport, AsyncClient
 
 from switchboard.app import create_app
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
+from tests.console.signin import console_clients
+from tests.factories import TenantFixture
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = [
@@ -106,3 +109,19 @@ def serve(settings: Settings) -> Iterator[Served]:
 
 def run(coroutine: object) -> object:
     return asyncio.run(coroutine)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+async def browsers(
+    runtime: Runtime, acme: TenantFixture, globex: TenantFixture
+) -> AsyncIterator[dict[str, AsyncClient]]:
+    """One cookie jar per tenant host, as two browsers would have."""
+    app = create_app(runtime=runtime)
+    await console_clients(runtime, acme, globex)
+    async with runtime.lifespan():
+        transport = ASGITransport(app=app)
+        async with (
+            AsyncClient(transport=transport, base_url=f"http://{acme.host}") as a,
+            AsyncClient(transport=transport, base_url=f"http://{globex.host}") as g,
+        ):
+            yield {"acme": a, "globex": g}

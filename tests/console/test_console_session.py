@@ -2,40 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
-from httpx import ASGITransport, AsyncClient
+from httpx import AsyncClient
 from sqlalchemy import func, select
 
-from switchboard.app import create_app
 from switchboard.identity.models import ApiKey, User
 from switchboard.platform.webhooks.models import Subscription
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
-from tests.console.signin import console_clients, csrf_of, sign_in
+from tests.console.signin import csrf_of, sign_in
 from tests.factories import TenantFixture
 
 
 @pytest.fixture
 def settings(settings: Settings) -> Settings:
     return settings.model_copy(update={"webhook_allow_private": ("127.0.0.0/8",)})
-
-
-@pytest.fixture
-async def browsers(
-    runtime: Runtime, acme: TenantFixture, globex: TenantFixture
-) -> AsyncIterator[dict[str, AsyncClient]]:
-    """One cookie jar per tenant host, as two browsers would have."""
-    app = create_app(runtime=runtime)
-    await console_clients(runtime, acme, globex)
-    async with runtime.lifespan():
-        transport = ASGITransport(app=app)
-        async with (
-            AsyncClient(transport=transport, base_url=f"http://{acme.host}") as a,
-            AsyncClient(transport=transport, base_url=f"http://{globex.host}") as g,
-        ):
-            yield {"acme": a, "globex": g}
 
 
 async def _count(runtime: Runtime, model: type[ApiKey] | type[Subscription]) -> int:

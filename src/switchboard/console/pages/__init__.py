@@ -9,6 +9,7 @@ from switchboard.console.pages import (
     auth,
     calls,
     numbers,
+    relay,
     routing,
     transcripts,
     users,
@@ -26,4 +27,5 @@ ROUTERS: list[APIRouter] = [
     routing.router,
     whitelist.router,
     users.router,
+    relay.router,
 ]
