@@ -7,7 +7,6 @@ import contextlib
 import datetime as dt
 import os
 import signal
-import socket
 import subprocess
 import sys
 from collections import Counter
@@ -22,6 +21,7 @@ from sqlalchemy import text
 from switchboard.kit.clock import iso_utc
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
+from tests import ports
 from tests.calls.conftest import Org
 from tests.calls.helpers import events, place
 
@@ -121,9 +121,7 @@ BRIDGE_SECRET = "external-bridge-secret-for-tests"
 
 
 def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    return ports.free_port()
 
 
 def _spawn(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -19,6 +18,7 @@ from httpx import ASGITransport, AsyncClient
 from switchboard.app import create_app
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
+from tests import ports
 from tests.console.signin import console_clients
 from tests.factories import TenantFixture
 
@@ -37,10 +37,7 @@ needs_chromium = pytest.mark.skipif(
 
 
 def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
+    return ports.free_port()
 
 
 @dataclass

@@ -7,7 +7,6 @@ import asyncio
 import base64
 import hashlib
 import os
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -27,6 +26,7 @@ from switchboard.platform.transcripts.service import Turn, save_transcript
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
 from switchboard.tenants import service as tenants
+from tests import ports
 from tests.factories import PASSWORD
 from tests.transcripts.helpers import T0, outbound
 
@@ -74,9 +74,7 @@ async def _seed(settings: Settings, host: str) -> None:
 
 @pytest.fixture
 def server(settings: Settings) -> Iterator[Server]:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = ports.free_port()
     host = f"127.0.0.1:{port}"
     live = settings.model_copy(update={"public_base_url": f"http://{host}"})
     asyncio.run(_seed(live, host))

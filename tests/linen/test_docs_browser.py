@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -15,6 +14,7 @@ import uvicorn
 
 from switchboard.app import create_app
 from switchboard.settings import Settings
+from tests import ports
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = [
@@ -29,9 +29,7 @@ ARGS = [
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[str]:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = ports.free_port()
     settings = Settings(
         data_dir=tmp_path,
         public_base_url=f"http://127.0.0.1:{port}",

@@ -14,24 +14,15 @@ from pathlib import Path
 
 import uvicorn
 
+from tests import ports
+
 SCENARIOS = Path(__file__).parent / "scenarios"
 SECRET = "bridge-test-secret"
 
 
 def free_port(kind: int = socket.SOCK_DGRAM) -> int:
-    """A port free for UDP and TCP on loopback (SIP listens on both)."""
-    while True:
-        with socket.socket(socket.AF_INET, kind) as first:
-            first.bind(("127.0.0.1", 0))
-            port = int(first.getsockname()[1])
-            other = socket.SOCK_STREAM if kind == socket.SOCK_DGRAM else socket.SOCK_DGRAM
-            with socket.socket(socket.AF_INET, other) as second:
-                try:
-                    second.bind(("127.0.0.1", port))
-                except OSError:
-                    continue
-            if port % 2 == 0 or kind != socket.SOCK_DGRAM:
-                return port
+    """A port free for UDP and TCP on loopback (SIP listens on both); even for UDP (RTP)."""
+    return ports.free_port(even=kind == socket.SOCK_DGRAM)
 
 
 @dataclass
@@ -53,7 +44,13 @@ class Sipp:
         for key, value in (keys or {}).items():
             args += ["-key", key, value]
         if echo:
-            args += ["-mi", "127.0.0.1", "-mp", str(free_port()), "-rtp_echo"]
+            args += [
+                "-mi",
+                "127.0.0.1",
+                "-mp",
+                str(ports.free_port(even=True, span=4)),
+                "-rtp_echo",
+            ]
         args += list(extra)
         self.log = workdir / f"sipp-{self.scenario}-{self.port}.log"
         out = self.log.open("wb")

@@ -10,6 +10,7 @@ import pytest
 
 from switchboard.identity import service as identity
 from switchboard.platform.numbers import service as numbers
+from tests import ports
 from tests.calls.helpers import events
 from tests.conftest import PRIMARY_HOST
 from tests.mediabridge.components import Sipp, free_port
@@ -24,7 +25,8 @@ async def inbound_call(
     bridge: Bridge, workdir: Path, scenario: str, did: str, domain: str = "127.0.0.1"
 ) -> int:
     """``domain`` is the request URI's host (a carrier usually sends the bridge's address)."""
-    args = ["-s", did, "-mi", "127.0.0.1", "-mp", str(free_port()), "-key", "domain", domain]
+    media = ports.free_port(even=True, span=4)
+    args = ["-s", did, "-mi", "127.0.0.1", "-mp", str(media), "-key", "domain", domain]
     sipp = await Sipp(scenario, free_port()).start(
         workdir, extra=[*args, f"127.0.0.1:{bridge.process.sip_port}"]
     )

@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import ipaddress
 import logging
-import socket
 from collections.abc import AsyncIterator
 
 import pytest
@@ -22,6 +21,7 @@ from switchboard.platform.events.service import emit
 from switchboard.platform.webhooks import service as webhooks
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
+from tests import ports
 from tests.calls.helpers import call_body
 from tests.conftest import PRIMARY_HOST
 from tests.factories import TenantFixture, api_key
@@ -80,9 +80,7 @@ async def test_readyz_needs_current_migrations(app_client: AsyncClient, runtime:
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    return ports.free_port()
 
 
 async def test_readyz_follows_the_configured_bridges_health(

@@ -13,7 +13,6 @@ import json
 import os
 import random
 import shutil
-import socket
 import subprocess
 import sys
 import uuid
@@ -32,6 +31,7 @@ from switchboard.kit.db import Database
 from switchboard.relay.credentials import turn_credentials
 from switchboard.relay.server import RelayServer
 from switchboard.relay.settings import RelaySettings
+from tests import ports
 
 CLIENT = Path(__file__).with_name("hostclient.py")
 SECRET = "relay-test-shared-secret"
@@ -164,19 +164,8 @@ def certificates(tmp_path: Path) -> Certificates:
 
 
 def free_port() -> int:
-    """A port free for both TCP and UDP on every address, drawn below the kernel's ephemeral
-    range (32768 and up) and below the 27000-27999 range kept for manual runs: a port another
-    test picks by binding port 0 can then never be ours, so nobody else's readiness probe ends
-    up counted by the guard."""
-    while True:
-        port = random.randrange(20000, 27000)
-        with socket.socket() as tcp, socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
-            try:
-                tcp.bind(("", port))
-                udp.bind(("", port))
-            except OSError:
-                continue
-            return port
+    """A port free for both TCP and UDP on every address (tests/ports.py)."""
+    return ports.free_port()
 
 
 @pytest.fixture
