@@ -18,6 +18,7 @@ from switchboard.mediabridge.engines.base import Engine
 from switchboard.mediabridge.http import create_app
 from switchboard.mediabridge.inbound import Inbound
 from switchboard.mediabridge.platform import PlatformClient, event_id
+from switchboard.mediabridge.rooms.aipeer import AiPeers
 from switchboard.mediabridge.rooms.config import SfuConfig
 from switchboard.mediabridge.rooms.endpoints import room_routes
 from switchboard.mediabridge.rooms.janus import JanusClient
@@ -54,7 +55,8 @@ class Server:
         self.inbound = Inbound(self.calls)
         self.endpoint.on_invite = self.inbound.answer
         self.janus_process, self.sfu = self._sfu(sfu or SfuConfig())
-        app = create_app(self.calls, secret, room_routes(self.sfu, secret))
+        self.ai_peers = AiPeers(engine, self.platform)
+        app = create_app(self.calls, secret, room_routes(self.sfu, secret, self.ai_peers))
         config = uvicorn.Config(
             app, host=http[0], port=http[1], log_config=None,
             access_log=False, lifespan="off",
@@ -109,6 +111,7 @@ class Server:
                 await self._http_task
         await self.calls.aclose()
         await self.inbound.aclose()
+        await self.ai_peers.aclose()
         await self.endpoint.stop()
         if self.sfu is not None:
             await self.sfu.aclose()

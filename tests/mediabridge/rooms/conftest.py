@@ -12,6 +12,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 import orjson
@@ -84,6 +85,7 @@ class RoomEvents:
     """What the platform's room-events endpoint received (signature checked)."""
 
     events: list[dict[str, object]] = field(default_factory=list)
+    calls: list[dict[str, Any]] = field(default_factory=list)  # on the calls' callback path
     bad_signatures: int = 0
 
 
@@ -96,11 +98,13 @@ async def room_events(platform_port: int) -> AsyncIterator[RoomEvents]:
         if not protocol.verify(SECRET, body, request.headers.get(protocol.SIGNATURE_HEADER)):
             received.bad_signatures += 1
             return web.json_response({"error": "bad_signature"}, status=401)
-        received.events.append(orjson.loads(body))
+        kept = received.events if request.path == protocol.ROOM_EVENTS_PATH else received.calls
+        kept.append(orjson.loads(body))
         return web.json_response({"ok": True})
 
     app = web.Application()
     app.router.add_post(protocol.ROOM_EVENTS_PATH, accept)
+    app.router.add_post(protocol.CALLBACK_PATH, accept)
     runner = web.AppRunner(app)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", platform_port)

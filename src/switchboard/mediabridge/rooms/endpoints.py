@@ -3,7 +3,8 @@
 Every request is signed; a refusal is a ``RoomError`` body ``{code, phase, error}``:
 ``401 bad_signature``, ``400 invalid_request``, ``404 unknown_room`` / ``unknown_peer``,
 ``400 bad_sdp``, ``502 sfu_rejected``, ``503 sfu_unreachable`` (also when the bridge runs
-without an SFU); the AI peer is not carried yet (``501 not_implemented``).
+without an SFU). ``ai-peer`` answers ``200 {}`` once the peer is started; it reports the rest
+with callbacks.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from switchboard.bridge.protocol import (
     SubscriberAnswer,
     SubscriberRequest,
 )
+from switchboard.mediabridge.rooms.aipeer import AiPeers
 from switchboard.mediabridge.rooms.sfu import RoomFailure, SfuRooms
 
 M = TypeVar("M", bound=RoomRef)
@@ -46,7 +48,7 @@ def refusal(status: int, code: str, phase: RoomErrorPhase, error: str) -> Respon
     return _json(RoomError(code=code, phase=phase, error=error).model_dump(mode="json"), status)
 
 
-def room_routes(sfu: SfuRooms | None, secret: str) -> list[Route]:
+def room_routes(sfu: SfuRooms | None, secret: str, ai_peers: AiPeers | None = None) -> list[Route]:
     async def parse(request: Request, model: type[M], phase: RoomErrorPhase) -> M | Response:
         body = await request.body()
         if not protocol.verify(secret, body, request.headers.get(protocol.SIGNATURE_HEADER)):
@@ -110,7 +112,10 @@ def room_routes(sfu: SfuRooms | None, secret: str) -> list[Route]:
         parsed = await parse(request, AiPeerRequest, "ai-peer")
         if isinstance(parsed, Response):
             return parsed
-        return refusal(501, "not_implemented", "ai-peer", "this bridge has no AI peer yet")
+        if ai_peers is None:
+            return refusal(503, "unavailable", "ai-peer", "this bridge runs no AI peers")
+        ai_peers.start(parsed)
+        return _json({})
 
     return [
         Route(protocol.ROOM_AI_PEER_PATH, ai_peer, methods=["POST"]),
