@@ -30,13 +30,12 @@ from av import AudioFrame
 
 from switchboard.bridge.protocol import AiPeerRequest, Callback, EndedFields
 from switchboard.mediabridge.calls import utc_now
-from switchboard.mediabridge.conversation import turns_of
+from switchboard.mediabridge.conversation import decision, turns_of
 from switchboard.mediabridge.engines.base import (
     FRAME_BYTES,
     FRAME_SAMPLES,
     SAMPLE_RATE,
     Conversation,
-    EndCall,
     Engine,
     EngineError,
     EngineSession,
@@ -189,13 +188,7 @@ class AiPeer:
         outcome = ""
         failure = ""
         if signal in done:
-            try:
-                decided = signal.result()
-            except EngineError as exc:
-                failure = str(exc)
-            else:
-                outcome = decided.outcome if isinstance(decided, EndCall) else ""
-                failure = "" if outcome else "the engine asked for a transfer (not carried)"
+            outcome, failure = decision(signal)
         elif limit in done:
             reason, outcome = "max-duration", "max-duration"
         else:
