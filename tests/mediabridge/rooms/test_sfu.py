@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import secrets
+import signal
 from pathlib import Path
 
 import httpx
@@ -186,6 +187,28 @@ async def test_the_bridge_runs_its_own_janus(tmp_path: Path, platform_port: int)
         janus = [pid for pid, exe in children(local.process.pid) if exe.endswith("janus")]
         assert janus, "the bridge started no janus"
         async with httpx.AsyncClient(base_url=local.url, timeout=20) as client:
+            reply = await signed(client, protocol.ROOM_PROMOTE_PATH,
+                                 {"tenant": "acme", "room": "local"})  # fmt: skip
+            assert reply.status_code == 200, reply.text
+            # Janus dies: the bridge starts another, which knows no room until promoted again
+            os.kill(janus[0], signal.SIGKILL)
+            await until(lambda: janus[0] not in running(janus))
+            ref = {"tenant": "acme", "room": "local", "peerId": "p1", "sdp": "v=0\r\n"}
+            codes: list[str] = []
+
+            async def unknown_room_again() -> bool:
+                answer = await signed(client, protocol.ROOM_PUBLISHERS_PATH, ref)
+                codes.append(answer.json()["code"])
+                return codes[-1] == "unknown_room"
+
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + 20
+            while not await unknown_room_again():
+                assert loop.time() < deadline, codes
+                await asyncio.sleep(0.2)
+            assert set(codes) <= {"sfu_unreachable", "unknown_room"}
+            janus += [pid for pid, exe in children(local.process.pid) if exe.endswith("janus")]
+            assert len(janus) == 2
             reply = await signed(client, protocol.ROOM_PROMOTE_PATH,
                                  {"tenant": "acme", "room": "local"})  # fmt: skip
             assert reply.status_code == 200, reply.text

@@ -190,8 +190,15 @@ class JanusClient:
         return reply
 
     async def attach(self, plugin: str) -> Handle:
+        """A new handle; a session Janus no longer knows (it restarted) is replaced once."""
         session_id = await self.session()
-        reply = await self.request(f"/{session_id}", {"janus": "attach", "plugin": plugin})
+        try:
+            reply = await self.request(f"/{session_id}", {"janus": "attach", "plugin": plugin})
+        except JanusError as exc:
+            if exc.code != SESSION_NOT_FOUND:
+                raise
+            session_id = await self.session()
+            reply = await self.request(f"/{session_id}", {"janus": "attach", "plugin": plugin})
         handle = Handle(client=self, id=int(reply["data"]["id"]), session_id=session_id)
         self._handles[handle.id] = handle
         return handle

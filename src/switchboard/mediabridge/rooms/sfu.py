@@ -114,6 +114,14 @@ class SfuRooms:
         self._admin = None
         self.rooms.clear()
 
+    async def _attach(self, opened: SfuRoom) -> Handle:
+        """A handle for a request in ``opened``; the room is gone if Janus restarted meanwhile."""
+        handle = await self.janus.attach(PLUGIN)
+        if self.rooms.get((opened.tenant, opened.room)) is not opened:
+            await handle.detach()
+            raise RoomFailure("unknown_room", 404, "the SFU restarted: promote the room again")
+        return handle
+
     async def aclose(self) -> None:
         for task in list(self._tasks):
             task.cancel()
@@ -173,7 +181,7 @@ class SfuRooms:
             await previous.detach()
         handle: Handle | None = None
         try:
-            handle = await self.janus.attach(PLUGIN)
+            handle = await self._attach(opened)
             handle.labels = {"peer": peer_id}
             handle.on_webrtcup = lambda h: self._connected(opened, h, "publisher")
             data, jsep = await handle.message(
@@ -202,7 +210,7 @@ class SfuRooms:
             await previous.detach()
         handle: Handle | None = None
         try:
-            handle = await self.janus.attach(PLUGIN)
+            handle = await self._attach(opened)
             handle.labels = {"publisher": publisher, "subscriber": subscriber}
             handle.on_webrtcup = lambda h: self._connected(opened, h, "subscriber")
             _data, jsep = await handle.message({
