@@ -20,7 +20,7 @@ import numpy as np
 import orjson
 import pytest
 from aiohttp import WSCloseCode, web
-from aiortc import RTCPeerConnection, RTCSessionDescription
+from aiortc import RTCConfiguration, RTCPeerConnection, RTCSessionDescription
 from aiortc.mediastreams import MediaStreamError, MediaStreamTrack
 from av import AudioFrame
 
@@ -117,7 +117,7 @@ async def test_a_browser_talks_to_the_ai_peer(
 ) -> None:
     room = "vnum-" + secrets.token_hex(3)
     speech = await synthesize("Hello, I would like to book a table.", espeak_voice("en", ""))
-    browser = RTCPeerConnection()
+    browser = RTCPeerConnection(RTCConfiguration(iceServers=[]))
     browser.addTrack(SpeechTrack(speech))
     heard: list[float] = []
 

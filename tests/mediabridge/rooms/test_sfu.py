@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from aiortc import RTCPeerConnection, RTCSessionDescription
+from aiortc import RTCConfiguration, RTCPeerConnection, RTCSessionDescription
 from aiortc.mediastreams import AudioStreamTrack, MediaStreamTrack, VideoStreamTrack
 
 from switchboard.bridge import protocol
@@ -41,8 +41,8 @@ async def test_a_subscriber_receives_a_publisher_through_janus(
 ) -> None:
     tenant, room = "acme", "standup-" + secrets.token_hex(3)
     ref = {"tenant": tenant, "room": room}
-    publisher = RTCPeerConnection()
-    subscriber = RTCPeerConnection()
+    publisher = RTCPeerConnection(RTCConfiguration(iceServers=[]))
+    subscriber = RTCPeerConnection(RTCConfiguration(iceServers=[]))
     received: list[MediaStreamTrack] = []
     subscriber.on("track", received.append)
     try:

@@ -23,7 +23,7 @@ from typing import Any
 import aiohttp
 import numpy as np
 import orjson
-from aiortc import RTCPeerConnection, RTCSessionDescription
+from aiortc import RTCConfiguration, RTCIceServer, RTCPeerConnection, RTCSessionDescription
 from aiortc.mediastreams import MediaStreamError, MediaStreamTrack
 from aiortc.sdp import candidate_from_sdp
 from av import AudioFrame
@@ -96,6 +96,19 @@ def to_pcm8k(frame: AudioFrame, resampler: StreamResampler) -> bytes:
     return resampler(mono.astype("<i2").tobytes())
 
 
+def ice_servers(listed: object) -> list[RTCIceServer]:
+    """The ``welcome``'s ``iceServers`` (the browser's format: ``urls``, ``username``,
+    ``credential``), the ones that parse."""
+    found = []
+    for server in listed if isinstance(listed, list) else []:
+        if isinstance(server, dict) and isinstance(server.get("urls"), str | list):
+            found.append(RTCIceServer(
+                urls=server["urls"], username=server.get("username"),
+                credential=server.get("credential"),
+            ))  # fmt: skip
+    return found
+
+
 class AiPeer:
     def __init__(self, request: AiPeerRequest, engine: Engine, platform: PlatformClient) -> None:
         self.request = request
@@ -107,6 +120,7 @@ class AiPeer:
         self.connected = asyncio.Event()
         self.far_left = asyncio.Event()
         self._listening: set[asyncio.Task[None]] = set()
+        self.ice_servers: list[RTCIceServer] = []
         max_seconds = request.max_seconds or DEFAULT_MAX_SECONDS
         self.max_seconds = max_seconds
         self.session = engine.session(Conversation(
@@ -221,6 +235,7 @@ class AiPeer:
         kind = data.get("type")
         if kind == "welcome":
             self.peer_id = str(data.get("peerId", ""))
+            self.ice_servers = ice_servers(data.get("iceServers"))
             for peer in data.get("peers") or []:
                 other = str(peer.get("peerId", ""))
                 if other and other != self.peer_id:
@@ -261,7 +276,7 @@ class AiPeer:
         await ws.send_str(orjson.dumps(data).decode())
 
     def _pc(self, other: str) -> RTCPeerConnection:
-        pc = RTCPeerConnection()
+        pc = RTCPeerConnection(RTCConfiguration(iceServers=self.ice_servers))
         self.pcs[other] = pc
         pc.addTrack(self.track)
 
