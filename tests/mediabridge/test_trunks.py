@@ -100,3 +100,29 @@ def test_serve_needs_the_secret_and_a_known_engine(tmp_path: Path) -> None:
     )  # fmt: skip
     assert bad_range.exit_code == 2
     assert "--rtp-ports" in bad_range.output
+
+
+@pytest.mark.parametrize(
+    ("table", "args", "names"),
+    [
+        ('[sfu]\njanus = "somewhere"\n', [], "sfu.janus"),
+        ('[sfu]\njanus = "local"\nrtp_ports = "5-1"\n', [], "sfu.rtp_ports"),
+        ('[sfu]\nports = "1"\n', [], "sfu.ports: unknown key"),
+        ('[sfu]\njanus = "http://j/janus"\nadmin_secret_env = "NOPE_UNSET"\n', [],
+         "sfu.admin_secret_env"),
+        ("", ["--sfu", "nowhere"], "sfu.janus"),
+        ("", ["--sfu", "local", "--sfu-rtp-ports", "x"], "sfu.rtp_ports"),
+    ],
+)  # fmt: skip
+def test_serve_refuses_a_bad_sfu_table_or_option(
+    tmp_path: Path, table: str, args: list[str], names: str
+) -> None:
+    path = tmp_path / "trunks.toml"
+    path.write_text(f'[trunks.a]\nuri = "sip:h"\n\n{table}')
+    result = CliRunner().invoke(
+        main, ["bridge", "serve", "--trunks", str(path), *args],
+        env={"SWITCHBOARD_BRIDGE_SECRET": "s"},
+    )  # fmt: skip
+    assert result.exit_code == 1
+    assert names in result.output
+    assert str(path) in result.output

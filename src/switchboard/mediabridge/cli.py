@@ -8,6 +8,7 @@ import os
 import secrets
 import signal
 import socket
+import tomllib
 from pathlib import Path
 
 import click
@@ -15,6 +16,7 @@ import click
 from switchboard.mediabridge.config import TrunksError, load_trunks
 from switchboard.mediabridge.engines import ENGINES, create_engine
 from switchboard.mediabridge.media import parse_range
+from switchboard.mediabridge.rooms.config import SfuConfig, SfuConfigError, sfu_config
 
 DEFAULT_RTP_PORTS = "10000-20000"
 log = logging.getLogger("switchboard.mediabridge")
@@ -85,10 +87,20 @@ def _primary_address() -> str:
     type=click.IntRange(10, 5000),
     help="RFC 3261 T1: INVITEs are resent from T1 and abandoned after 64*T1 (timer B)",
 )
+@click.option(
+    "--sfu",
+    "sfu_janus",
+    default="",
+    help='The rooms\' SFU: "off", "local" (start and supervise Janus) or the URL of Janus\'s '
+    "HTTP API (default: the [sfu] table of the trunks file, else off)",
+)
+@click.option("--sfu-rtp-ports", default="", help="LO-HI: the RTP ports of a local Janus")
+@click.option("--sfu-nat-1-1", default="", help="The public address of a local Janus (1:1 NAT)")
 @click.option("--log-level", default="INFO", show_default=True)
 def serve(
     listen: str, sip_addr: str, trunks_file: Path, rtp_ports: str, engine: str, advertise: str,
-    platform_url: str, sip_t1_ms: int, log_level: str,
+    platform_url: str, sip_t1_ms: int, sfu_janus: str, sfu_rtp_ports: str, sfu_nat_1_1: str,
+    log_level: str,
 ) -> None:  # fmt: skip
     """Run the media bridge: protocol v1 over HTTP, SIP and RTP to the trunks.
 
@@ -109,6 +121,7 @@ def serve(
         trunks = load_trunks(trunks_file, os.environ)
     except TrunksError as exc:
         raise click.ClickException(str(exc)) from None
+    sfu = _sfu_options(trunks_file, sfu_janus, sfu_rtp_ports, sfu_nat_1_1)
     chosen = create_engine(engine)
     if not advertise:
         advertise = sip_host if sip_host not in ("0.0.0.0", "::") else _primary_address()  # noqa: S104
@@ -118,9 +131,21 @@ def serve(
         http=(http_host, http_port), sip=(sip_host, sip_port), advertise=advertise,
         trunks=trunks, engine=chosen, secret=secret, rtp_ports=ports,
         platform_url=platform_url, t1=sip_t1_ms / 1000,
-        instance="bridge-" + secrets.token_hex(4),
+        instance="bridge-" + secrets.token_hex(4), sfu=sfu,
     )  # fmt: skip
     asyncio.run(_serve(server))
+
+
+def _sfu_options(trunks_file: Path, janus: str, rtp_ports: str, nat_1_1: str) -> SfuConfig:
+    """The file's ``[sfu]`` table, with the command line's options over it."""
+    table = dict(tomllib.loads(trunks_file.read_text(encoding="utf-8")).get("sfu") or {})
+    for key, value in (("janus", janus), ("rtp_ports", rtp_ports), ("nat_1_1", nat_1_1)):
+        if value:
+            table[key] = value
+    try:
+        return sfu_config(table or None, os.environ, where=f"{trunks_file}: sfu")
+    except SfuConfigError as exc:
+        raise click.ClickException(str(exc)) from None
 
 
 async def _serve(server: object) -> None:

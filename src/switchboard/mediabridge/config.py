@@ -10,6 +10,7 @@
     from_domain = "pbx.example.net"
     ring_timeout_sec = 30
 
+An ``[sfu]`` table configures the rooms' SFU (``rooms/config.py``).
 A bad file is refused when the bridge starts, with a message naming the key at fault.
 """
 
@@ -57,9 +58,9 @@ def load_trunks(path: Path, environ: Mapping[str, str]) -> dict[str, Trunk]:
         raise TrunksError(f"{path}: cannot read the trunks file ({exc.strerror})") from None
     except tomllib.TOMLDecodeError as exc:
         raise TrunksError(f"{path}: not valid TOML ({exc})") from None
-    extra = sorted(set(data) - {"trunks"})
+    extra = sorted(set(data) - {"trunks", "sfu"})
     if extra:
-        raise TrunksError(f"{path}: unknown key {extra[0]!r} (only [trunks.<id>] tables)")
+        raise TrunksError(f"{path}: unknown key {extra[0]!r} (only [trunks.<id>] and [sfu])")
     tables = data.get("trunks")
     if not isinstance(tables, dict) or not tables:
         raise TrunksError(f"{path}: 'trunks' must hold at least one [trunks.<id>] table")

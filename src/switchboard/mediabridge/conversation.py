@@ -20,6 +20,7 @@ from switchboard.mediabridge.engines.base import (
     EngineSession,
     FinishReason,
     Record,
+    Signal,
     TurnRecord,
 )
 from switchboard.mediabridge.media import RtpLeg, pace
@@ -63,6 +64,17 @@ async def _first(*waits: asyncio.Future[object]) -> asyncio.Future[object]:
     return next(iter(done))
 
 
+def decision(signal: asyncio.Future[Signal]) -> tuple[str, str]:
+    """What the engine's own end of the call means: ``(outcome, failure)``, one of them empty."""
+    try:
+        decided = signal.result()
+    except EngineError as exc:
+        return "", str(exc)
+    if isinstance(decided, EndCall):
+        return decided.outcome, ""
+    return "", TRANSFER_DETAIL
+
+
 async def converse(talk: Talk) -> EndedFields:
     leg, dialog, session = talk.leg, talk.dialog, talk.session
     answered_at = time.monotonic()
@@ -99,16 +111,9 @@ async def converse(talk: Talk) -> EndedFields:
     outcome = ""
     failure = ""  # why the engine's side failed, when it did
     if done is signal:
-        try:
-            decided = signal.result()
-        except EngineError as exc:
-            failure = str(exc)
-        else:
-            if isinstance(decided, EndCall):
-                outcome = decided.outcome
-            else:
-                failure = TRANSFER_DETAIL
-                log.warning("call %s: the engine asked for a transfer", dialog.call_id)
+        outcome, failure = decision(signal)
+        if failure == TRANSFER_DETAIL:
+            log.warning("call %s: the engine asked for a transfer", dialog.call_id)
     elif done is far:
         reason = "far-hangup"
     elif done is hangup:

@@ -6,12 +6,14 @@ and a malformed body ``400 invalid_request``, changing nothing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import orjson
 from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
 from switchboard.bridge import protocol
 from switchboard.bridge.protocol import CallRef, DialReply, DialRequest, StatusReply
@@ -26,7 +28,7 @@ def _error(status: int, code: str, description: str) -> Response:
     return _json({"error": code, "error_description": description}, status)
 
 
-def create_app(calls: Calls, secret: str) -> Starlette:
+def create_app(calls: Calls, secret: str, extra: Sequence[BaseRoute] = ()) -> Starlette:
     async def signed(request: Request) -> bytes | Response:
         body = await request.body()
         if not protocol.verify(secret, body, request.headers.get(protocol.SIGNATURE_HEADER)):
@@ -97,5 +99,6 @@ def create_app(calls: Calls, secret: str) -> Starlette:
             Route("/v1/calls", dial, methods=["POST"]),
             Route("/v1/calls/{call_id}/hangup", hangup, methods=["POST"]),
             Route("/v1/calls/{call_id}/status", status, methods=["POST"]),
+            *extra,
         ]
     )

@@ -17,7 +17,12 @@ import httpx
 import orjson
 
 from switchboard.bridge import protocol
-from switchboard.bridge.protocol import Callback, InboundRouteReply, InboundRouteRequest
+from switchboard.bridge.protocol import (
+    Callback,
+    InboundRouteReply,
+    InboundRouteRequest,
+    RoomCallback,
+)
 
 log = logging.getLogger("switchboard.mediabridge.platform")
 
@@ -53,30 +58,34 @@ class PlatformClient:
             "Content-Type": "application/json",
         }
 
-    async def post_event(self, url: str, event: Callback) -> bool:
+    async def post_event(self, url: str, event: Callback | RoomCallback) -> bool:
         """Deliver one event; True once the platform recorded it (or called it a duplicate)."""
         body, headers = self._signed(event.model_dump(mode="json"))
+        about = event.call_id if isinstance(event, Callback) else f"{event.tenant}/{event.room}"
         for delay in (*RETRY_DELAYS, None):
             try:
                 response = await self._http.post(url, content=body, headers=headers)
             except httpx.HTTPError as exc:
-                log.info(
-                    "callback %s of %s failed: %s", event.type, event.call_id, type(exc).__name__
-                )
+                log.info("callback %s of %s failed: %s", event.type, about, type(exc).__name__)
             else:
                 status = response.status_code
                 if status < 300:
                     return True
                 if status in (400, 401) or (status < 500 and status not in (404, 409, 429)):
-                    log.warning(
-                        "callback %s of %s refused: HTTP %s", event.type, event.call_id, status
-                    )
+                    log.warning("callback %s of %s refused: HTTP %s", event.type, about, status)
                     return False
             if delay is None:
                 break
             await self._sleep(delay)
-        log.warning("gave up on callback %s of %s", event.type, event.call_id)
+        log.warning("gave up on callback %s of %s", event.type, about)
         return False
+
+    async def post_room_event(self, event: RoomCallback) -> bool:
+        """Report an SFU connection to the platform's room-events path."""
+        if not self.platform_url:
+            log.warning("room event %s not reported: no platform URL is configured", event.type)
+            return False
+        return await self.post_event(self.platform_url + protocol.ROOM_EVENTS_PATH, event)
 
     async def inbound_route(self, request: InboundRouteRequest) -> InboundRouteReply | None:
         """Who answers an inbound INVITE; ``None`` when the platform has no route (404)."""

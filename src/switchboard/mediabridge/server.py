@@ -5,6 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import shutil
+import tempfile
+from pathlib import Path
 
 import uvicorn
 from aiortp import PortAllocator
@@ -14,7 +17,13 @@ from switchboard.mediabridge.config import Trunk
 from switchboard.mediabridge.engines.base import Engine
 from switchboard.mediabridge.http import create_app
 from switchboard.mediabridge.inbound import Inbound
-from switchboard.mediabridge.platform import PlatformClient
+from switchboard.mediabridge.platform import PlatformClient, event_id
+from switchboard.mediabridge.rooms.aipeer import AiPeers
+from switchboard.mediabridge.rooms.config import SfuConfig
+from switchboard.mediabridge.rooms.endpoints import room_routes
+from switchboard.mediabridge.rooms.janus import JanusClient
+from switchboard.mediabridge.rooms.process import JanusProcess, LocalJanus, free_port
+from switchboard.mediabridge.rooms.sfu import SfuRooms
 from switchboard.mediabridge.sip.endpoint import SipEndpoint
 
 log = logging.getLogger("switchboard.mediabridge")
@@ -34,6 +43,7 @@ class Server:
         platform_url: str,
         t1: float,
         instance: str,
+        sfu: SfuConfig | None = None,
     ) -> None:
         self.endpoint = SipEndpoint(sip[0], sip[1], advertise=advertise, t1=t1)
         self.platform = PlatformClient(secret=secret, platform_url=platform_url)
@@ -44,15 +54,42 @@ class Server:
         )  # fmt: skip
         self.inbound = Inbound(self.calls)
         self.endpoint.on_invite = self.inbound.answer
+        self.janus_process, self.sfu = self._sfu(sfu or SfuConfig())
+        self.ai_peers = AiPeers(engine, self.platform)
+        app = create_app(self.calls, secret, room_routes(self.sfu, secret, self.ai_peers))
         config = uvicorn.Config(
-            create_app(self.calls, secret), host=http[0], port=http[1], log_config=None,
+            app, host=http[0], port=http[1], log_config=None,
             access_log=False, lifespan="off",
         )  # fmt: skip
         self.http = uvicorn.Server(config)
         self.http_address = http
         self._http_task: asyncio.Task[None] | None = None
 
+    def _sfu(self, config: SfuConfig) -> tuple[JanusProcess | None, SfuRooms | None]:
+        """The SFU of the rooms: none, a local Janus this process supervises, or Janus's URL."""
+        if config.janus == "off":
+            return None, None
+        process = None
+        if config.local:
+            local = LocalJanus(
+                workdir=Path(tempfile.mkdtemp(prefix="switchboard-janus-")),
+                http_port=free_port(), admin_port=free_port(), rtp_ports=config.rtp_ports,
+                nat_1_1=config.nat_1_1, stun_server=config.stun_server,
+                ice_enforce_list=config.ice_enforce_list,
+            )  # fmt: skip
+            process = JanusProcess(local)
+            client = JanusClient(
+                local.url, admin_url=local.admin_url, admin_secret=local.admin_secret
+            )
+        else:
+            client = JanusClient(
+                config.janus, admin_url=config.admin_url, admin_secret=config.admin_secret
+            )
+        return process, SfuRooms(client, report=self.platform.post_room_event, new_id=event_id)
+
     async def start(self) -> None:
+        if self.janus_process is not None:
+            await self.janus_process.start()
         await self.endpoint.start()
         self._http_task = asyncio.ensure_future(self.http.serve())
         while not self.http.started:
@@ -74,5 +111,11 @@ class Server:
                 await self._http_task
         await self.calls.aclose()
         await self.inbound.aclose()
+        await self.ai_peers.aclose()
         await self.endpoint.stop()
+        if self.sfu is not None:
+            await self.sfu.aclose()
+        if self.janus_process is not None:
+            await self.janus_process.stop()
+            shutil.rmtree(self.janus_process.config.workdir, ignore_errors=True)
         await self.platform.aclose()
