@@ -51,8 +51,21 @@ format: install ## Reformat and autofix
 typecheck:
 	$(BIN)/mypy
 
-bench: install ## Run the benchmarks (figures go in docs/benchmarks.md)
-	@for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f; done
+BENCH_POSTGRES ?= postgresql+asyncpg://127.0.0.1:5432/test
+# Benches with a goal in the table run on both backends (a scratch database on BENCH_POSTGRES).
+BENCH_BOTH = bench/bench_api.py bench/bench_calls.py bench/bench_webhooks.py
+
+bench: install ## Run the benchmarks and print every figure against its goal
+	@report=$$(mktemp); status=0; \
+	for f in bench/bench_*.py; do \
+		echo "== $$f"; \
+		SWITCHBOARD_BENCH_REPORT=$$report $(BIN)/python $$f || { echo "== $$f FAILED"; status=1; }; \
+		case " $(BENCH_BOTH) " in *" $$f "*) if [ -n "$(BENCH_POSTGRES)" ]; then \
+			echo "== $$f --postgres"; \
+			SWITCHBOARD_BENCH_REPORT=$$report $(BIN)/python $$f --postgres "$(BENCH_POSTGRES)" \
+				|| { echo "== $$f --postgres FAILED"; status=1; }; fi;; esac; \
+	done; \
+	echo "== goals"; $(BIN)/python bench/report.py $$report; rm -f $$report; exit $$status
 
 clean: ## Remove the virtualenv and local data
 	rm -rf $(VENV) var

@@ -1,11 +1,13 @@
-"""Authenticated list endpoint vs a bare ASGI hello, on one server core.
+"""Authenticated list endpoint and the API catalogue vs a bare ASGI hello, on one server core.
 
 Both apps are served by uvicorn pinned to CPU 0; wrk (Debian package ``wrk``) drives them from
 CPU 1 over loopback. The list is ``GET /api.ashx/v1/api-keys`` returning a 50-item page, called
 with an OIDC access token (verified once, then served from the verified-token cache) and with an
-API key (one indexed lookup per request).
+API key. The runs alternate: hello, subject, hello, subject...; each subject's ratio is taken
+against the mean of the hello runs just before and after it, so the machine's load cancels.
+Any failed request fails the bench (bench/report.py).
 
-    .venv/bin/python bench/bench_api.py [--duration 10] [--connections 32] [--postgres URL]
+    .venv/bin/python bench/bench_api.py [--duration 10] [--connections 16] [--postgres SERVER_URL]
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import re
 import shutil
 import socket
 import subprocess
@@ -24,6 +25,8 @@ from pathlib import Path
 
 import httpx
 
+from report import WrkResult, check, record, scratch_postgres, wrk
+from switchboard.identity import clients
 from switchboard.identity import service as identity
 from switchboard.kit.db import Base
 from switchboard.runtime import Runtime
@@ -59,7 +62,7 @@ async def prepare(settings: Settings) -> tuple[str, str]:
             session, tenant=tenant, username="admin", password="bench-password",
             role="admin", clock=runtime.clock, passwords=runtime.passwords,
         )  # fmt: skip
-        await identity.create_client(session, tenant=tenant, client_id="cli", clock=runtime.clock)
+        await clients.create_client(session, tenant=tenant, client_id="cli", clock=runtime.clock)
         key = ""
         for i in range(50):
             _, key = await identity.create_api_key(
@@ -88,25 +91,21 @@ def serve(env: dict[str, str], target: str, port: int, app_dir: str) -> subproce
     raise SystemExit("server did not start")
 
 
-def wrk(url: str, headers: dict[str, str], duration: int, connections: int) -> tuple[float, str]:
-    cmd = ["taskset", "-c", "1", "wrk", "-t1", f"-c{connections}", f"-d{duration}s", "--latency"]
-    for name, value in headers.items():
-        cmd += ["-H", f"{name}: {value}"]
-    out = subprocess.run([*cmd, url], capture_output=True, text=True, check=True).stdout
-    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
-    p99 = re.search(r"99%\s+(\S+)", out).group(1)  # type: ignore[union-attr]
-    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    if errors:
-        raise SystemExit(f"{url}: {errors.group(1)} non-2xx responses")
-    return rps, p99
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--duration", type=int, default=10)
-    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--postgres", default="", help="postgresql+asyncpg URL (else SQLite)")
     args = parser.parse_args()
+    if not args.postgres:
+        run(args)
+        return
+    with scratch_postgres(args.postgres) as url:  # never the tables of a shared database
+        args.postgres = url
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
     if shutil.which("wrk") is None:
         raise SystemExit("install wrk (apt-get install wrk)")
     workdir = Path(tempfile.mkdtemp(prefix="sb-bench-"))
@@ -124,6 +123,7 @@ def main() -> None:
         data_dir=workdir, database_url=args.postgres, public_base_url=f"http://127.0.0.1:{port}"
     )
     workdir.mkdir(exist_ok=True)
+    rows: list[tuple[str, WrkResult]] = []
     api_key, _ = asyncio.run(prepare(settings))
     (workdir / "hello.py").write_text(HELLO_APP)
     app = serve(env, "switchboard.app:create_app", port, str(workdir))
@@ -135,14 +135,25 @@ def main() -> None:
                   "password": "bench-password"},
         ).json()["access_token"]  # fmt: skip
         url = f"http://127.0.0.1:{port}/api.ashx/v1/api-keys"
-        page = httpx.get(url, headers={"Authorization": f"Bearer {token}"}).json()
-        assert len(page["data"]) == 50, page
+        catalogue = f"http://127.0.0.1:{port}/api.ashx/v1"
+        oidc = {"Authorization": f"Bearer {token}"}
+        key = {"Authorization": f"Bearer {api_key}"}
+        for headers in (oidc, key):
+            page = httpx.get(url, headers=headers)
+            check(page.status_code == 200, f"list: {page.status_code} {page.text}")
+            check(len(page.json()["data"]) == 50, f"list: not 50 items: {page.text[:200]}")
+        check(httpx.get(catalogue).status_code == 200, "catalogue did not answer 200")
         load = {"duration": args.duration, "connections": args.connections}
-        rows = [
-            ("bare ASGI hello", wrk(f"http://127.0.0.1:{hello_port}/", {}, **load)),
-            ("list, OIDC token", wrk(url, {"Authorization": f"Bearer {token}"}, **load)),
-            ("list, API key", wrk(url, {"Authorization": f"Bearer {api_key}"}, **load)),
+        subjects = [
+            ("catalogue", "GET /api.ashx/v1", catalogue, {}),
+            ("list.oidc", "list, OIDC token", url, oidc),
+            ("list.key", "list, API key", url, key),
         ]
+        hello_url = f"http://127.0.0.1:{hello_port}/"
+        hellos = [wrk(hello_url, **load)]
+        for _, name, target, headers in subjects:
+            rows.append((name, wrk(target, headers=headers, **load)))
+            hellos.append(wrk(hello_url, **load))
     finally:
         app.terminate()
         hello.terminate()
@@ -151,9 +162,16 @@ def main() -> None:
         shutil.rmtree(workdir, ignore_errors=True)
     backend = "PostgreSQL" if args.postgres else "SQLite"
     print(f"backend: {backend}; {args.connections} connections; {args.duration} s each")
-    print(f"{'endpoint':<20} {'req/s':>10} {'p99':>10}")
-    for name, (rps, p99) in rows:
-        print(f"{name:<20} {rps:>10.0f} {p99:>10}")
+    print(f"{'endpoint':<20} {'req/s':>10} {'p99 ms':>10} {'/ hello':>8}")
+    for i, (name, result) in enumerate(rows):
+        base = (hellos[i].rps + hellos[i + 1].rps) / 2
+        print(f"{'bare ASGI hello':<20} {hellos[i].rps:>10.0f} {hellos[i].p99_ms:>10.2f}")
+        share = 100 * result.rps / base
+        print(f"{name:<20} {result.rps:>10.0f} {result.p99_ms:>10.2f} {share:>7.1f}%")
+    print(f"{'bare ASGI hello':<20} {hellos[-1].rps:>10.0f} {hellos[-1].p99_ms:>10.2f}")
+    for i, (key_part, *_rest) in enumerate(subjects):
+        base = (hellos[i].rps + hellos[i + 1].rps) / 2
+        record(f"api.{key_part}.{backend.lower()}", 100 * rows[i][1].rps / base)
 
 
 if __name__ == "__main__":

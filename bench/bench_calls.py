@@ -19,7 +19,6 @@ import asyncio
 import contextlib
 import datetime as dt
 import os
-import re
 import secrets
 import shutil
 import socket
@@ -34,8 +33,8 @@ import httpx
 import orjson
 from aiohttp import web
 from sqlalchemy import insert, text
-from sqlalchemy.ext.asyncio import create_async_engine
 
+from report import check, percentile, record, scratch_postgres, wrk
 from switchboard.identity import service as identity
 from switchboard.models import Base
 from switchboard.platform.calls import tasks
@@ -46,11 +45,6 @@ from switchboard.tenants import service as tenants
 
 SECRET = "bench-secret-key-with-at-least-32-characters"
 BRIDGE_SECRET = "bench-bridge-secret"
-LUA = """
-wrk.method = "POST"
-wrk.headers["Content-Type"] = "application/json"
-wrk.body = [[%s]]
-"""
 
 
 def free_port() -> int:
@@ -137,27 +131,28 @@ def bench_create(args: argparse.Namespace, database_url: str, workdir: Path) -> 
             "phone": "+14155550100", "email": "ops@example.com", "apiKey": "bench-ai-key",
             "systemPrompt": "Confirm the delivery window for tomorrow. Be brief and friendly.",
         }  # fmt: skip
-        check = httpx.post(f"{base}/api.ashx/v1/calls", json=body,
+        probe = httpx.post(f"{base}/api.ashx/v1/calls", json=body,
                            headers={"Authorization": f"Bearer {key}"})  # fmt: skip
-        assert check.status_code == 200, check.text
-        script = workdir / "post.lua"
-        script.write_text(LUA % orjson.dumps(body).decode())
-        cmd = [*pinned(1), "wrk", "-t1", f"-c{args.connections}", f"-d{args.duration}s",
-               "--latency", "-s", str(script), "-H", f"Authorization: Bearer {key}",
-               f"{base}/api.ashx/v1/calls"]  # fmt: skip
-        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+        check(probe.status_code == 200, f"POST /v1/calls: {probe.status_code} {probe.text}")
+        result = wrk(
+            f"{base}/api.ashx/v1/calls",
+            headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+            duration=args.duration,
+            connections=args.connections,
+            method="POST",
+            body=orjson.dumps(body),
+        )  # any failed request fails the bench
     finally:
         for proc in (app, sim):
             proc.terminate()
             proc.wait()
-    if re.search(r"Non-2xx or 3xx responses: (\d+)", out):
-        raise SystemExit(out)
-    rps = re.search(r"Requests/sec:\s+([\d.]+)", out)
-    p50 = re.search(r"50%\s+(\S+)", out)
-    p99 = re.search(r"99%\s+(\S+)", out)
-    if not (rps and p50 and p99):
-        raise SystemExit(out)
-    return {"req/s": f"{float(rps.group(1)):.0f}", "median": p50.group(1), "p99": p99.group(1)}
+    return {
+        "requests": str(result.requests),
+        "req/s": f"{result.rps:.0f}",
+        "median": f"{result.p50_ms:.1f} ms",
+        "p99": f"{result.p99_ms:.1f} ms",
+        "p99_ms": f"{result.p99_ms}",
+    }
 
 
 async def bench_lateness(
@@ -172,11 +167,13 @@ async def bench_lateness(
     runtime = await reset(settings)
     tenant_id, _ = await seed_tenant(runtime, "bench.test")
     received: dict[str, float] = {}
+    dials: dict[str, int] = {}
     all_dialled = asyncio.Event()
 
     async def dial(request: web.Request) -> web.Response:
         data = orjson.loads(await request.read())
         received.setdefault(data["callId"], time.time())
+        dials[data["callId"]] = dials.get(data["callId"], 0) + 1
         if len(received) >= args.due:
             all_dialled.set()
         return web.json_response({"accepted": True, "callId": data["callId"], "attempt": 1})
@@ -239,33 +236,21 @@ async def bench_lateness(
     await runtime.db.dispose()
     late = sorted((received[c] - due[c].timestamp()) * 1000 for c in due if c in received)
     missing = args.due - len(late)
+    twice = sorted(c for c, n in dials.items() if n > 1)
+    check(not missing, f"{missing} of {args.due} due calls were not dialled")
+    check(not twice, f"{len(twice)} calls dialled more than once, e.g. {twice[:3]}")
+    check(set(dials) <= set(due), "a call not yet due was dialled")
+    check(all(x >= 0 for x in late), "a call was dialled before it was due")
     return {
         "due": str(args.due),
         "dialled": str(len(late)),
         "missing": str(missing),
         "early": str(sum(1 for x in late if x < 0)),
         "median ms": f"{statistics.median(late):.0f}" if late else "-",
-        "p99 ms": f"{late[int(len(late) * 0.99) - 1]:.0f}" if late else "-",
+        "p99 ms": f"{percentile(late, 0.99):.0f}",
         "max ms": f"{late[-1]:.0f}" if late else "-",
         "seed s": f"{seed_seconds:.0f}",
     }
-
-
-@contextlib.contextmanager
-def scratch_postgres(url: str):  # type: ignore[no-untyped-def]
-    name = f"sb_bench_calls_{secrets.token_hex(4)}"
-
-    async def admin(sql: str) -> None:
-        engine = create_async_engine(url, isolation_level="AUTOCOMMIT")
-        async with engine.connect() as conn:
-            await conn.execute(text(sql))
-        await engine.dispose()
-
-    asyncio.run(admin(f'CREATE DATABASE "{name}"'))
-    try:
-        yield url.rpartition("/")[0] + "/" + name
-    finally:
-        asyncio.run(admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
 def main() -> None:
@@ -279,8 +264,6 @@ def main() -> None:
     parser.add_argument("--skip-create", action="store_true")
     parser.add_argument("--skip-lateness", action="store_true")
     args = parser.parse_args()
-    if shutil.which("wrk") is None and not args.skip_create:
-        raise SystemExit("install wrk (apt-get install wrk)")
     workdir = Path(tempfile.mkdtemp(prefix="sb-bench-calls-"))
     try:
         with contextlib.ExitStack() as stack:
@@ -292,13 +275,18 @@ def main() -> None:
                 backend = "SQLite"
             if not args.skip_create:
                 created = bench_create(args, url, workdir)
+                p99 = float(created.pop("p99_ms"))
                 print(f"{backend} POST /v1/calls, {args.connections} connections, "
                       f"{args.duration} s: {created}")  # fmt: skip
+                if args.connections == 16:
+                    record(f"calls.create_p99.{backend.lower()}", p99)
             if not args.skip_lateness:
                 if not args.postgres:
                     (workdir / "bench.db").unlink(missing_ok=True)
                 lateness = asyncio.run(bench_lateness(args, url, workdir))
                 print(f"{backend} dispatcher lateness, backlog {args.backlog}: {lateness}")
+                if (args.backlog, args.due, args.window) == (100_000, 2_000, 20.0):
+                    record(f"calls.dispatch_p99.{backend.lower()}", float(lateness["p99 ms"]))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

@@ -4,12 +4,16 @@ The receiver is a minimal aiohttp server in its own process (pinned to CPU 1 whe
 that answers 204 and records, for each request, now minus the ``t`` the event carries.
 
 * throughput: this process, pinned to CPU 0, queues N events for 4 subscriptions, then one
-  ``Sender`` delivers them all; the figure is deliveries per second of wall time.
+  ``Sender`` delivers them all; the figure is deliveries per second of wall time. The baseline,
+  bare aiohttp POSTs of the same signed body and headers, runs just before and just after the
+  sender in the same run; the ratio is against their mean.
+* every run checks the receiver got each delivery exactly once (distinct delivery ids) and
+  fails otherwise; the receiver's counters are reset before each phase.
 * latency: two ``switchboard worker`` processes run the sender; this process emits events one
   per transaction at a moderate rate; the receiver reports p50/p99 of commit-to-arrival.
 
-    .venv/bin/python bench/bench_webhooks.py [--events 5000] [--rate 200] [--seconds 10]
-                                             [--postgres postgresql+asyncpg://127.0.0.1/bench]
+    .venv/bin/python bench/bench_webhooks.py [--events 5000] [--rate 50] [--seconds 10]
+                                             [--postgres postgresql+asyncpg://127.0.0.1:5432/test]
 """
 
 from __future__ import annotations
@@ -30,10 +34,12 @@ from typing import Any
 import aiohttp
 import orjson
 
+from report import check, percentile, record, scratch_postgres
 from switchboard.models import Base
 from switchboard.platform.events.service import emit
 from switchboard.platform.webhooks import service
 from switchboard.platform.webhooks.destinations import parse_networks
+from switchboard.platform.webhooks.signing import platform_signature
 from switchboard.platform.webhooks.tasks import Sender
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
@@ -47,19 +53,24 @@ import sys, time, orjson
 from aiohttp import web
 latencies = []
 count = 0
+ids = set()
 async def hook(request):
     global count
     body = await request.read()
     count += 1
+    delivery = request.headers.get("X-Platform-Delivery-Id")
+    if delivery is not None:
+        ids.add(delivery)
     t = orjson.loads(body)["data"].get("t")
     if t is not None and request.headers.get("X-Platform-Attempt") == "1":
         latencies.append(time.time() - t)
     return web.Response(status=204)
 async def stats(request):
-    return web.json_response({"count": count, "latencies": latencies})
+    return web.json_response({"count": count, "unique": len(ids), "latencies": latencies})
 async def reset(request):
     global count
     count = 0
+    ids.clear()
     latencies.clear()
     return web.json_response({})
 app = web.Application()
@@ -90,13 +101,40 @@ async def stats(port: int) -> dict[str, Any]:
         return data
 
 
-async def received(port: int, count: int, within: float = 120.0) -> None:
-    """Poll the receiver until it has ``count`` requests (it lives in another process)."""
+async def reset(port: int) -> None:
+    async with aiohttp.ClientSession() as http, http.post(f"http://127.0.0.1:{port}/reset"):
+        pass
+
+
+async def receiver_ready(port: int, within: float = 30.0) -> None:
+    """Wait until the receiver (another process) answers, then zero its counters."""
     deadline = time.monotonic() + within
-    for _ in iter(int, 1):
-        if int((await stats(port))["count"]) >= count or time.monotonic() > deadline:
+    while True:
+        try:
+            await reset(port)
             return
+        except aiohttp.ClientConnectionError:
+            check(time.monotonic() < deadline, f"receiver did not start within {within:g} s")
+            await asyncio.sleep(0.05)
+
+
+async def received(port: int, count: int, within: float = 120.0) -> dict[str, Any]:
+    """Poll the receiver until it has ``count`` requests; fail unless it got exactly ``count``
+    requests carrying ``count`` distinct delivery ids (every delivery once, none twice)."""
+    deadline = time.monotonic() + within
+    while True:
+        seen = await stats(port)
+        if int(seen["count"]) >= count or time.monotonic() > deadline:
+            break
         await asyncio.sleep(0.02)
+    await asyncio.sleep(0.2)  # a duplicate would arrive right behind the last delivery
+    seen = await stats(port)
+    check(
+        seen["count"] == count and seen["unique"] == count,
+        f"expected {count} deliveries once each, the receiver got {seen['count']} requests "
+        f"with {seen['unique']} distinct delivery ids",
+    )
+    return seen
 
 
 async def prepare(settings: Settings, port: int) -> tuple[Runtime, int, str]:
@@ -140,21 +178,34 @@ async def queue(runtime: Runtime, tenant_id: int, tenant_name: str, events: int)
 async def baseline(port: int, requests: int, concurrency: int = 64) -> float:
     """Bare aiohttp POSTs of the same size to the same receiver: the ceiling on this machine."""
     body = orjson.dumps({"event": "call.started", "data": {"note": "x" * 900}})
+    headers = {
+        "Content-Type": "application/json",
+        "X-Platform-Event": "call.started",
+        "X-Platform-Signature": platform_signature(SECRET, body),
+        "X-Platform-Attempt": "1",
+    }
     gate = asyncio.Semaphore(concurrency)
+    await reset(port)
     async with aiohttp.ClientSession() as http:
 
         async def one() -> None:
-            async with gate, http.post(f"http://127.0.0.1:{port}/hook/0", data=body) as r:
+            url = f"http://127.0.0.1:{port}/hook/0"
+            async with gate, http.post(url, data=body, headers=headers) as r:
                 await r.read()
 
         began = time.perf_counter()
         await asyncio.gather(*(one() for _ in range(requests)))
-        return requests / (time.perf_counter() - began)
+        rate = requests / (time.perf_counter() - began)
+    seen = await stats(port)
+    check(seen["count"] == requests, f"baseline: {seen['count']} of {requests} POSTs arrived")
+    await reset(port)
+    return rate
 
 
 async def throughput(settings: Settings, port: int, events: int) -> float:
     runtime, tenant_id, tenant_name = await prepare(settings, port)
     await queue(runtime, tenant_id, tenant_name, events)
+    await reset(port)
     total = events * SUBSCRIPTIONS
     stop = asyncio.Event()
     began = time.perf_counter()
@@ -199,8 +250,7 @@ async def latency(
         for n in range(20):
             await emit_one(runtime, tenant_id, tenant_name, -n)
         await received(port, 20 * SUBSCRIPTIONS)
-        async with aiohttp.ClientSession() as http:
-            await http.post(f"http://127.0.0.1:{port}/reset")
+        await reset(port)
         interval = 1 / rate
         deadline = time.perf_counter() + seconds
         sent = 0
@@ -210,28 +260,36 @@ async def latency(
             sent += 1
             next_at += interval
             await asyncio.sleep(max(0.0, next_at - time.perf_counter()))
-        await received(port, sent * SUBSCRIPTIONS, within=30)
-        values = sorted(float(v) for v in (await stats(port))["latencies"])
+        seen = await received(port, sent * SUBSCRIPTIONS, within=30)
+        values = sorted(float(v) for v in seen["latencies"])
+        check(len(values) == sent * SUBSCRIPTIONS, "a first attempt carried no timestamp")
     finally:
         for proc in workers:
             proc.send_signal(signal.SIGTERM)
         for proc in workers:
             await proc.wait()
         await runtime.db.dispose()
-    p50 = values[len(values) // 2] * 1000
-    p99 = values[min(len(values) - 1, int(len(values) * 0.99))] * 1000
-    return p50, p99, len(values)
+    return percentile(values, 0.5) * 1000, percentile(values, 0.99) * 1000, len(values)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--events", type=int, default=5000)
-    parser.add_argument("--rate", type=float, default=100.0, help="events per second (latency)")
+    parser.add_argument("--rate", type=float, default=50.0, help="events per second (latency)")
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--postgres", default="")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--skip-throughput", action="store_true")
     args = parser.parse_args()
+    if not args.postgres:
+        run(args)
+        return
+    with scratch_postgres(args.postgres) as url:  # never the tables of a shared database
+        args.postgres = url
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
 
     port = free_port()
     receiver = subprocess.Popen([sys.executable, "-c", RECEIVER, str(port)])
@@ -239,7 +297,7 @@ def main() -> None:
         os.sched_setaffinity(receiver.pid, {1 % (os.cpu_count() or 1)})
     pin(0)
     try:
-        time.sleep(1.5)
+        asyncio.run(receiver_ready(port))
         with tempfile.TemporaryDirectory() as tmp:
             url = args.postgres or f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}"
             backend = "postgresql" if args.postgres else "sqlite"
@@ -251,17 +309,22 @@ def main() -> None:
                 run_workers=False,
             )
             if not args.skip_throughput:
-                ceiling = asyncio.run(baseline(port, 5000))
-                print(f"baseline: {ceiling:,.0f} bare aiohttp POSTs/s (same core, 64 concurrent)")
-            rate = (
-                0.0
-                if args.skip_throughput
-                else asyncio.run(throughput(settings, port, args.events))
-            )
-            print(
-                f"{backend}: {rate:,.0f} deliveries/s from one sender core "
-                f"({args.events * SUBSCRIPTIONS} signed ~1 KB POSTs, 4 subscriptions)"
-            )
+                total = args.events * SUBSCRIPTIONS
+                # Interleaved: baseline, sender, baseline; the ratio is against their mean.
+                before = asyncio.run(baseline(port, total))
+                rate = asyncio.run(throughput(settings, port, args.events))
+                after = asyncio.run(baseline(port, total))
+                ceiling = (before + after) / 2
+                print(
+                    f"baseline: {before:,.0f} then {after:,.0f} bare aiohttp POSTs/s "
+                    f"(same core, 64 concurrent, {total} POSTs each)"
+                )
+                print(
+                    f"{backend}: {rate:,.0f} deliveries/s from one sender core "
+                    f"({total} signed ~1 KB POSTs, 4 subscriptions, each arrived once)"
+                )
+                record(f"webhooks.ratio.{backend}", rate / ceiling)
+                record(f"webhooks.rate.{backend}", rate)
             with contextlib.suppress(AttributeError, OSError):
                 os.sched_setaffinity(0, range(os.cpu_count() or 1))  # workers spread freely
             env = {
@@ -280,6 +343,7 @@ def main() -> None:
                 f"({n} deliveries, {args.rate:g} events/s x 4 subscriptions, "
                 f"{args.workers} workers)"
             )
+            record(f"webhooks.first_attempt_p99.{backend}", p99)
     finally:
         receiver.terminate()
         receiver.wait()

@@ -89,6 +89,25 @@ async def test_catalogue_is_public_and_lists_every_route(app_client: AsyncClient
     assert routes[("GET", "/api.ashx/v1")]["auth"] is False
 
 
+async def test_catalogue_is_the_same_document_on_every_request(app_client: AsyncClient) -> None:
+    first = await app_client.get("/api.ashx/v1")
+    second = await app_client.get("/api.ashx/v1")
+    assert first.content == second.content
+    assert first.headers["content-type"] == "application/json"
+    body = first.json()
+    assert sorted(body) == sorted(
+        ["name", "version", "softwareVersion", "build", "docs", "openapi", "routes"]
+    )
+    assert body["version"] == "v1"
+    assert (body["docs"], body["openapi"]) == ("/docs", "/openapi.json")
+    paths = (await app_client.get("/openapi.json")).json()["paths"]
+    listed = {(r["method"], r["path"]) for r in body["routes"]}
+    described = {(m.upper(), p) for p, item in paths.items() for m in item if m != "parameters"}
+    assert listed == described
+    schema = paths["/api.ashx/v1"]["get"]["responses"]["200"]["content"]["application/json"]
+    assert schema["schema"]["$ref"].endswith("/Catalogue")
+
+
 async def test_openapi_served_at_both_paths(app_client: AsyncClient) -> None:
     first = await app_client.get("/openapi.json")
     second = await app_client.get("/.well-known/openapi.json")

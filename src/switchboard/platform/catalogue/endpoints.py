@@ -1,10 +1,15 @@
-"""``GET /api.ashx/v1``: the unauthenticated catalogue of every route."""
+"""``GET /api.ashx/v1``: the unauthenticated catalogue of every route.
+
+Nothing in the catalogue depends on the request or the tenant: the body is rendered once per
+application (from its OpenAPI description, itself built once) and served as stored bytes. It is
+rebuilt only if the application's OpenAPI description is replaced.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Request, Response
 
 from switchboard import __version__
 from switchboard.kit.build import build_id
@@ -41,13 +46,23 @@ def catalogue_routes(openapi: dict[str, Any]) -> list[CatalogueRoute]:
     "reference (`docs`) and the OpenAPI description (`openapi`)",
     tags=["catalogue"],
 )
-async def catalogue(request: Request) -> Catalogue:
-    return Catalogue(
+async def catalogue(request: Request) -> Response:
+    return Response(catalogue_body(request), media_type="application/json")
+
+
+def catalogue_body(request: Request) -> bytes:
+    openapi = request.app.openapi()
+    cached: tuple[dict[str, Any], bytes] | None = getattr(request.app.state, "catalogue", None)
+    if cached is not None and cached[0] is openapi:
+        return cached[1]
+    body = Catalogue(
         name="switchboard platform API",
         version="v1",
         software_version=__version__,
         build=build_id(),
         docs="/docs",
         openapi="/openapi.json",
-        routes=catalogue_routes(request.app.openapi()),
-    )
+        routes=catalogue_routes(openapi),
+    ).model_dump_json(by_alias=True)
+    request.app.state.catalogue = (openapi, body.encode())
+    return body.encode()

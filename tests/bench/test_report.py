@@ -1,0 +1,90 @@
+"""The benches' shared runner must not turn failed requests into throughput."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import shutil
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from aiohttp import web
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def load_report() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_report", ROOT / "bench" / "report.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+report = load_report()
+
+
+def test_percentile_is_nearest_rank() -> None:
+    values = [float(v) for v in range(1, 101)]
+    assert report.percentile(values, 0.99) == 99.0
+    assert report.percentile(values, 0.5) == 50.0
+    assert report.percentile([7.0], 0.99) == 7.0
+
+
+def test_table_lists_every_goal_with_its_verdict(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "figures.jsonl"
+    monkeypatch.setenv(report.REPORT_ENV, str(path))
+    report.record("api.catalogue.sqlite", 91.0)
+    report.record("calls.create_p99.sqlite", 120.0)
+    table = report.table(path)
+    assert "| SQLite: GET /api.ashx/v1 / bare ASGI hello | 91% | >= 80% | met |" in table
+    assert "| SQLite: POST /v1/calls p99 at 16 connections | 120ms | < 50ms | **missed** |" in table
+    assert table.count("not run") == len(report.GOALS) - 2
+    with pytest.raises(SystemExit):
+        report.record("no.such.goal", 1.0)
+
+
+async def serve(status: int) -> tuple[web.AppRunner, int]:
+    async def answer(request: web.Request) -> web.Response:
+        await request.read()
+        return web.Response(status=status, text="x")
+
+    app = web.Application()
+    app.router.add_route("*", "/", answer)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    return runner, int(port)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("wrk") is None, reason="needs Debian's wrk")
+async def test_wrk_reads_its_figures_and_fails_on_any_failed_request() -> None:
+    ok, ok_port = await serve(200)
+    bad, bad_port = await serve(500)
+    try:
+        result = await asyncio.to_thread(
+            report.wrk, f"http://127.0.0.1:{ok_port}/", duration=1, connections=2, cpu=None,
+            method="POST", body=b'{"a": 1}',
+        )  # fmt: skip
+        assert result.requests > 0
+        assert result.rps > 0
+        assert 0 < result.p50_ms <= result.p99_ms <= result.max_ms
+        with pytest.raises(SystemExit):
+            await asyncio.to_thread(
+                report.wrk, f"http://127.0.0.1:{bad_port}/", duration=1, connections=2, cpu=None
+            )
+        with pytest.raises(SystemExit):  # nothing listens there: socket errors, not throughput
+            await asyncio.to_thread(
+                report.wrk, f"http://127.0.0.1:{bad_port + 1}/x", duration=1, connections=2,
+                cpu=None,
+            )  # fmt: skip
+    finally:
+        await ok.cleanup()
+        await bad.cleanup()
