@@ -99,7 +99,7 @@ def serve(host: str, port: int, no_workers: bool) -> None:
     click.echo(f"operator console: {settings.public_base_url}/admin/")
     uvicorn.run(
         create_app(settings), host=host, port=port, log_config=None, access_log=False,
-        timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
+        timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS, ws="websockets-sansio",
     )  # fmt: skip
 
 

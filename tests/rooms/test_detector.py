@@ -22,13 +22,18 @@ def test_thresholds_and_guards() -> None:
 
 
 def test_tunables_default_and_clamp() -> None:
-    assert DEFAULTS.window_sec == 30 and DEFAULTS.min_stressed == 2
-    assert DEFAULTS.suppress_sec == 300 and DEFAULTS.bw_mbps == 1.5
-    assert DEFAULTS.loss_pct == 5.0 and DEFAULTS.rtt_ms == 300
+    assert DEFAULTS.window_sec == 30
+    assert DEFAULTS.min_stressed == 2
+    assert DEFAULTS.suppress_sec == 300
+    assert DEFAULTS.bw_mbps == 1.5
+    assert DEFAULTS.loss_pct == 5.0
+    assert DEFAULTS.rtt_ms == 300
     clamped = Tunables.of(
         {"MinStressedPeers": 1, "StressWindowSec": 9999, "StressRttMsThreshold": 1}
     )
-    assert clamped.min_stressed == 2 and clamped.window_sec == 600 and clamped.rtt_ms == 50
+    assert clamped.min_stressed == 2
+    assert clamped.window_sec == 600
+    assert clamped.rtt_ms == 50
 
 
 def test_fires_when_two_peers_stressed_within_the_window() -> None:
@@ -39,7 +44,9 @@ def test_fires_when_two_peers_stressed_within_the_window() -> None:
     worse = Report(abr_mbps=0.5, loss_pct=9.0, packets_sent=200, rtt_ms=450)
     fired = detector.evaluate(peer_id="b", report=worse, now=clock.now(), tunables=DEFAULTS)
     assert fired is not None
-    assert fired.stressed_count == 2 and fired.trigger_peer_id == "b" and fired.window_sec == 30
+    assert fired.stressed_count == 2
+    assert fired.trigger_peer_id == "b"
+    assert fired.window_sec == 30
     assert (fired.abr_mbps, fired.loss_pct, fired.rtt_ms) == (0.5, 9.0, 450)
 
 

@@ -15,6 +15,7 @@ from switchboard.platform.apikeys.endpoints import router as apikeys_router
 from switchboard.platform.calls.endpoints import router as calls_router
 from switchboard.platform.catalogue.endpoints import router as catalogue_router
 from switchboard.platform.numbers.endpoints import router as numbers_router
+from switchboard.platform.rooms.endpoints import router as rooms_router
 from switchboard.platform.routing.endpoints import router as routing_router
 from switchboard.platform.shares.endpoints import public as share_page_router
 from switchboard.platform.shares.endpoints import router as shares_router
@@ -40,6 +41,7 @@ ROUTERS: list[APIRouter] = [
     shares_router,
     share_page_router,
     routing_router,
+    rooms_router,  # before the whitelist: it takes POST /signal.ashx?sfu-mode=... only
     whitelist_router,
     calls_router,
     bridge_router,

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from switchboard.platform.rooms.models import Room
 
 
-def _scoped(tenant_id: int) -> Select[tuple[Room]]:
+def _scoped(tenant_id: int) -> Select[Room]:
     return select(Room).where(Room.tenant_id == tenant_id)
 
 
