@@ -29,6 +29,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str, str]] = {
     "number": ("switchboard.platform.numbers.cli", "number_cli", "Virtual numbers."),
     "webhook": ("switchboard.platform.webhooks.cli", "webhook_cli", "Webhook subscriptions."),
     "sim": ("switchboard.bridge.cli", "sim_cli", "The simulated media bridge."),
+    "room": ("switchboard.platform.rooms.cli", "room_cli", "Meeting rooms: list, lobby, SFU mode."),
     "route": ("switchboard.platform.routing.cli", "route_cli", "Routing tables and dry runs."),
     "linen": ("switchboard.linen.cli", "linen_cli", "Linen portal operations."),
     "bridge": ("switchboard.bridge.cli", "bridge_cli", "The media bridge: real SIP calls."),
