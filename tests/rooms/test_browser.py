@@ -41,7 +41,7 @@ TRACK_PCS = """(() => {
 
 
 async def test_two_pages_see_each_other_in_mesh(server: Server, runtime: Runtime) -> None:
-    from playwright.async_api import async_playwright
+    from playwright.async_api import async_playwright, expect
 
     host = f"127.0.0.1:{server.port}"  # a loopback origin is a secure context (getUserMedia)
     await factories.tenant(runtime, "meet", [host])
@@ -63,7 +63,7 @@ async def test_two_pages_see_each_other_in_mesh(server: Server, runtime: Runtime
             pages.append(page)
         for page in pages:
             assert await page.text_content("#mode") == "mesh"
-            await page.wait_for_function("document.querySelectorAll('#tiles video').length === 2")
+            await expect(page.locator("#tiles video")).to_have_count(2)
         before = [await page.evaluate(INBOUND_BYTES) for page in pages]
         async with asyncio.timeout(20):
             while True:
@@ -74,5 +74,5 @@ async def test_two_pages_see_each_other_in_mesh(server: Server, runtime: Runtime
         captions = await pages[0].locator("figcaption").all_text_contents()
         assert sorted(captions) == ["Ann (you)", "Bob"]
         await pages[1].click("#leave")
-        await pages[0].wait_for_function("document.querySelectorAll('#tiles video').length === 1")
+        await expect(pages[0].locator("#tiles video")).to_have_count(1)
         await browser.close()
