@@ -79,7 +79,12 @@ def create_app(
             Middleware(AccessLogMiddleware, metrics=metrics),
             Middleware(
                 NoStoreMiddleware,
-                cacheable=("/api/docs/assets/", "/docs/assets/", "/admin/static/"),
+                cacheable=(
+                    "/api/docs/assets/",
+                    "/docs/assets/",
+                    "/admin/static/",
+                    "/rooms/static/",
+                ),
             ),
             Middleware(RejectNulMiddleware),
             Middleware(

@@ -29,6 +29,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str, str]] = {
     "number": ("switchboard.platform.numbers.cli", "number_cli", "Virtual numbers."),
     "webhook": ("switchboard.platform.webhooks.cli", "webhook_cli", "Webhook subscriptions."),
     "sim": ("switchboard.bridge.cli", "sim_cli", "The simulated media bridge."),
+    "room": ("switchboard.platform.rooms.cli", "room_cli", "Meeting rooms: list, lobby, SFU mode."),
     "route": ("switchboard.platform.routing.cli", "route_cli", "Routing tables and dry runs."),
     "linen": ("switchboard.linen.cli", "linen_cli", "Linen portal operations."),
     "bridge": ("switchboard.bridge.cli", "bridge_cli", "The media bridge: real SIP calls."),
@@ -99,7 +100,7 @@ def serve(host: str, port: int, no_workers: bool) -> None:
     click.echo(f"operator console: {settings.public_base_url}/admin/")
     uvicorn.run(
         create_app(settings), host=host, port=port, log_config=None, access_log=False,
-        timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
+        timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS, ws="websockets-sansio",
     )  # fmt: skip
 
 

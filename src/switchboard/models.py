@@ -7,6 +7,7 @@ from switchboard.platform.calls import models as call_models  # noqa: F401
 from switchboard.platform.emails import models as email_models  # noqa: F401
 from switchboard.platform.events import models as event_models
 from switchboard.platform.numbers import models as number_models
+from switchboard.platform.rooms import models as room_models  # noqa: F401
 from switchboard.platform.routing import models as routing_models  # noqa: F401
 from switchboard.platform.shares import models as share_models  # noqa: F401
 from switchboard.platform.transcripts import models as transcript_models

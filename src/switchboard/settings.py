@@ -59,6 +59,14 @@ class Settings(BaseSettings):
     email_retry_delays: Annotated[tuple[float, ...], NoDecode] = (60.0, 300.0, 1800.0)
     trusted_proxies: Annotated[tuple[str, ...], NoDecode] = ()
 
+    # Meeting rooms (docs/rooms.md): limits of the signaling WebSocket, per room and per socket.
+    room_max_peers: int = Field(default=50, ge=2, le=1000)
+    room_max_message_bytes: int = Field(default=64 * 1024, ge=1024, le=1024 * 1024)
+    room_max_messages_per_second: int = Field(default=50, ge=1, le=10000)
+    # The relay's TURN URLs and shared secret: room peers get time-limited credentials.
+    room_turn_urls: Annotated[tuple[str, ...], NoDecode] = ()
+    room_turn_secret: str = Field(default="", repr=False)
+
     run_workers: bool = True
 
     @field_validator("webhook_retry_delays", "email_retry_delays", mode="before")
@@ -66,6 +74,13 @@ class Settings(BaseSettings):
     def _delays(cls, value: object) -> object:
         if isinstance(value, str):
             return tuple(float(part) for part in value.split(",") if part.strip())
+        return value
+
+    @field_validator("room_turn_urls", mode="before")
+    @classmethod
+    def _urls(cls, value: object) -> object:
+        if isinstance(value, str):
+            return tuple(part.strip() for part in value.split(",") if part.strip())
         return value
 
     @field_validator("webhook_allow_private", "trusted_proxies", mode="before")

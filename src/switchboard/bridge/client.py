@@ -11,7 +11,8 @@ import asyncio
 import contextlib
 import logging
 import weakref
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import orjson
@@ -35,6 +36,22 @@ class BridgeRejected(ApiError):
 
     status = 502
     code = "bridge_rejected"
+
+
+@dataclass(frozen=True, slots=True)
+class RoomAnswer:
+    """The bridge's answer to a room request, failures included: ``httpStatus`` 0 when the
+    bridge could not be reached; ``code``, ``phase`` and ``error`` from its error body."""
+
+    http_status: int
+    body: dict[str, Any] = field(default_factory=dict)
+    code: str = ""
+    phase: str = ""
+    error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return 200 <= self.http_status < 300
 
 
 class BridgeClient:
@@ -102,6 +119,33 @@ class BridgeClient:
         ref = CallRef(call_id=call_id, attempt=attempt)
         response = await self._post(f"/v1/calls/{call_id}/status", ref.model_dump(mode="json"))
         return StatusReply.model_validate_json(response.content)
+
+    async def room(self, path: str, message: protocol.RoomRef, *, phase: str) -> RoomAnswer:
+        """One room request (``protocol.ROOM_*_PATH``); never raises for the bridge's failures."""
+        body = orjson.dumps(message.model_dump(mode="json"))
+        headers = {
+            protocol.SIGNATURE_HEADER: protocol.sign(self._secret, body),
+            "Content-Type": "application/json",
+        }
+        try:
+            response = await self._http.post(path, content=body, headers=headers)
+        except httpx.HTTPError as exc:
+            error = f"the media bridge is unreachable ({type(exc).__name__}: {exc})"
+            return RoomAnswer(0, code="bridge_unreachable", phase=phase, error=error)
+        try:
+            document = orjson.loads(response.content) if response.content else {}
+        except orjson.JSONDecodeError:
+            document = {}
+        if not isinstance(document, dict):
+            document = {}
+        if 200 <= response.status_code < 300:
+            return RoomAnswer(response.status_code, body=document, phase=phase)
+        return RoomAnswer(
+            response.status_code, body=document,
+            code=str(document.get("code") or document.get("error") or "bridge_rejected"),
+            phase=str(document.get("phase") or phase),
+            error=str(document.get("error") or response.text)[:500],
+        )  # fmt: skip
 
 
 class LeaseKeeper:

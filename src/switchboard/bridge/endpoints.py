@@ -11,10 +11,11 @@ from pydantic import ValidationError
 
 from switchboard.bridge import protocol, service
 from switchboard.bridge.client import bridge_secret
-from switchboard.bridge.protocol import Callback, InboundRouteRequest
+from switchboard.bridge.protocol import Callback, InboundRouteRequest, RoomCallback
 from switchboard.kit.errors import ApiError, BadRequest
 from switchboard.kit.http import JsonResponse, new_api
 from switchboard.platform.calls import service as call_service
+from switchboard.platform.rooms import service as room_service
 from switchboard.runtime import Runtime, RuntimeDep, Session
 
 log = logging.getLogger("switchboard.bridge")
@@ -29,7 +30,7 @@ class BadSignature(ApiError):
     code = "bad_signature"
 
 
-MessageT = TypeVar("MessageT", Callback, InboundRouteRequest)
+MessageT = TypeVar("MessageT", Callback, InboundRouteRequest, RoomCallback)
 
 
 async def _signed(request: Request, runtime: Runtime, kind: type[MessageT], what: str) -> MessageT:
@@ -61,6 +62,14 @@ async def inbound_route(request: Request, runtime: RuntimeDep, session: Session)
     asked = await _signed(request, runtime, InboundRouteRequest, "inbound-route request")
     reply = await service.route_inbound(session, request=asked, box=runtime.box)
     return JsonResponse(reply.model_dump(mode="json"))
+
+
+@router.post(protocol.ROOM_EVENTS_PATH)
+async def room_event(request: Request, runtime: RuntimeDep, session: Session) -> JsonResponse:
+    """An SFU connection came up: ``sfu.publisher.connected`` / ``sfu.subscriber.connected``."""
+    event = await _signed(request, runtime, RoomCallback, "room event")
+    await room_service.bridge_connected(session, runtime=runtime, event=event)
+    return JsonResponse({"ok": True})
 
 
 def create_bridge_callback_app(runtime: Runtime) -> FastAPI:

@@ -36,6 +36,7 @@ from switchboard.bridge.protocol import (
     Turn,
 )
 from switchboard.bridge.scenarios import Script, Step, inbound_script, outbound_script
+from switchboard.bridge.simulated_rooms import SimulatedRooms
 from switchboard.kit.clock import Clock, iso_utc
 
 if TYPE_CHECKING:
@@ -93,12 +94,14 @@ class SimulatedBridge:
         self._calls: dict[tuple[str, int], SimCall] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self.dials = 0
+        self.rooms = SimulatedRooms(secret)
         self.app = Starlette(
             routes=[
                 Route("/v1/health", self._health, methods=["GET"]),
                 Route("/v1/calls", self._dial, methods=["POST"]),
                 Route("/v1/calls/{call_id}/hangup", self._hangup, methods=["POST"]),
                 Route("/v1/calls/{call_id}/status", self._status, methods=["POST"]),
+                *self.rooms.routes(),
             ]
         )
 

@@ -15,6 +15,9 @@ from switchboard.platform.apikeys.endpoints import router as apikeys_router
 from switchboard.platform.calls.endpoints import router as calls_router
 from switchboard.platform.catalogue.endpoints import router as catalogue_router
 from switchboard.platform.numbers.endpoints import router as numbers_router
+from switchboard.platform.rooms.endpoints import router as rooms_router
+from switchboard.platform.rooms.page import router as room_page_router
+from switchboard.platform.rooms.page import static_files as room_static
 from switchboard.platform.routing.endpoints import router as routing_router
 from switchboard.platform.shares.endpoints import public as share_page_router
 from switchboard.platform.shares.endpoints import router as shares_router
@@ -40,6 +43,7 @@ ROUTERS: list[APIRouter] = [
     shares_router,
     share_page_router,
     routing_router,
+    rooms_router,  # before the whitelist: it takes POST /signal.ashx?sfu-mode=... only
     whitelist_router,
     calls_router,
     bridge_router,
@@ -51,8 +55,10 @@ def create_platform_app(runtime: Runtime, *, extra_openapi: FastAPI | None = Non
     app = new_api(
         runtime, title="switchboard platform API", version=__version__, description=DESCRIPTION
     )
+    app.mount("/rooms/static", room_static, name="room-static")
     for router in ROUTERS:
         app.include_router(router)
+    app.include_router(room_page_router)
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:

@@ -1,0 +1,266 @@
+"""The rules of a room: presence, relaying, the detector, preferences and the cascade.
+
+Every change that others must learn of is written as an event in its own transaction (the
+outbox of ``platform/events``), together with the room row's counts and mode.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from switchboard.bridge import protocol
+from switchboard.bridge.client import RoomAnswer, bridge_for
+from switchboard.kit.errors import ApiError
+from switchboard.platform.events import catalogue as ev
+from switchboard.platform.events.service import emit
+from switchboard.platform.rooms import repository
+from switchboard.platform.rooms.detector import Report, Tunables
+from switchboard.platform.rooms.hub import LiveRoom, Peer
+from switchboard.platform.rooms.schemas import Mode, Pref
+from switchboard.runtime import Runtime
+from switchboard.tenants import service as tenants
+from switchboard.tenants.config import SFU_TUNABLES, TenantConfig
+from switchboard.tenants.models import Tenant
+
+log = logging.getLogger("switchboard.rooms")
+
+ERROR_MAX = 200
+PREFS: tuple[Pref, ...] = ("auto", "prefer-mesh", "prefer-sfu")
+
+
+async def _sfu_tunables(runtime: Runtime, tenant_id: int) -> dict[str, float]:
+    """The tenant's ``Phone:Sfu:*`` values, read anew each time (hot reload), clamped."""
+    async with runtime.db.transaction(read_only=True) as session:
+        tenant = await session.get(Tenant, tenant_id)
+    return TenantConfig.from_settings(tenant.settings if tenant else {}).sfu
+
+
+async def record(
+    runtime: Runtime, room: LiveRoom, events: list[tuple[str, dict[str, Any]]]
+) -> None:
+    """Write ``events`` and the room's current counts and mode in one transaction."""
+    async with runtime.db.transaction() as session:
+        row = await repository.get_or_create(
+            session, tenant_id=room.tenant_id, name=room.name, now=runtime.clock.now()
+        )
+        row.mode, row.peer_count, row.human_count = room.mode, len(room.peers), room.human_count
+        row.updated_at = runtime.clock.now()
+        for name, data in events:
+            await emit(
+                session, tenant_id=room.tenant_id, tenant_name=room.tenant_name, event=name,
+                data=data, clock=runtime.clock,
+            )  # fmt: skip
+
+
+async def load(runtime: Runtime, room: LiveRoom) -> None:
+    """A room coming alive in this process takes its mode and lobby from its row."""
+    async with runtime.db.transaction() as session:
+        row = await repository.get_or_create(
+            session, tenant_id=room.tenant_id, name=room.name, now=runtime.clock.now()
+        )
+        room.mode, room.lobby = "sfu" if row.mode == "sfu" else "mesh", row.lobby
+
+
+# --- presence ----------------------------------------------------------------------------
+
+
+def vote_tally(room: LiveRoom) -> dict[str, int]:
+    tally: dict[str, int] = dict.fromkeys(PREFS, 0)
+    for peer in room.peers.values():
+        if peer.role == "human":
+            tally[peer.pref] += 1
+    return tally
+
+
+def effective_threshold(base: int, tally: dict[str, int]) -> int:
+    """``AutoPromoteHumanCount`` shifted by one per net vote (docs/decisions/0800): each
+    ``prefer-mesh`` human raises it, each ``prefer-sfu`` human lowers it, within 2..100."""
+    tunable = SFU_TUNABLES["AutoPromoteHumanCount"]
+    shifted = base + tally["prefer-mesh"] - tally["prefer-sfu"]
+    return int(min(max(shifted, tunable.low), tunable.high))
+
+
+async def admit(runtime: Runtime, room: LiveRoom, peer: Peer, *, join_path: str) -> None:
+    """``peer`` enters the room: welcome, presence to the others, the join-time promote."""
+    humans_before = room.human_count
+    peer.join_path = join_path
+    room.peers[peer.peer_id] = peer
+    await record(runtime, room, [(ev.ROOM_PEER_JOINED, {
+        "room": room.name, "peerId": peer.peer_id, "name": peer.name, "role": peer.role,
+        "verified": peer.verified, "ip": peer.ip, "joinPath": join_path,
+        "peerCount": len(room.peers),
+    })])  # fmt: skip
+    await peer.send({
+        "type": "welcome", "peerId": peer.peer_id, "room": room.name, "mode": room.mode,
+        "peers": [p.public() for p in room.others(peer.peer_id)],
+        "iceServers": ice_servers(runtime, peer.peer_id),
+    })  # fmt: skip
+    await room.broadcast({"type": "peer-joined", "peer": peer.public()}, skip=peer.peer_id)
+    if room.mode == "mesh" and peer.role == "human":
+        sfu = await _sfu_tunables(runtime, room.tenant_id)
+        threshold = effective_threshold(int(sfu["AutoPromoteHumanCount"]), vote_tally(room))
+        if humans_before >= threshold:
+            humans = room.human_count
+            await promote(
+                runtime, room, trigger="auto-join",
+                reason=f"auto-promote-join-human-count-{humans}", extra={"humanCount": humans},
+            )  # fmt: skip
+
+
+async def leave(runtime: Runtime, room: LiveRoom, peer: Peer) -> None:
+    if room.waiting.pop(peer.peer_id, None) is not None:
+        return
+    if room.peers.pop(peer.peer_id, None) is None:
+        return
+    room.detector.forget(peer.peer_id)
+    await record(runtime, room, [(ev.ROOM_PEER_LEFT, {
+        "room": room.name, "peerId": peer.peer_id, "name": peer.name, "role": peer.role,
+        "verified": peer.verified, "ip": peer.ip, "reason": "ws-close",
+        "peerCount": len(room.peers),
+    })])  # fmt: skip
+    await room.broadcast({"type": "peer-left", "peerId": peer.peer_id})
+    if room.mode == "sfu":
+        message = protocol.RoomLeave(tenant=room.tenant_name, room=room.name, peer_id=peer.peer_id)
+        await bridge_room(runtime, protocol.ROOM_LEAVE_PATH, message, phase="leave")
+
+
+def ice_servers(runtime: Runtime, peer_id: str) -> list[dict[str, Any]]:
+    """TURN credentials of the relay when it is configured, else none (host candidates)."""
+    from switchboard.relay.credentials import ice_servers as relay_ice_servers
+
+    settings = runtime.settings
+    if not settings.room_turn_urls or not settings.room_turn_secret:
+        return []
+    servers = relay_ice_servers(
+        urls=settings.room_turn_urls, secret=settings.room_turn_secret, label=peer_id,
+        clock=runtime.clock,
+    )  # fmt: skip
+    return [dict(server) for server in servers]
+
+
+# --- the detector and preferences -----------------------------------------------------------
+
+
+async def stats(runtime: Runtime, room: LiveRoom, peer: Peer, report: Report) -> None:
+    if peer.role != "human":  # the detector counts stressed humans (spec 8.1)
+        return
+    sfu = await _sfu_tunables(runtime, room.tenant_id)
+    found = room.detector.evaluate(
+        peer_id=peer.peer_id, report=report, now=runtime.clock.now(), tunables=Tunables.of(sfu)
+    )
+    if found is None:
+        return
+    humans, peers = room.human_count, len(room.peers)
+    await record(runtime, room, [(ev.ROOM_BANDWIDTH_DEGRADED, {
+        "room": room.name, "stressedCount": found.stressed_count, "peerCount": peers,
+        "humanCount": humans, "windowSec": found.window_sec,
+        "triggerPeerId": found.trigger_peer_id,
+        "sampleMetrics": {"abrMbps": found.abr_mbps, "lossPct": found.loss_pct,
+                          "rttMs": found.rtt_ms},
+    })])  # fmt: skip
+    if room.mode == "mesh" and humans >= int(sfu["AutoPromoteBwMinHumans"]):
+        await promote(
+            runtime, room, trigger="auto-bandwidth",
+            reason=f"auto-promote-bandwidth-degraded-stressed-{found.stressed_count}-of-{peers}",
+            extra={"humanCount": humans, "stressedCount": found.stressed_count,
+                   "peerCount": peers},
+        )  # fmt: skip
+
+
+async def preference(runtime: Runtime, room: LiveRoom, peer: Peer, pref: Pref) -> None:
+    previous, peer.pref = peer.pref, pref
+    tally = vote_tally(room)
+    sfu = await _sfu_tunables(runtime, room.tenant_id)
+    await record(runtime, room, [(ev.ROOM_CLIENT_PREFERENCE_CHANGED, {
+        "room": room.name, "peerId": peer.peer_id, "role": peer.role, "prevPref": previous,
+        "newPref": pref, "voteTally": tally,
+        "effectiveThreshold": effective_threshold(int(sfu["AutoPromoteHumanCount"]), tally),
+    })])  # fmt: skip
+
+
+# --- the cascade ------------------------------------------------------------------------------
+
+
+async def bridge_room(
+    runtime: Runtime, path: str, message: protocol.RoomRef, *, phase: str
+) -> RoomAnswer:
+    try:
+        bridge = bridge_for(runtime)
+    except ApiError as exc:
+        return RoomAnswer(0, code=exc.code, phase=phase, error=exc.description)
+    return await bridge.room(path, message, phase=phase)
+
+
+def failure_text(answer: RoomAnswer) -> str:
+    text = answer.error or answer.code or f"HTTP {answer.http_status}"
+    if answer.http_status:
+        text = f"HTTP {answer.http_status} {answer.code}: {text}"
+    return text[:ERROR_MAX]
+
+
+async def promote(
+    runtime: Runtime, room: LiveRoom, *, trigger: str, reason: str,
+    extra: dict[str, Any] | None = None, actor: str = "",
+) -> RoomAnswer:  # fmt: skip
+    """mesh → sfu through the bridge; on failure the mode stays and nobody migrates."""
+    message = protocol.RoomPromote(tenant=room.tenant_name, room=room.name, peers=list(room.peers))
+    answer = await bridge_room(runtime, protocol.ROOM_PROMOTE_PATH, message, phase="promote")
+    return await _apply(runtime, room, "sfu", answer, trigger, reason, extra or {}, actor)
+
+
+async def demote(runtime: Runtime, room: LiveRoom, *, reason: str, actor: str) -> RoomAnswer:
+    message = protocol.RoomDemote(tenant=room.tenant_name, room=room.name)
+    answer = await bridge_room(runtime, protocol.ROOM_DEMOTE_PATH, message, phase="demote")
+    return await _apply(runtime, room, "mesh", answer, "admin", reason, {}, actor)
+
+
+async def _apply(
+    runtime: Runtime, room: LiveRoom, mode: Mode, answer: RoomAnswer, trigger: str,
+    reason: str, extra: dict[str, Any], actor: str,
+) -> RoomAnswer:  # fmt: skip
+    data: dict[str, Any] = {"room": room.name, "mode": mode, "reason": reason, "trigger": trigger}
+    if not answer.ok:
+        if trigger == "auto-join":
+            data["humanCount"] = extra.get("humanCount", room.human_count)
+        if actor:
+            data["actor"] = actor
+        data["error"] = failure_text(answer)
+        log.warning("room %s: %s to %s failed: %s", room.name, trigger, mode, data["error"])
+        await record(runtime, room, [(ev.ROOM_CASCADE_FAILED, data)])
+        return answer
+    room.mode = mode
+    data.update(extra)
+    if actor:
+        data["actor"] = actor
+    name = ev.ROOM_CASCADE_PROMOTED if mode == "sfu" else ev.ROOM_CASCADE_DEMOTED
+    await record(runtime, room, [(name, data)])
+    await room.broadcast({"type": "mode", "mode": mode, "reason": reason})
+    return answer
+
+
+async def bridge_connected(
+    session: AsyncSession, *, runtime: Runtime, event: protocol.RoomCallback
+) -> None:
+    """The bridge's ``room-events`` callback, as an event of the room's tenant."""
+    from switchboard.platform.rooms.hub import hub_for
+
+    tenant = await tenants.require_by_name(session, event.tenant)
+    if event.type == "publisher-connected":
+        live = hub_for(runtime).find(tenant.id, event.room)
+        peer = live.peers.get(event.peer_id) if live is not None else None
+        name, data = ev.SFU_PUBLISHER_CONNECTED, {
+            "room": event.room, "peerId": event.peer_id,
+            "role": peer.role if peer is not None else "human",
+            "connectedUtc": event.connected_utc, "packetsAtConn": event.packets_at_conn,
+        }  # fmt: skip
+    else:
+        name, data = ev.SFU_SUBSCRIBER_CONNECTED, {
+            "room": event.room, "publisherPeerId": event.publisher_peer_id,
+            "subscriberPeerId": event.subscriber_peer_id, "connectedUtc": event.connected_utc,
+            "packetsForwardedAtConn": event.packets_forwarded_at_conn,
+        }  # fmt: skip
+    await emit(session, tenant_id=tenant.id, tenant_name=tenant.name, event=name, data=data,
+               clock=runtime.clock)  # fmt: skip

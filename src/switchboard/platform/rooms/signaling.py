@@ -1,0 +1,213 @@
+"""One peer's socket on ``/signal.ashx?room=<name>``: limits, validation, and dispatch."""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from typing import Any
+
+import orjson
+from pydantic import ValidationError
+from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
+
+from switchboard.console.session import SESSION_COOKIE, CookieJar
+from switchboard.identity.models import User
+from switchboard.kit.clientip import client_ip, parse_networks
+from switchboard.kit.errors import ApiError
+from switchboard.platform.rooms import schemas as msg
+from switchboard.platform.rooms import service, sfu
+from switchboard.platform.rooms.detector import Report
+from switchboard.platform.rooms.hub import LiveRoom, Peer, hub_for, new_peer_id
+from switchboard.runtime import Runtime
+from switchboard.tenants import service as tenants
+from switchboard.tenants.models import Tenant
+
+log = logging.getLogger("switchboard.rooms")
+
+ROOM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+POLICY = 1008
+TOO_BIG = 1009
+REASON_MAX = 120  # a close reason is at most 123 bytes
+
+
+class Refused(Exception):
+    """Close this socket with ``code`` and ``reason``; the room goes on without it."""
+
+    def __init__(self, reason: str, code: int = POLICY) -> None:
+        super().__init__(reason)
+        self.code = code
+        self.reason = reason.encode()[:REASON_MAX].decode(errors="ignore")
+
+
+class Socket:
+    """The frame limits of one socket: size and rate (``room_max_*`` settings)."""
+
+    def __init__(self, websocket: WebSocket, runtime: Runtime) -> None:
+        self.ws = websocket
+        self.max_bytes = runtime.settings.room_max_message_bytes
+        self.max_rate = runtime.settings.room_max_messages_per_second
+        self._window = 0
+        self._count = 0
+
+    async def send(self, message: dict[str, Any]) -> None:
+        if self.ws.application_state != WebSocketState.CONNECTED:
+            return
+        try:
+            await self.ws.send_text(orjson.dumps(message).decode())
+        except (RuntimeError, WebSocketDisconnect, OSError):
+            log.debug("send to a closing socket dropped")
+
+    async def receive(self) -> msg.Message:
+        frame = await self.ws.receive()
+        if frame["type"] == "websocket.disconnect":
+            raise WebSocketDisconnect(frame.get("code", 1000))
+        text = frame.get("text")
+        if text is None:
+            raise Refused("binary frames are not accepted; send JSON text")
+        if len(text.encode()) > self.max_bytes:
+            raise Refused(f"message above {self.max_bytes} bytes", TOO_BIG)
+        second = int(time.monotonic())
+        if second != self._window:
+            self._window, self._count = second, 0
+        self._count += 1
+        if self._count > self.max_rate:
+            raise Refused(f"more than {self.max_rate} messages per second")
+        try:
+            return msg.MESSAGE.validate_json(text)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "message"
+            raise Refused(f"invalid message: {where}: {first['msg']}") from None
+
+
+async def _identity(
+    runtime: Runtime, websocket: WebSocket, tenant: Tenant, token: str | None
+) -> tuple[bool, bool]:
+    """(verified, admin): a bearer of the tenant, or a console session cookie of it."""
+    token = token or websocket.query_params.get("access_token")
+    async with runtime.db.transaction(read_only=True) as session:
+        if token:
+            try:
+                caller = await runtime.authenticator.authenticate(session, token)
+            except ApiError:
+                raise Refused("the token is not valid") from None
+            if caller.tenant_id != tenant.id:
+                raise Refused("the token belongs to another tenant")
+            return True, caller.is_admin
+        jar = CookieJar(runtime.settings.secret_key, secure=False)
+        now = int(runtime.clock.now().timestamp())
+        found = jar.session(websocket.cookies.get(SESSION_COOKIE), now=now)
+        if found is not None:
+            user = await session.get(User, found.user_id)
+            if user is not None and not user.disabled and user.tenant_id == tenant.id:
+                return True, user.role == "admin"
+    return False, False
+
+
+async def serve(websocket: WebSocket, runtime: Runtime) -> None:
+    await websocket.accept()
+    socket = Socket(websocket, runtime)
+    room: LiveRoom | None = None
+    peer: Peer | None = None
+    try:
+        name = websocket.query_params.get("room", "")
+        if not ROOM_NAME.match(name):
+            raise Refused("room: 1 to 64 letters, digits, '.', '_' or '-'")
+        async with runtime.db.transaction(read_only=True) as session:
+            tenant = await tenants.resolve_host(session, websocket.headers.get("host", ""))
+        if tenant is None:
+            raise Refused("no tenant serves this host")
+        first = await socket.receive()
+        if not isinstance(first, msg.Join):
+            raise Refused("the first message must be a join")
+        verified, admin = await _identity(runtime, websocket, tenant, first.token)
+        hub = hub_for(runtime)
+        room = hub.room(tenant.id, tenant.name, name)
+        ip = client_ip(
+            websocket.client.host if websocket.client else None,
+            websocket.headers.get("x-forwarded-for"),
+            parse_networks(runtime.settings.trusted_proxies),
+        )
+        peer = Peer(
+            new_peer_id(), first.name, first.role, verified, admin, ip, first.pref, socket.send
+        )
+        async with room.lock:
+            if not room.peers and not room.waiting:
+                await service.load(runtime, room)
+            if len(room.peers) + len(room.waiting) >= runtime.settings.room_max_peers:
+                peer = None
+                raise Refused(f"the room is full ({runtime.settings.room_max_peers} peers)")
+            if room.lobby and not verified:
+                room.waiting[peer.peer_id] = peer
+                await socket.send({"type": "waiting", "peerId": peer.peer_id})
+                knock = {"type": "knock", "peerId": peer.peer_id, "name": peer.name}
+                for other in room.peers.values():
+                    if other.verified:
+                        await other.send(knock)
+            else:
+                await service.admit(runtime, room, peer, join_path="direct")
+        while True:
+            message = await socket.receive()
+            if isinstance(message, msg.Leave):
+                break
+            await _dispatch(runtime, room, peer, message)
+    except WebSocketDisconnect:
+        pass
+    except Refused as exc:
+        log.info("signaling socket closed: %s", exc.reason)
+        await _close(websocket, exc.code, exc.reason)
+    finally:
+        if room is not None and peer is not None:
+            async with room.lock:
+                await service.leave(runtime, room, peer)
+                hub_for(runtime).drop_if_empty(room)
+    await _close(websocket, 1000, "left")
+
+
+async def _close(websocket: WebSocket, code: int, reason: str) -> None:
+    if websocket.application_state != WebSocketState.CONNECTED:
+        return
+    try:
+        await websocket.close(code, reason)
+    except (RuntimeError, WebSocketDisconnect, OSError):
+        log.debug("the peer was gone before the close")
+
+
+async def _dispatch(runtime: Runtime, room: LiveRoom, peer: Peer, message: msg.Message) -> None:
+    if peer.peer_id in room.waiting:
+        raise Refused("waiting in the lobby: only leave is accepted until admitted")
+    if isinstance(message, msg.Join):
+        raise Refused("already joined")
+    if isinstance(message, msg.Relay | msg.Candidate):
+        target = room.peers.get(message.to)
+        if target is None:
+            await peer.send({"type": "error", "code": "unknown_peer",
+                             "message": f"no peer {message.to} in the room"})  # fmt: skip
+            return
+        relayed = message.model_dump(mode="json", by_alias=True, exclude={"to"})
+        await target.send({**relayed, "from": peer.peer_id})
+    elif isinstance(message, msg.Admit):
+        await _admit(runtime, room, peer, message.peer_id)
+    elif isinstance(message, msg.Stats):
+        report = Report(message.abr_mbps, message.loss_pct, message.packets_sent, message.rtt_ms)
+        async with room.lock:
+            await service.stats(runtime, room, peer, report)
+    elif isinstance(message, msg.Preference):
+        await service.preference(runtime, room, peer, message.pref)
+    else:
+        await sfu.handle(runtime, room, peer, message)
+
+
+async def _admit(runtime: Runtime, room: LiveRoom, peer: Peer, waiting_id: str) -> None:
+    if not (peer.verified or peer.admin):
+        await peer.send({"type": "error", "code": "forbidden",
+                         "message": "only verified peers and admins admit"})  # fmt: skip
+        return
+    async with room.lock:
+        waiting = room.waiting.pop(waiting_id, None)
+        if waiting is None:
+            await peer.send({"type": "error", "code": "unknown_peer",
+                             "message": f"no peer {waiting_id} is waiting"})  # fmt: skip
+            return
+        await service.admit(runtime, room, waiting, join_path="admit")

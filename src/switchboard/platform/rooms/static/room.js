@@ -1,0 +1,162 @@
+// The room page's client, and the reference client of the signaling protocol (docs/rooms.md).
+// Mesh: the peer that joins offers to every peer already there; the others answer. Candidates
+// trickle over the socket. On `mode` the page migrates make-before-break (see migrate()).
+"use strict";
+(() => {
+  const tiles = document.getElementById("tiles");
+  const room = tiles.dataset.room;
+  const modeLabel = document.getElementById("mode");
+  const status = document.getElementById("status");
+  const mesh = new Map(); // peerId -> RTCPeerConnection
+  const names = new Map(); // peerId -> name
+  let socket, local, me, iceServers = [], mode = "mesh";
+  const sfu = { publisher: null, subscribers: new Map() };
+
+  const send = (message) => socket.send(JSON.stringify(message));
+
+  function tile(peerId, label) {
+    let figure = document.getElementById(`tile-${peerId}`);
+    if (!figure) {
+      figure = document.createElement("figure");
+      figure.id = `tile-${peerId}`;
+      const video = document.createElement("video");
+      video.autoplay = true;
+      video.playsInline = true;
+      video.muted = peerId === "local";
+      const caption = document.createElement("figcaption");
+      caption.textContent = label;
+      figure.append(video, caption);
+      tiles.append(figure);
+    }
+    return figure.querySelector("video");
+  }
+
+  function connection(peerId) {
+    const pc = new RTCPeerConnection({ iceServers });
+    local.getTracks().forEach((track) => pc.addTrack(track, local));
+    pc.onicecandidate = (e) => send({ type: "candidate", to: peerId, candidate: e.candidate });
+    pc.ontrack = (e) => { tile(peerId, names.get(peerId) || peerId).srcObject = e.streams[0]; };
+    mesh.set(peerId, pc);
+    return pc;
+  }
+
+  async function offerTo(peerId) {
+    const pc = connection(peerId);
+    await pc.setLocalDescription(await pc.createOffer());
+    send({ type: "offer", to: peerId, sdp: pc.localDescription.sdp });
+  }
+
+  function drop(peerId) {
+    mesh.get(peerId)?.close();
+    mesh.delete(peerId);
+    sfu.subscribers.get(peerId)?.close();
+    sfu.subscribers.delete(peerId);
+    document.getElementById(`tile-${peerId}`)?.remove();
+  }
+
+  // Make-before-break: the new connections are made first; the old ones close once connected.
+  async function migrate(target) {
+    mode = target;
+    modeLabel.textContent = target;
+    if (target === "sfu") {
+      const pc = new RTCPeerConnection({ iceServers });
+      local.getTracks().forEach((track) => pc.addTrack(track, local));
+      sfu.publisher = pc;
+      await pc.setLocalDescription(await pc.createOffer());
+      await gathered(pc);
+      send({ type: "sfu-offer", sdp: pc.localDescription.sdp });
+      names.forEach((_name, peerId) => send({ type: "sfu-subscribe-offer", publisherPeerId: peerId }));
+    } else {
+      names.forEach((_name, peerId) => { if (peerId > me) offerTo(peerId); });
+      const closeSfu = () => {
+        sfu.publisher?.close();
+        sfu.subscribers.forEach((pc) => pc.close());
+        sfu.publisher = null;
+        sfu.subscribers.clear();
+      };
+      setTimeout(closeSfu, 5000);
+    }
+  }
+
+  const gathered = (pc) => new Promise((done) => {
+    if (pc.iceGatheringState === "complete") return done();
+    pc.addEventListener("icegatheringstatechange", () => {
+      if (pc.iceGatheringState === "complete") done();
+    });
+  });
+
+  async function subscribed(publisherPeerId, sdp) {
+    const pc = new RTCPeerConnection({ iceServers });
+    sfu.subscribers.set(publisherPeerId, pc);
+    pc.ontrack = (e) => { tile(publisherPeerId, names.get(publisherPeerId) || "").srcObject = e.streams[0]; };
+    pc.onconnectionstatechange = () => {
+      if (pc.connectionState === "connected") {  // only now the mesh edge may go
+        mesh.get(publisherPeerId)?.close();
+        mesh.delete(publisherPeerId);
+      }
+    };
+    await pc.setRemoteDescription({ type: "offer", sdp });
+    await pc.setLocalDescription(await pc.createAnswer());
+    await gathered(pc);
+    send({ type: "sfu-subscribe-answer", publisherPeerId, sdp: pc.localDescription.sdp });
+  }
+
+  const handlers = {
+    async welcome(m) {
+      me = m.peerId;
+      iceServers = m.iceServers;
+      modeLabel.textContent = mode = m.mode;
+      m.peers.forEach((p) => names.set(p.peerId, p.name));
+      if (m.mode === "sfu") await migrate("sfu");
+      else for (const p of m.peers) await offerTo(p.peerId);
+      status.textContent = "joined";
+    },
+    waiting() { status.textContent = "waiting to be admitted"; },
+    "peer-joined"(m) { names.set(m.peer.peerId, m.peer.name); },
+    "peer-left"(m) { names.delete(m.peerId); drop(m.peerId); },
+    async offer(m) {
+      const pc = mesh.get(m.from) || connection(m.from);
+      await pc.setRemoteDescription({ type: "offer", sdp: m.sdp });
+      await pc.setLocalDescription(await pc.createAnswer());
+      send({ type: "answer", to: m.from, sdp: pc.localDescription.sdp });
+    },
+    async answer(m) { await mesh.get(m.from)?.setRemoteDescription({ type: "answer", sdp: m.sdp }); },
+    async candidate(m) { if (m.candidate) await mesh.get(m.from)?.addIceCandidate(m.candidate); },
+    async mode(m) { await migrate(m.mode); },
+    async "sfu-answer"(m) { await sfu.publisher?.setRemoteDescription({ type: "answer", sdp: m.sdp }); },
+    async "sfu-subscribe-offer"(m) { await subscribed(m.publisherPeerId, m.sdp); },
+    "publisher-added"(m) { if (mode === "sfu") send({ type: "sfu-subscribe-offer", publisherPeerId: m.peerId }); },
+    error(m) { status.textContent = `${m.code}: ${m.message}`; },
+  };
+
+  document.getElementById("join").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const name = document.getElementById("name").value;
+    local = await navigator.mediaDevices.getUserMedia({ audio: true, video: true });
+    tile("local", `${name} (you)`).srcObject = local;
+    event.target.hidden = true;
+    document.getElementById("controls").hidden = false;
+    const scheme = location.protocol === "https:" ? "wss" : "ws";
+    socket = new WebSocket(`${scheme}://${location.host}/signal.ashx?room=${encodeURIComponent(room)}`);
+    socket.onopen = () => send({ type: "join", name, role: "human" });
+    let queue = Promise.resolve();  // one message at a time, in order
+    socket.onmessage = (e) => {
+      const m = JSON.parse(e.data);
+      queue = queue.then(() => handlers[m.type]?.(m)).catch((err) => { status.textContent = String(err); });
+    };
+    socket.onclose = (e) => { status.textContent = `left (${e.code} ${e.reason})`; };
+  });
+
+  document.getElementById("mute").addEventListener("click", (event) => {
+    const audio = local.getAudioTracks()[0];
+    audio.enabled = !audio.enabled;
+    event.target.textContent = audio.enabled ? "Mute" : "Unmute";
+  });
+
+  document.getElementById("leave").addEventListener("click", () => {
+    send({ type: "leave" });
+    [...mesh.keys()].forEach(drop);
+    sfu.publisher?.close();
+    local.getTracks().forEach((track) => track.stop());
+  });
+})();

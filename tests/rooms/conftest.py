@@ -1,0 +1,96 @@
+"""A real server on a free port, WebSocket peers, and a real webhook receiver."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+import pytest
+import uvicorn
+from websockets.asyncio.client import ClientConnection, connect
+
+from switchboard.app import create_app
+from switchboard.platform.webhooks.tasks import deliver_due
+from switchboard.runtime import Runtime
+from switchboard.settings import Settings
+from tests import factories
+from tests.webhooks.conftest import LOOPBACK, Receiver, receiver, subscribe
+
+__all__ = ["receiver"]
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    return settings.model_copy(
+        update={"webhook_allow_private": LOOPBACK, "webhook_timeout": 5.0,
+                "room_max_peers": 4, "room_max_message_bytes": 4096,
+                "room_max_messages_per_second": 20}
+    )  # fmt: skip
+
+
+@dataclass
+class Server:
+    port: int
+    runtime: Runtime
+
+    def peer(self, host: str, room: str = "x", query: str = "") -> Any:
+        uri = f"ws://{host}/signal.ashx?room={room}{query}"
+        return connect(uri, host="127.0.0.1", port=self.port, open_timeout=5)
+
+
+@pytest.fixture
+async def server(runtime: Runtime) -> AsyncIterator[Server]:
+    app = create_app(runtime=runtime)
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None, access_log=False,
+                            lifespan="on", ws="websockets-sansio")  # fmt: skip
+    served = uvicorn.Server(config)
+    task = asyncio.create_task(served.serve())
+    async with asyncio.timeout(10):
+        while not served.started:  # noqa: ASYNC110 (uvicorn offers no event to await)
+            await asyncio.sleep(0.01)
+    port = served.servers[0].sockets[0].getsockname()[1]
+    yield Server(port, runtime)
+    served.should_exit = True
+    await asyncio.wait_for(task, 10)
+
+
+@pytest.fixture
+async def acme(runtime: Runtime) -> factories.TenantFixture:
+    return await factories.tenant(runtime, "acme", ["acme.test"])
+
+
+@pytest.fixture
+async def hooks(
+    runtime: Runtime, acme: factories.TenantFixture, receiver: Receiver
+) -> Callable[..., Any]:
+    await subscribe(runtime, acme, receiver.url("/hook"))
+
+    async def delivered(count: int) -> list[dict[str, Any]]:
+        """Send what is due until the receiver holds ``count`` events; their bodies."""
+        async with asyncio.timeout(10):
+            while len(receiver.requests) < count:
+                if not await deliver_due(runtime):
+                    await asyncio.sleep(0.02)
+        return [orjson.loads(r.body) for r in receiver.requests]
+
+    return delivered
+
+
+@dataclass
+class Client:
+    ws: ClientConnection
+    inbox: list[dict[str, Any]] = field(default_factory=list)
+
+    async def send(self, **message: Any) -> None:
+        await self.ws.send(orjson.dumps(message).decode())
+
+    async def expect(self, kind: str) -> dict[str, Any]:
+        async with asyncio.timeout(5):
+            while True:
+                for i, message in enumerate(self.inbox):
+                    if message["type"] == kind:
+                        return self.inbox.pop(i)
+                self.inbox.append(orjson.loads(await self.ws.recv()))

@@ -1,0 +1,78 @@
+"""The room page in Debian's chromium (fake camera and microphone): two pages meet in mesh."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from switchboard.runtime import Runtime
+from tests import factories
+from tests.console.conftest import ARGS, CHROMIUM, needs_chromium
+from tests.rooms.conftest import Server
+
+pytestmark = [pytest.mark.slow, needs_chromium]
+
+MEDIA_ARGS = ["--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream"]
+
+INBOUND_BYTES = """async () => {
+  const all = window.__pcs || [];
+  let total = 0;
+  for (const pc of all) {
+    (await pc.getStats()).forEach((s) => {
+      if (s.type === "inbound-rtp") total += s.bytesReceived;
+    });
+  }
+  return total;
+}"""
+
+# Keeps a handle on every RTCPeerConnection the page makes, for getStats from the test.
+TRACK_PCS = """(() => {
+  const Native = window.RTCPeerConnection;
+  window.__pcs = [];
+  window.RTCPeerConnection = function (...args) {
+    const pc = new Native(...args);
+    window.__pcs.push(pc);
+    return pc;
+  };
+  window.RTCPeerConnection.prototype = Native.prototype;
+})();"""
+
+
+async def test_two_pages_see_each_other_in_mesh(server: Server, runtime: Runtime) -> None:
+    from playwright.async_api import async_playwright, expect
+
+    host = f"127.0.0.1:{server.port}"  # a loopback origin is a secure context (getUserMedia)
+    await factories.tenant(runtime, "meet", [host])
+    runtime.settings = runtime.settings.model_copy(  # real SDP; the suite's limit is tiny
+        update={"room_max_message_bytes": 64 * 1024, "room_max_messages_per_second": 200}
+    )
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS + MEDIA_ARGS)
+        pages: list[Any] = []
+        for name in ("Ann", "Bob"):
+            page = await browser.new_page()
+            await page.add_init_script(TRACK_PCS)
+            response = await page.goto(f"http://{host}/rooms/x")
+            assert response is not None
+            assert "script-src 'self'" in response.headers["content-security-policy"]
+            await page.fill("#name", name)
+            await page.click("text=Join with camera and microphone")
+            await page.wait_for_selector("#status:has-text('joined')")
+            pages.append(page)
+        for page in pages:
+            assert await page.text_content("#mode") == "mesh"
+            await expect(page.locator("#tiles video")).to_have_count(2)
+        before = [await page.evaluate(INBOUND_BYTES) for page in pages]
+        async with asyncio.timeout(20):
+            while True:
+                now = [await page.evaluate(INBOUND_BYTES) for page in pages]
+                if all(b > a for a, b in zip(before, now, strict=True)):
+                    break  # media flows both ways: inbound RTP bytes rise on each page
+                await asyncio.sleep(0.5)
+        captions = await pages[0].locator("figcaption").all_text_contents()
+        assert sorted(captions) == ["Ann (you)", "Bob"]
+        await pages[1].click("#leave")
+        await expect(pages[0].locator("#tiles video")).to_have_count(1)
+        await browser.close()
