@@ -65,6 +65,11 @@ def test_errors_exit_2_with_a_message(cli: CliRunner) -> None:
     assert "already exists" in duplicate.output
     unknown = cli.invoke(main, ["tenant", "set", "ops", "Nope", "1"])
     assert unknown.exit_code == 2
+    # a known prompt's slug: lower-case letters, digits, - and _
+    ok(cli, "tenant", "set", "ops", "Prompts:front-desk", "You are the front desk.")
+    ok(cli, "tenant", "set", "ops", "Voicemail:Message", "Please call us back.")
+    assert "Prompts:front-desk\tYou are the front desk." in ok(cli, "tenant", "show", "ops")
+    assert cli.invoke(main, ["tenant", "set", "ops", "Prompts:Front Desk", "x"]).exit_code == 2
     bad_role = cli.invoke(
         main, ["user", "create", "u", "--tenant", "ops", "--role", "root", "--password-stdin"]
     )

@@ -62,6 +62,9 @@ class DialRequest(Message):
     system_prompt: str = Field(repr=False)
     api_key: str = Field(repr=False)
     callback_url: str
+    # what the AI says to a voicemail greeting before it hangs up (the tenant's
+    # ``Voicemail:Message``); empty: it hangs up without a message
+    voicemail_message: str = ""
 
 
 class DialReply(Message):

@@ -21,12 +21,13 @@ from switchboard.bridge.protocol import (
 )
 from switchboard.mediabridge.config import Trunk
 from switchboard.mediabridge.conversation import Talk, converse
-from switchboard.mediabridge.engines.base import Conversation, Engine
+from switchboard.mediabridge.engines.base import Conversation, Engine, TransferCall
 from switchboard.mediabridge.media import RtpLeg, negotiate, offer_sdp
 from switchboard.mediabridge.outcomes import describe, verdict
 from switchboard.mediabridge.platform import EventQueue, PlatformClient, event_id
 from switchboard.mediabridge.sip.dialog import Dialog
 from switchboard.mediabridge.sip.endpoint import SipEndpoint
+from switchboard.mediabridge.sip.messages import host_port
 from switchboard.mediabridge.sip.uac import Invite, InviteResult
 
 log = logging.getLogger("switchboard.mediabridge")
@@ -122,6 +123,14 @@ class Calls:
         call.events.append(event)
         return event
 
+    def _transferred(self, call: Call, trunk: Trunk, to: TransferCall) -> Callback:
+        """An outbound call handed on by the far end (REFER): spec 6.2's ``call.transferred``
+        with ``transferType`` ``outbound-to-user`` whether the target is a user or a number."""
+        target = {"to_user": to.target} if to.kind == "user" else {"to_phone": to.target}
+        return self._event(
+            call, "transferred", transfer_type="outbound-to-user", trunk_id=trunk.id, **target
+        )
+
     async def _run(self, call: Call) -> None:
         events = EventQueue(self.platform, call.dial.callback_url)
         try:
@@ -197,11 +206,14 @@ class Calls:
             call_id=dial.call_id, direction="outbound", model=dial.model, voice=dial.voice,
             language=dial.language, max_seconds=dial.max_seconds,
             system_prompt=dial.system_prompt, api_key=dial.api_key,
+            voicemail_message=dial.voicemail_message,
         )  # fmt: skip
         talk = Talk(
             leg=leg, dialog=dialog, session=self.engine.session(conversation),
             max_seconds=dial.max_seconds, hangup=call.hangup,
             on_started=lambda: events.emit(self._event(call, "ai-started")),
+            refer_host=host_port(trunk.host, trunk.port),
+            on_transferred=lambda to: events.emit(self._transferred(call, trunk, to)),
         )  # fmt: skip
         ended = await converse(talk)
         ended.sip_status = result.status

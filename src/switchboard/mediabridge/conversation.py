@@ -1,6 +1,7 @@
 """An answered call's conversation: the far end's RTP into the engine, the engine's audio out
-every 20 ms, until the engine ends it, the far end hangs up (BYE), the platform hangs up, or
-the talk time reaches ``maxSeconds`` (the engine's closing line is played first)."""
+every 20 ms, until the engine ends it, the far end hangs up (BYE), the platform hangs up, the
+talk time reaches ``maxSeconds`` (the engine's closing line is played first), or the engine's
+transfer succeeds (a blind transfer: REFER to the far end, docs/bridge-engines.md)."""
 
 from __future__ import annotations
 
@@ -21,18 +22,25 @@ from switchboard.mediabridge.engines.base import (
     FinishReason,
     Record,
     Signal,
+    TransferCall,
     TurnRecord,
 )
 from switchboard.mediabridge.media import RtpLeg, pace
-from switchboard.mediabridge.sip.dialog import Dialog
+from switchboard.mediabridge.sip.dialog import Dialog, Transfer
 
 log = logging.getLogger("switchboard.mediabridge")
 
-TRANSFER_DETAIL = "the engine asked for a transfer, which this bridge cannot carry yet"
+# how long the far end may take to report the transferred call's final status (NOTIFY)
+TRANSFER_WAIT_SEC = 30.0
+# the glossary's one transfer outcome (decision 0323)
+TRANSFERRED = "transferred-to-vnum"
+# an AI peer in a meeting room has no SIP dialog to transfer (decision 0323)
+TRANSFER_DETAIL = "the engine asked for a transfer, which a room call cannot carry"
 OUTCOME_OF_REASON = {
     "far-hangup": "far-hangup",
     "max-duration": "max-duration",
     "cancelled": "cancelled",
+    "transferred": TRANSFERRED,
 }
 
 
@@ -44,6 +52,10 @@ class Talk:
     max_seconds: int
     hangup: asyncio.Event
     on_started: Callable[[], None]
+    # where a transfer target is sent: ``sip:<target>@<refer_host>`` (the trunk's address)
+    refer_host: str = ""
+    on_transferred: Callable[[TransferCall], None] = lambda _: None
+    transfer_wait_sec: float = TRANSFER_WAIT_SEC
 
 
 def turns_of(records: list[TurnRecord]) -> list[Turn]:
@@ -102,29 +114,56 @@ async def converse(talk: Talk) -> EndedFields:
         return True
 
     pacer = asyncio.ensure_future(pace(tick))
-    signal = asyncio.ensure_future(session.signal())
-    far = asyncio.ensure_future(dialog.far_bye.wait())
-    hangup = asyncio.ensure_future(talk.hangup.wait())
-    limit = asyncio.ensure_future(asyncio.sleep(max(1, talk.max_seconds)))
-    done = await _first(signal, far, hangup, limit)  # type: ignore[arg-type]
+    deadline = answered_at + max(1, talk.max_seconds)
     reason: FinishReason = "engine"
     outcome = ""
     failure = ""  # why the engine's side failed, when it did
-    if done is signal:
-        outcome, failure = decision(signal)
-        if failure == TRANSFER_DETAIL:
-            log.warning("call %s: the engine asked for a transfer", dialog.call_id)
-    elif done is far:
-        reason = "far-hangup"
-    elif done is hangup:
-        reason = "cancelled"
-    else:
-        reason = "max-duration"
+    while True:
+        signal = asyncio.ensure_future(session.signal())
+        far = asyncio.ensure_future(dialog.far_bye.wait())
+        hangup = asyncio.ensure_future(talk.hangup.wait())
+        limit = asyncio.ensure_future(asyncio.sleep(max(0.0, deadline - time.monotonic())))
+        done = await _first(signal, far, hangup, limit)  # type: ignore[arg-type]
+        if done is far:
+            reason = "far-hangup"
+        elif done is hangup:
+            reason = "cancelled"
+        elif done is limit:
+            reason = "max-duration"
+        else:
+            try:
+                decided = signal.result()
+            except EngineError as exc:
+                failure = str(exc)
+                break
+            if isinstance(decided, EndCall):
+                outcome = decided.outcome
+                break
+            transfer = (
+                await dialog.refer(
+                    f"sip:{decided.target}@{talk.refer_host}", talk.transfer_wait_sec
+                )
+                if talk.refer_host
+                else Transfer(0, 0, "this call has no route for transfers")
+            )
+            if transfer.ok:
+                log.info("call %s transferred to a %s", dialog.call_id, decided.kind)
+                talk.on_transferred(decided)
+                reason = "transferred"
+            elif dialog.far_bye.is_set():
+                reason = "far-hangup"
+            else:  # the caller is still there: the engine tells them and the call goes on
+                log.info("call %s: transfer failed: %s", dialog.call_id, transfer.failure)
+                session.transfer_failed(transfer.failure)
+                continue
+        break
     try:
         record = await session.finish(reason)
     except EngineError as exc:
         record = Record(error_detail=str(exc))
-    if reason == "max-duration" and not dialog.far_bye.is_set():
+    # the closing line (max-duration), or what the engine said before it ended the call (a
+    # goodbye, a voicemail message) is played out before the BYE
+    if reason in ("max-duration", "engine") and not failure and not dialog.far_bye.is_set():
         closing_until = time.monotonic() + CLOSING_LINE_MAX_SEC
         closing_done = asyncio.ensure_future(dialog.far_bye.wait())
         await _first(pacer, closing_done)  # type: ignore[arg-type]

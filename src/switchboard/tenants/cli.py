@@ -85,6 +85,8 @@ def show(name: str, as_json: bool) -> None:
             "DefaultLanguage": config.default_language,
             "DefaultTrunkId": config.default_trunk_id,
             **{f"Phone:Sfu:{key}": value for key, value in config.sfu.items()},
+            "Voicemail:Message": config.voicemail_message,
+            **{f"Prompts:{slug}": text for slug, text in sorted(config.prompts.items())},
         }
         if as_json:
             print_json({"name": tenant.name, "settings": settings})

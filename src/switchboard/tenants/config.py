@@ -6,6 +6,7 @@ Settings are stored as a flat map of keys (``Phone:Sfu:AutoPromoteHumanCount``,
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +16,9 @@ VOICES = (
 )  # fmt: skip
 
 SFU_PREFIX = "Phone:Sfu:"
+# ``Prompts:<slug>``: a known prompt; a call whose systemPrompt is the slug gets its text
+PROMPT_PREFIX = "Prompts:"
+SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,12 +63,17 @@ STRING_SETTINGS: dict[str, str] = {
     # sender name is the display name of its From address (default: the tenant's name).
     "OutcomeEmail:Enabled": "true",
     "OutcomeEmail:SenderName": "",
+    # What the AI says when a voicemail greeting answers an outbound call; empty: it hangs up
+    # without a message (spec 6.3 ``voicemail``).
+    "Voicemail:Message": "",
 }
 
 
 def known_key(key: str) -> bool:
     if key in STRING_SETTINGS:
         return True
+    if key.startswith(PROMPT_PREFIX):
+        return SLUG.fullmatch(key[len(PROMPT_PREFIX) :]) is not None
     return key.startswith(SFU_PREFIX) and key[len(SFU_PREFIX) :] in SFU_TUNABLES
 
 
@@ -86,6 +95,12 @@ class TenantConfig:
     external_issuer: ExternalIssuer | None = None
     outcome_email: bool = True
     outcome_email_sender_name: str = ""
+    voicemail_message: str = ""
+    prompts: dict[str, str] = field(default_factory=dict)
+
+    def prompt_text(self, system_prompt: str) -> str:
+        """A known prompt slug's text; any other system prompt as it is (spec 2.2)."""
+        return self.prompts.get(system_prompt.strip(), system_prompt)
 
     @classmethod
     def from_settings(cls, raw: dict[str, Any]) -> TenantConfig:
@@ -118,4 +133,10 @@ class TenantConfig:
             outcome_email=text("OutcomeEmail:Enabled").strip().lower()
             not in ("false", "0", "no", "off"),
             outcome_email_sender_name=str(raw.get("OutcomeEmail:SenderName") or "")[:100],
+            voicemail_message=str(raw.get("Voicemail:Message") or "").strip(),
+            prompts={
+                key[len(PROMPT_PREFIX) :]: str(value)
+                for key, value in raw.items()
+                if key.startswith(PROMPT_PREFIX) and str(value or "").strip()
+            },
         )

@@ -15,6 +15,9 @@ The life of a session, driven by the bridge's media loop:
    be handed to someone else (``TransferCall``). It raises ``EngineError`` when the engine fails
    mid-call (its connection is lost and cannot be resumed): the bridge then finishes the session
    and reports a technical failure, whose ``errorDetail`` is in the record.
+   After a ``TransferCall`` the bridge tries the transfer; when it fails and the caller is still
+   there it calls ``transfer_failed(detail)`` (the engine tells the caller; ``signal()`` may
+   resolve again) and the call goes on.
 4. ``await finish(reason)`` ends the conversation, whoever ended it, and returns the record.
    With ``max-duration`` the engine may queue a closing line first; the bridge plays what
    ``next_frame()`` still returns, up to ``CLOSING_LINE_MAX_SEC``, before it hangs up.
@@ -53,6 +56,8 @@ class Conversation:
     max_seconds: int
     system_prompt: str = field(repr=False)
     api_key: str = field(repr=False)
+    # what to say to a voicemail greeting before ending the call (empty: hang up silently)
+    voicemail_message: str = ""
 
 
 @dataclass(frozen=True)
@@ -101,6 +106,8 @@ class EngineSession(Protocol):
     def next_frame(self) -> bytes | None: ...
 
     async def signal(self) -> Signal: ...
+
+    def transfer_failed(self, detail: str) -> None: ...
 
     async def finish(self, reason: FinishReason) -> Record: ...
 

@@ -68,6 +68,15 @@ VOICEMAIL_RULE = (
     "\n\nWhen you hear an answering machine or voicemail greeting instead of a person, call "
     "end_call with outcome voicemail at once, without leaving a message."
 )
+VOICEMAIL_MESSAGE_RULE = (
+    "\n\nWhen you hear an answering machine or voicemail greeting instead of a person, wait for "
+    "the greeting to end, say this message and nothing else: {message}\nThen call end_call with "
+    "outcome voicemail."
+)
+TRANSFER_FAILED = (
+    "The transfer did not go through ({detail}). Tell the caller they could not be put through "
+    "and carry on with the call."
+)
 CLOSING_REQUEST = (
     "The call has reached its time limit. Say one short, polite goodbye sentence now and nothing "
     "else."
@@ -137,11 +146,9 @@ class GeminiEngine:
         self,
         *,
         endpoint: GeminiEndpoint | None = None,
-        voicemail_message: bool = False,
         now: Callable[[], datetime] = _utc_now,
     ) -> None:
         self.endpoint = endpoint or GeminiEndpoint()
-        self.voicemail_message = voicemail_message
         self.now = now
 
     def client(self, api_key: str) -> genai.Client:
@@ -236,7 +243,9 @@ class GeminiSession:
     def _config(self) -> types.LiveConnectConfig:
         c = self._conversation
         instruction = c.system_prompt
-        if not self._engine.voicemail_message:
+        if c.voicemail_message:
+            instruction += VOICEMAIL_MESSAGE_RULE.format(message=c.voicemail_message)
+        else:
             instruction += VOICEMAIL_RULE
         return types.LiveConnectConfig(
             response_modalities=[types.Modality.AUDIO],
@@ -420,6 +429,21 @@ class GeminiSession:
     async def signal(self) -> Signal:
         assert self._signal is not None, "start() first"
         return await asyncio.shield(self._signal)
+
+    def transfer_failed(self, detail: str) -> None:
+        """The bridge could not hand the caller on: the model hears why, as a text turn, and may
+        end or transfer the call again."""
+        self._signal = asyncio.get_running_loop().create_future()
+        note = TRANSFER_FAILED.format(detail=detail)
+        self._tasks.append(asyncio.create_task(self._tell(note), name="gemini-tell"))
+
+    async def _tell(self, text: str) -> None:
+        try:
+            await self._live.send_client_content(
+                turns=types.Content(role="user", parts=[types.Part(text=text)]), turn_complete=True
+            )
+        except Exception as exc:
+            log.info("gemini text turn not sent: %s", self._scrub(str(exc)))
 
     async def _closing_line(self) -> None:
         """Ask the model to say goodbye and wait (at most CLOSING_LINE_MAX_SEC) for it."""

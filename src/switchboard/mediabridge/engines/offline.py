@@ -254,6 +254,9 @@ class OfflineSession:
         assert self._signal is not None
         return self._signal
 
+    def transfer_failed(self, detail: str) -> None:
+        """Never asks for a transfer: nothing to take back."""
+
     async def finish(self, reason: FinishReason) -> Record:
         if self._finished is not None:
             return self._finished

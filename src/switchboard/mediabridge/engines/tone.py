@@ -95,6 +95,9 @@ class ToneSession:
         await self._done.wait()
         return EndCall(outcome="finished")
 
+    def transfer_failed(self, detail: str) -> None:
+        """Never asks for a transfer: nothing to take back."""
+
     async def finish(self, reason: FinishReason) -> Record:
         turns = [TurnRecord(speaker="AI", text="[line check tone]", ts=self.started_at)]
         if self.heard:

@@ -1,4 +1,5 @@
-"""A confirmed dialog (RFC 3261 §12): BYE in both directions, whichever side ends the call."""
+"""A confirmed dialog (RFC 3261 §12): BYE in both directions, whichever side ends the call, and
+the blind transfer (REFER, RFC 3515) with the NOTIFYs that report how it went."""
 
 from __future__ import annotations
 
@@ -15,6 +16,28 @@ from switchboard.mediabridge.sip.transaction import send_request
 log = logging.getLogger("switchboard.mediabridge.sip")
 
 
+@dataclass(frozen=True)
+class Transfer:
+    """How a REFER went: the REFER's own status, the transferred call's final status (from the
+    NOTIFY's sipfrag, 0: none), and why it failed (empty: it succeeded)."""
+
+    refer_status: int
+    final_status: int
+    failure: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.failure
+
+
+def _sipfrag_status(body: bytes) -> int:
+    """``SIP/2.0 200 OK`` -> 200 (0 when the body is not a status line)."""
+    parts = body.decode("utf-8", "replace").split(None, 2)
+    if len(parts) >= 2 and parts[0].upper().startswith("SIP/") and parts[1].isdigit():
+        return int(parts[1])
+    return 0
+
+
 @dataclass
 class Dialog:
     endpoint: SipEndpoint
@@ -27,6 +50,8 @@ class Dialog:
     cseq: int = 1
     far_bye: asyncio.Event = field(default_factory=asyncio.Event)
     ended: bool = False
+    # the status lines of the ``Event: refer`` NOTIFYs' sipfrag bodies, as they arrive
+    notified: asyncio.Queue[int] = field(default_factory=asyncio.Queue)
 
     def register(self) -> None:
         self.endpoint.add_dialog(self.call_id, self)
@@ -39,10 +64,15 @@ class Dialog:
             self.far_bye.set()
         elif method == "ACK":
             return
+        elif method == "NOTIFY":
+            self.endpoint.send(messages.response(request, 200), addr, transport)
+            event = (request.headers.get_first("event") or "").split(";")[0].strip().lower()
+            if event == "refer":
+                self.notified.put_nowait(_sipfrag_status(request.body or b""))
         elif method in ("INFO", "OPTIONS", "UPDATE") or method == "CANCEL":
             self.endpoint.send(messages.response(request, 200), addr, transport)
         else:
-            # re-INVITE, REFER: the bridge keeps the media it negotiated
+            # re-INVITE, REFER from the far end: the bridge keeps the media it negotiated
             self.endpoint.send(messages.response(request, 488), addr, transport)
 
     async def bye(self) -> int:
@@ -58,6 +88,36 @@ class Dialog:
         )  # fmt: skip
         response = await send_request(self.endpoint, request, self.addr, self.transport)
         return response.status_code if response is not None else 0
+
+    async def refer(self, refer_to: str, within: float) -> Transfer:
+        """Ask the far end to call ``refer_to`` (a blind transfer) and wait, at most ``within``
+        seconds, for the NOTIFY that reports the new call's final status."""
+        while not self.notified.empty():
+            self.notified.get_nowait()
+        self.cseq += 1
+        request = messages.request(
+            "REFER", self.remote_target,
+            via_value=messages.via(self.transport, self.endpoint.local, messages.new_branch()),
+            from_value=self.local, to_value=self.remote, call_id=self.call_id, cseq=self.cseq,
+            contact=self.endpoint.contact(),
+        )  # fmt: skip
+        request.headers.set_single("Refer-To", f"<{refer_to}>")
+        request.headers.set_single("Referred-By", self.endpoint.contact())
+        response = await send_request(self.endpoint, request, self.addr, self.transport)
+        if response is None:
+            return Transfer(0, 0, "no answer to the REFER")
+        if response.status_code >= 300:
+            reason = f"{response.status_code} {response.reason_phrase}".strip()
+            return Transfer(response.status_code, 0, f"the far end refused the REFER ({reason})")
+        try:
+            async with asyncio.timeout(within):
+                while (status := await self.notified.get()) < 200:
+                    pass
+        except TimeoutError:
+            return Transfer(response.status_code, 0, "no final NOTIFY for the REFER")
+        if status >= 300:
+            return Transfer(response.status_code, status, f"the transfer target answered {status}")
+        return Transfer(response.status_code, status)
 
     def close(self) -> None:
         self.endpoint.drop_dialog(self.call_id)

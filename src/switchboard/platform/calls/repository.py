@@ -88,6 +88,10 @@ async def tenant_name(session: AsyncSession, tenant_id: int) -> str:
     )
 
 
+async def tenant_by_id(session: AsyncSession, tenant_id: int) -> Tenant:
+    return (await session.execute(select(Tenant).where(Tenant.id == tenant_id))).scalar_one()
+
+
 async def tenant_by_name(session: AsyncSession, name: str) -> Tenant | None:
     return (await session.execute(select(Tenant).where(Tenant.name == name))).scalar_one_or_none()
 

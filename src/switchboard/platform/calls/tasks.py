@@ -29,6 +29,7 @@ from switchboard.platform.calls import repository, service
 from switchboard.platform.calls.models import Call
 from switchboard.platform.calls.repository import DISPATCHING
 from switchboard.runtime import Runtime
+from switchboard.tenants.config import TenantConfig
 
 log = logging.getLogger("switchboard.calls.dispatcher")
 
@@ -70,8 +71,8 @@ async def dispatch_due(
     # One read, the dials side by side, one write: three commits per batch, not two per call.
     async with runtime.db.transaction() as session:
         calls = await repository.system_by_pks(session, claimed)
-        names = {
-            tid: await repository.tenant_name(session, tid) for tid in {c.tenant_id for c in calls}
+        tenants = {
+            tid: await repository.tenant_by_id(session, tid) for tid in {c.tenant_id for c in calls}
         }
         mine = [c for c in calls if c.status == DISPATCHING and c.lease_owner == owner]
         requests = [
@@ -79,8 +80,9 @@ async def dispatch_due(
                 c.id,
                 c.max_seconds,
                 service.dial_request(
-                    c, tenant_name=names[c.tenant_id], runtime=runtime,
-                    callback_url=bridge.callback_url,
+                    c, tenant_name=tenants[c.tenant_id].name,
+                    config=TenantConfig.from_settings(tenants[c.tenant_id].settings or {}),
+                    runtime=runtime, callback_url=bridge.callback_url,
                 ),
             )
             for c in mine

@@ -100,7 +100,11 @@ async def create_call(
     if schedule_at is None:
         reply = await bridge.dial(
             dial_request(
-                call, tenant_name=tenant.name, runtime=runtime, callback_url=bridge.callback_url
+                call,
+                tenant_name=tenant.name,
+                config=config,
+                runtime=runtime,
+                callback_url=bridge.callback_url,
             )
         )
         for key, value in in_flight_values(

@@ -17,6 +17,7 @@ from switchboard.platform.calls.repository import (
 )
 from switchboard.platform.calls.schemas import CallRecord
 from switchboard.runtime import Runtime
+from switchboard.tenants.config import TenantConfig
 
 ENDED_SUCCESS = "ended-success"
 ENDED_FINAL = "ended-failed-final"
@@ -121,8 +122,10 @@ def record(call: Call, tenant_name: str) -> CallRecord:
 
 
 def dial_request(
-    call: Call, *, tenant_name: str, runtime: Runtime, callback_url: str
+    call: Call, *, tenant_name: str, config: TenantConfig, runtime: Runtime, callback_url: str
 ) -> DialRequest:
+    """The dial of the call's current attempt. A systemPrompt naming one of the tenant's
+    prompts (``Prompts:<slug>``) is sent as that prompt's text, read at every dial."""
     return DialRequest(
         call_id=call.call_id,
         attempt=call.attempt,
@@ -134,9 +137,10 @@ def dial_request(
         language=call.language,
         model=call.model,
         max_seconds=call.max_seconds,
-        system_prompt=runtime.box.open(call.system_prompt_sealed),
+        system_prompt=config.prompt_text(runtime.box.open(call.system_prompt_sealed)),
         api_key=runtime.box.open(call.api_key_sealed),
         callback_url=callback_url,
+        voicemail_message=config.voicemail_message,
     )
 
 
