@@ -1,0 +1,15 @@
+"""One module per page of the linen web app; ``ROUTERS`` in navigation order."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from switchboard.linen.web.pages import invoices, properties, sheets, today, vault
+
+ROUTERS: list[APIRouter] = [
+    today.router,
+    properties.router,
+    sheets.router,
+    vault.router,
+    invoices.router,
+]
