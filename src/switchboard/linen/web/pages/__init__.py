@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from switchboard.linen.web.pages import invoices, properties, sheets, today, vault
+from switchboard.linen.web.pages import (
+    invoices,
+    laundries,
+    properties,
+    sheets,
+    statistics,
+    today,
+    vault,
+)
 
 ROUTERS: list[APIRouter] = [
     today.router,
@@ -12,4 +20,6 @@ ROUTERS: list[APIRouter] = [
     sheets.router,
     vault.router,
     invoices.router,
+    laundries.router,
+    statistics.router,
 ]
