@@ -112,6 +112,7 @@ def demo(name: str) -> None:
     from switchboard.identity import clients
     from switchboard.identity import service as identity
     from switchboard.kit.cli import run_in_transaction
+    from switchboard.linen.demo import create_demo_linen
     from switchboard.tenants import repository
     from switchboard.tenants import service as tenants
 
@@ -138,6 +139,7 @@ def demo(name: str) -> None:
         await clients.ensure_linen_client(
             session, tenant=tenant, base_url=runtime.settings.public_base_url, clock=runtime.clock
         )
+        await create_demo_linen(session, tenant_id=tenant.id, clock=runtime.clock, box=runtime.box)
         click.echo(f"demo tenant {name!r} on {', '.join(domains)}")
         click.echo("  client_id: cli (password grant), console and linen (browser sign-in)")
         for uri in await clients.uris_of(session, console, clients.REDIRECT):
