@@ -46,6 +46,7 @@ def test_client_registration_and_uris(cli: CliRunner) -> None:
     listing = _run(cli, "client", "list", "--tenant", "ops")[1].splitlines()
     assert listing == [
         "console\tpublic\thttps://ops.test/admin/callback\thttps://ops.test/admin/",
+        "linen\tpublic\thttps://ops.test/app/callback\thttps://ops.test/app/",
         "crm\tpublic\thttps://crm.example/cb,http://127.0.0.1:9/cb\thttps://crm.example/",
         "api\tconfidential\t-\t-",
     ]
