@@ -79,3 +79,47 @@ async def test_the_statistics_chart_shows_the_totals(app_client: AsyncClient, wo
         ("2026-01", "1", "6"),
         ("2026-02", "2", "12"),
     ]
+
+
+async def test_an_admin_creates_and_edits_a_property(app_client: AsyncClient, world: World) -> None:
+    group = await world.portal.made("/v1/groups", {"name": "Porto", "kind": "region"})
+    await web_sign_in(app_client, "admin")
+    form = await app_client.get("/app/properties/new")
+    assert form.status_code == 200, form.text[-1500:]
+    csrf = csrf_of(form.text)
+    made = await app_client.post(
+        "/app/properties",
+        data={"csrf": csrf, "code": "RIV-02", "name": "Riverside", "city": "Porto",
+              "countryCode": "PT", "defaultLaundryId": str(world.laundry),
+              "groupIds": str(group["id"]), "deliveryNote": "Reception desk",
+              "bed_double": "1", "bed_single": "2", f"par_{world.towel}": "6"},
+    )  # fmt: skip
+    assert made.status_code == 303, made.text
+    prop_id = int(made.headers["location"].rsplit("/", 1)[1])
+    api = (await world.portal.get(f"/v1/properties/{prop_id}")).json()
+    assert api["linenPar"] == [{"itemTypeId": world.towel, "qty": 6}]
+    assert api["groupIds"] == [group["id"]]
+    assert {b["bedType"]: b["count"] for b in api["beds"]} == {"double": 1, "single": 2}
+    listed = await app_client.get("/app/properties", params={"group": str(group["id"])})
+    assert "RIV-02" in listed.text
+    assert "SEA-01" not in listed.text
+    searched = await app_client.get("/app/properties", params={"q": "sea"})
+    assert "SEA-01" in searched.text
+    assert "RIV-02" not in searched.text
+    edited = await app_client.post(
+        f"/app/properties/{prop_id}",
+        data={"csrf": csrf, "code": "RIV-02", "name": "Riverside Flat", "countryCode": "PT",
+              f"par_{world.towel}": "8", f"par_{world.duvet}": "2"},
+    )  # fmt: skip
+    assert edited.status_code == 303
+    detail = await app_client.get(f"/app/properties/{prop_id}")
+    assert "Riverside Flat" in detail.text
+    api = (await world.portal.get(f"/v1/properties/{prop_id}")).json()
+    assert sorted((p["itemTypeId"], p["qty"]) for p in api["linenPar"]) == sorted(
+        [(world.towel, 8), (world.duvet, 2)]
+    )
+    duplicate = await app_client.post(
+        "/app/properties", data={"csrf": csrf, "code": "RIV-02", "name": "Again"}
+    )
+    assert duplicate.status_code == 409
+    assert "Something is wrong" in duplicate.text

@@ -126,6 +126,8 @@ async def test_read_only_roles_are_refused_when_they_post(
         ):
             refused = await app_client.post(path, data={"csrf": csrf, **data})
             assert refused.status_code == 403, (username, path)
+        for path in ("/app/properties/new", f"/app/properties/{world.property}/edit"):
+            assert (await app_client.get(path)).status_code == 403, (username, path)
     assert (await world.portal.get(f"/v1/sheets/{sheet['id']}")).json()["status"] == "draft"
     # Without the session's CSRF token even an admin's post is refused.
     await web_sign_in(app_client, "admin", switch=True)

@@ -127,10 +127,19 @@ async def check_csrf(request: Request, viewer: ViewerDep) -> Viewer:
 FormViewer = Annotated[Viewer, Depends(check_csrf)]
 
 
-async def require_writer(viewer: FormViewer) -> Viewer:
+def _writer(viewer: Viewer) -> Viewer:
     if not viewer.can_write:
         raise Forbidden("only role=admin may change portal data")
     return viewer
+
+
+async def require_writer(viewer: FormViewer) -> Viewer:
+    return _writer(viewer)
+
+
+async def require_editor(viewer: ViewerDep) -> Viewer:
+    """An admin opening a form (a GET: no CSRF token to check yet)."""
+    return _writer(viewer)
 
 
 async def require_revealer(viewer: FormViewer) -> Viewer:
@@ -140,6 +149,7 @@ async def require_revealer(viewer: FormViewer) -> Viewer:
 
 
 Writer = Annotated[Viewer, Depends(require_writer)]
+Editor = Annotated[Viewer, Depends(require_editor)]
 Revealer = Annotated[Viewer, Depends(require_revealer)]
 
 

@@ -17,7 +17,7 @@ from switchboard.linen.properties.schemas import PropertyCreate, PropertyUpdate
 from switchboard.linen.sheets import service as sheets
 from switchboard.linen.sheets.repository import SheetFilter
 from switchboard.linen.vault import service as vault
-from switchboard.linen.web.deps import ViewerDep, Writer, render
+from switchboard.linen.web.deps import Editor, ViewerDep, Writer, render
 from switchboard.linen.web.pages._shared import ALL, all_item_types, sheets_where
 from switchboard.runtime import RuntimeDep, Session
 from switchboard.web.pages import form_int
@@ -55,7 +55,7 @@ async def list_page(
 
 
 @router.get("/new")
-async def new_page(request: Request, viewer: Writer, session: Session) -> Response:
+async def new_page(request: Request, viewer: Editor, session: Session) -> Response:
     return render(
         request, "property_form.html", viewer, prop=None, group_ids=[],
         **await _choices(session, viewer.tenant.id),
@@ -130,7 +130,7 @@ async def detail_page(
 
 @router.get("/{property_id}/edit")
 async def edit_page(
-    request: Request, property_id: int, viewer: Writer, session: Session
+    request: Request, property_id: int, viewer: Editor, session: Session
 ) -> Response:
     prop: Property = await service.get(session, tenant_id=viewer.tenant.id, property_id=property_id)
     group_ids = await groups.group_ids_of(
