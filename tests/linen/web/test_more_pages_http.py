@@ -123,3 +123,37 @@ async def test_an_admin_creates_and_edits_a_property(app_client: AsyncClient, wo
     )
     assert duplicate.status_code == 409
     assert "Something is wrong" in duplicate.text
+
+
+async def test_item_types_sets_and_groups(app_client: AsyncClient, world: World) -> None:
+    await web_sign_in(app_client, "admin")
+    page = await app_client.get("/app/catalogue")
+    csrf = csrf_of(page.text)
+    made = await app_client.post(
+        "/app/catalogue/item-types",
+        data={"csrf": csrf, "code": "SET_DOUBLE", "name": "Double bed set", "category": "bed",
+              f"part_{world.duvet}": "1", f"part_{world.towel}": "0"},
+    )  # fmt: skip
+    assert made.status_code == 303, made.text
+    grouped = await app_client.post(
+        "/app/catalogue/groups",
+        data={"csrf": csrf, "name": "Coast", "kind": "portfolio",
+              "propertyIds": str(world.property)},
+    )  # fmt: skip
+    assert grouped.status_code == 303, grouped.text
+    shown = await app_client.get("/app/catalogue")
+    row = shown.text.split('data-code="SET_DOUBLE"')[1].split("</tr>")[0]
+    assert "<td>set</td>" in row
+    assert "1 \u00d7 Duvet cover double" in row
+    assert "Coast" in shown.text
+    assert "SEA-01" in shown.text.split('id="groups"')[1]
+    kinds = (await world.portal.get("/v1/item-types")).json()["data"]
+    assert [k["code"] for k in kinds if k["unit"] == "set"] == ["SET_DOUBLE"]
+    await web_sign_in(app_client, "user", switch=True)
+    read_only = await app_client.get("/app/catalogue")
+    assert 'id="new-group"' not in read_only.text
+    refused = await app_client.post(
+        "/app/catalogue/groups",
+        data={"csrf": csrf_of(read_only.text), "name": "X", "kind": "owner"},
+    )
+    assert refused.status_code == 403

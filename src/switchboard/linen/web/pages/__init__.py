@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from switchboard.linen.web.pages import (
+    catalogue,
     invoices,
     laundries,
     properties,
@@ -22,4 +23,5 @@ ROUTERS: list[APIRouter] = [
     invoices.router,
     laundries.router,
     statistics.router,
+    catalogue.router,
 ]
