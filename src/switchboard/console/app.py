@@ -2,22 +2,15 @@
 
 from __future__ import annotations
 
-from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
-from pydantic import ValidationError
-from starlette.exceptions import HTTPException
-from starlette.responses import RedirectResponse, Response
-from starlette.staticfiles import StaticFiles
+from fastapi import FastAPI
 from starlette.types import ASGIApp
 
-from switchboard.console.deps import CONSOLE, STATIC, NotSignedIn, render
+from switchboard.console.deps import CONSOLE, STATIC, render
 from switchboard.console.pages import ROUTERS
-from switchboard.kit.errors import ApiError
-from switchboard.kit.http import describe_validation
 from switchboard.runtime import Runtime
 from switchboard.web.cookies import CookieJar
 from switchboard.web.oidc import RelyingParty
-from switchboard.web.pages import PageHeaders
+from switchboard.web.pages import install_pages
 
 
 def create_console_app(runtime: Runtime, *, backchannel: ASGIApp | None = None) -> FastAPI:
@@ -34,37 +27,5 @@ def create_console_app(runtime: Runtime, *, backchannel: ASGIApp | None = None) 
     )  # fmt: skip
     for router in ROUTERS:
         app.include_router(router)
-    app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    app.add_middleware(PageHeaders)
-
-    async def on_not_signed_in(request: Request, _exc: Exception) -> Response:
-        return RedirectResponse("/admin/login", status_code=303)
-
-    async def on_api_error(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, ApiError)
-        return render(
-            request, "error.html", None, status=exc.status, error=exc.code,
-            description=exc.description,
-        )  # fmt: skip
-
-    async def on_validation(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, RequestValidationError | ValidationError)
-        description = describe_validation(exc.errors())
-        return render(
-            request, "error.html", None, status=400, error="invalid_request",
-            description=description,
-        )  # fmt: skip
-
-    async def on_http(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, HTTPException)
-        return render(
-            request, "error.html", None, status=exc.status_code, error="not_found"
-            if exc.status_code == 404 else "invalid_request", description=str(exc.detail),
-        )  # fmt: skip
-
-    app.add_exception_handler(NotSignedIn, on_not_signed_in)
-    app.add_exception_handler(ApiError, on_api_error)
-    app.add_exception_handler(RequestValidationError, on_validation)
-    app.add_exception_handler(ValidationError, on_validation)
-    app.add_exception_handler(HTTPException, on_http)
+    install_pages(app, static=STATIC, mount=CONSOLE.mount, render=render)
     return app

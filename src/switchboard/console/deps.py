@@ -18,8 +18,8 @@ from switchboard.runtime import RuntimeDep, Session
 from switchboard.tenants import service as tenants
 from switchboard.tenants.models import Tenant
 from switchboard.web.cookies import WebSession
-from switchboard.web.pages import form_int, form_text, require_csrf, static_urls
-from switchboard.web.signin import WebApp, cookie_jar
+from switchboard.web.pages import NotSignedIn, form_int, form_text, require_csrf, static_urls
+from switchboard.web.signin import WebApp, cookie_jar, signed_in_user
 
 __all__ = ["cookie_jar", "form_int", "form_text"]
 
@@ -33,10 +33,6 @@ templates.env.globals["static"] = static_urls(STATIC, "/admin/static")
 CONSOLE = WebApp(
     mount="/admin", client_id="console", landing="/admin/calls", roles=frozenset({"admin"})
 )
-
-
-class NotSignedIn(Exception):
-    """No valid console session: the browser is sent to the sign-in."""
 
 
 class RoleRefused(ApiError):
@@ -79,14 +75,7 @@ class Operator:
 
 
 async def get_operator(request: Request, runtime: RuntimeDep, session: Session) -> Operator:
-    now = int(runtime.clock.now().timestamp())
-    jar = cookie_jar(request)
-    found = jar.session(request.cookies.get(jar.session_cookie), now=now)
-    if found is None:
-        raise NotSignedIn()
-    user = await session.get(User, found.user_id)
-    if user is None or user.disabled or user.tenant_id != found.tenant_id:
-        raise NotSignedIn()
+    found, user = await signed_in_user(request, runtime, session)
     if user.role != "admin":
         raise RoleRefused(user.username, user.role)
     home = await session.get(Tenant, user.tenant_id)

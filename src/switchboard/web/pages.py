@@ -7,11 +7,17 @@ from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
-from fastapi import Request
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError
+from starlette.exceptions import HTTPException
+from starlette.responses import RedirectResponse, Response
+from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from switchboard.kit.crypto import constant_time_equals
 from switchboard.kit.errors import ApiError, BadRequest
+from switchboard.kit.http import describe_validation
 
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -45,15 +51,68 @@ class PageHeaders:
         await self.app(scope, receive, with_headers)
 
 
+SHARED_STATIC = Path(__file__).parent / "static"
+
+
 def static_urls(folder: Path, prefix: str) -> Callable[[str], str]:
-    """``static(name)``: an asset's URL with its content hash, so that it may be cached long."""
+    """``static(name)``: an asset's URL with its content hash, so that it may be cached long.
+    ``name`` is the app's own (``folder``) or one of the shared ones (``base.css``)."""
 
     @cache
     def static_url(name: str) -> str:
-        digest = hashlib.sha256((folder / name).read_bytes()).hexdigest()[:12]
+        found = folder / name if (folder / name).exists() else SHARED_STATIC / name
+        digest = hashlib.sha256(found.read_bytes()).hexdigest()[:12]
         return f"{prefix}/{name}?v={digest}"
 
     return static_url
+
+
+class NotSignedIn(Exception):
+    """No valid session: the browser is sent to the sign-in."""
+
+
+Render = Callable[..., Response]
+
+
+def install_pages(app: FastAPI, *, static: Path, mount: str, render: Render) -> None:
+    """The static files (the app's and the shared ones), the security headers, and every error
+    as the app's own error page; no session sends the browser to ``<mount>/login``."""
+    app.mount(
+        "/static",
+        StaticFiles(directory=static, packages=[("switchboard.web", "static")]),
+        name="static",
+    )
+    app.add_middleware(PageHeaders)
+
+    async def on_not_signed_in(request: Request, _exc: Exception) -> Response:
+        return RedirectResponse(f"{mount}/login", status_code=303)
+
+    async def on_api_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, ApiError)
+        return render(
+            request, "error.html", None, status=exc.status, error=exc.code,
+            description=exc.description,
+        )  # fmt: skip
+
+    async def on_validation(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, RequestValidationError | ValidationError)
+        return render(
+            request, "error.html", None, status=400, error="invalid_request",
+            description=describe_validation(exc.errors()),
+        )  # fmt: skip
+
+    async def on_http(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        return render(
+            request, "error.html", None, status=exc.status_code, error="not_found"
+            if exc.status_code == 404 else "invalid_request", description=str(exc.detail),
+        )  # fmt: skip
+
+    app.add_exception_handler(NotSignedIn, on_not_signed_in)
+    app.add_exception_handler(ApiError, on_api_error)
+    app.add_exception_handler(RequestValidationError, on_validation)
+    app.add_exception_handler(ValidationError, on_validation)
+    app.add_exception_handler(HTTPException, on_http)
 
 
 class CsrfRefused(ApiError):

@@ -27,6 +27,7 @@ from switchboard.web.cookies import (
     new_csrf,
 )
 from switchboard.web.oidc import RelyingParty, SignInFailed
+from switchboard.web.pages import NotSignedIn
 
 
 class SignedIn(Protocol):
@@ -54,6 +55,21 @@ def cookie_jar(request: Request) -> CookieJar:
 def relying_party(request: Request) -> RelyingParty:
     oidc: RelyingParty = request.app.state.oidc
     return oidc
+
+
+async def signed_in_user(
+    request: Request, runtime: RuntimeDep, session: Session
+) -> tuple[WebSession, User]:
+    """The session cookie's user, still enabled and of the same tenant; else NotSignedIn."""
+    now = int(runtime.clock.now().timestamp())
+    jar = cookie_jar(request)
+    found = jar.session(request.cookies.get(jar.session_cookie), now=now)
+    if found is None:
+        raise NotSignedIn()
+    user = await session.get(User, found.user_id)
+    if user is None or user.disabled or user.tenant_id != found.tenant_id:
+        raise NotSignedIn()
+    return found, user
 
 
 def base_url(runtime: RuntimeDep, request: Request) -> str:

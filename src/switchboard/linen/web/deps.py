@@ -24,8 +24,8 @@ from switchboard.linen.deps import REVEAL_ROLES, WRITE_ROLES
 from switchboard.runtime import RuntimeDep, Session
 from switchboard.tenants.models import Tenant
 from switchboard.web.cookies import WebSession
-from switchboard.web.pages import require_csrf, static_urls
-from switchboard.web.signin import WebApp, cookie_jar
+from switchboard.web.pages import NotSignedIn, require_csrf, static_urls
+from switchboard.web.signin import WebApp, signed_in_user
 
 HERE = Path(__file__).parent
 STATIC = HERE / "static"
@@ -48,10 +48,6 @@ def money(amount: int | None, currency: str | None = "") -> str:
 
 
 templates.env.filters["money"] = money
-
-
-class NotSignedIn(Exception):
-    """No valid session: the browser is sent to the sign-in."""
 
 
 class RoleRefused(ApiError):
@@ -100,14 +96,7 @@ class Viewer:
 
 
 async def get_viewer(request: Request, runtime: RuntimeDep, session: Session) -> Viewer:
-    now = int(runtime.clock.now().timestamp())
-    jar = cookie_jar(request)
-    found = jar.session(request.cookies.get(jar.session_cookie), now=now)
-    if found is None:
-        raise NotSignedIn()
-    user = await session.get(User, found.user_id)
-    if user is None or user.disabled or user.tenant_id != found.tenant_id:
-        raise NotSignedIn()
+    found, user = await signed_in_user(request, runtime, session)
     if user.role not in LINEN.roles:
         raise RoleRefused(user.username, user.role)
     tenant = await session.get(Tenant, user.tenant_id)
