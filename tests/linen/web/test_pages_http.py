@@ -9,7 +9,9 @@ import re
 from httpx import AsyncClient
 from pypdf import PdfReader
 
-from tests.console.signin import csrf_of, sign_in
+from switchboard.runtime import Runtime
+from tests import factories
+from tests.console.signin import console_clients, csrf_of, sign_in
 from tests.linen.helpers import Portal, World, invoice_meta
 
 DAY = "2026-01-10"
@@ -208,3 +210,19 @@ async def test_set_components_are_expanded_on_the_packing_list(
     assert "<span>Pillowcase</span> <strong>4</strong>" in packing
     assert "<span>Duvet cover double</span> <strong>2</strong>" in packing
     assert "Double bed set" not in packing
+
+
+async def test_a_session_is_good_on_its_own_tenants_host_only(
+    app_client: AsyncClient, world: World, runtime: Runtime
+) -> None:
+    globex = await factories.tenant(runtime, "globex", ["globex.test"])
+    await console_clients(runtime, globex)
+    await web_sign_in(app_client, "admin")
+    assert (await app_client.get("/app/properties")).status_code == 200
+    cookie = app_client.cookies.get("sb_linen")
+    assert cookie
+    elsewhere = await app_client.get(
+        "/app/properties", headers={"Host": "globex.test", "Cookie": f"sb_linen={cookie}"}
+    )
+    assert elsewhere.status_code == 303
+    assert elsewhere.headers["location"] == "/app/login"

@@ -17,11 +17,13 @@ from fastapi.templating import Jinja2Templates
 from starlette.responses import HTMLResponse
 
 from switchboard.identity.bearer import Caller
+from switchboard.identity.deps import request_host
 from switchboard.identity.models import User
 from switchboard.kit.clock import iso_utc
 from switchboard.kit.errors import ApiError, Forbidden
 from switchboard.linen.deps import REVEAL_ROLES, WRITE_ROLES
 from switchboard.runtime import RuntimeDep, Session
+from switchboard.tenants import service as tenants
 from switchboard.tenants.models import Tenant
 from switchboard.web.cookies import WebSession
 from switchboard.web.pages import NotSignedIn, require_csrf, static_urls
@@ -99,9 +101,9 @@ async def get_viewer(request: Request, runtime: RuntimeDep, session: Session) ->
     found, user = await signed_in_user(request, runtime, session)
     if user.role not in LINEN.roles:
         raise RoleRefused(user.username, user.role)
-    tenant = await session.get(Tenant, user.tenant_id)
-    if tenant is None:
-        raise NotSignedIn()
+    tenant = await tenants.resolve_host(session, request_host(request))
+    if tenant is None or tenant.id != user.tenant_id:
+        raise NotSignedIn()  # the tenant is the host's: a session of another one is no session
     return Viewer(user=user, tenant=tenant, session=found)
 
 
