@@ -42,6 +42,7 @@ PAGES = [
     ("invoice", "/app/invoices/1"),
     ("laundry", "/app/laundries/1"),
     ("statistics", "/app/statistics?groupBy=property"),
+    ("catalogue", "/app/catalogue"),
 ]
 
 
