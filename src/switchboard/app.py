@@ -1,4 +1,4 @@
-"""One process: identity provider, platform API, operator console and linen portal."""
+"""One process: identity provider, platform API, operator console, linen portal and its web app."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ from switchboard.kit.http import (
 )
 from switchboard.linen.app import create_linen_app
 from switchboard.linen.invoices.endpoints import UPLOAD_LIMIT
+from switchboard.linen.web.app import create_linen_web_app
 from switchboard.ops.endpoints import ops_routes
 from switchboard.ops.metrics import Metrics
 from switchboard.ops.middleware import AccessLogMiddleware
@@ -65,11 +66,13 @@ def create_app(
 
     metrics = Metrics()
     console = create_console_app(runtime)
+    linen_web = create_linen_web_app(runtime)
     routes: list[BaseRoute] = [
         *ops_routes(runtime, metrics),
         Mount("/oidc.ashx", app=identity),
         Mount("/admin", app=console),
         Mount("/api", app=linen),
+        Mount("/app", app=linen_web),
         Mount("/bridge-sim", app=mounted_simulator(runtime).app),
         Mount("", app=platform),
     ]
@@ -84,6 +87,7 @@ def create_app(
                     "/docs/assets/",
                     "/admin/static/",
                     "/rooms/static/",
+                    "/app/static/",
                 ),
             ),
             Middleware(RejectNulMiddleware),
@@ -97,6 +101,7 @@ def create_app(
     )
     app.state.runtime = runtime
     console.state.oidc.backchannel = app  # the console reaches the IdP in-process
+    linen_web.state.oidc.backchannel = app
     return app
 
 

@@ -98,6 +98,7 @@ def serve(host: str, port: int, no_workers: bool) -> None:
         settings = settings.model_copy(update={"run_workers": False})
     configure_logging(settings.log_level, settings.log_format)
     click.echo(f"operator console: {settings.public_base_url}/admin/")
+    click.echo(f"linen portal:     {settings.public_base_url}/app/")
     uvicorn.run(
         create_app(settings), host=host, port=port, log_config=None, access_log=False,
         timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS, ws="websockets-sansio",
@@ -107,11 +108,12 @@ def serve(host: str, port: int, no_workers: bool) -> None:
 @main.command()
 @click.option("--tenant", "name", default="demo", show_default=True)
 def demo(name: str) -> None:
-    """Create the demo tenant (admin, clients `cli` and `console`) unless it exists; print the
-    password."""
+    """Create the demo tenant (admin, clients `cli`, `console` and `linen`) and its linen data
+    unless it exists; print the password."""
     from switchboard.identity import clients
     from switchboard.identity import service as identity
     from switchboard.kit.cli import run_in_transaction
+    from switchboard.linen.demo import create_demo_linen
     from switchboard.tenants import repository
     from switchboard.tenants import service as tenants
 
@@ -135,10 +137,15 @@ def demo(name: str) -> None:
         console = await clients.ensure_console_client(
             session, tenant=tenant, base_url=runtime.settings.public_base_url, clock=runtime.clock
         )
+        await clients.ensure_linen_client(
+            session, tenant=tenant, base_url=runtime.settings.public_base_url, clock=runtime.clock
+        )
+        await create_demo_linen(session, tenant_id=tenant.id, clock=runtime.clock, box=runtime.box)
         click.echo(f"demo tenant {name!r} on {', '.join(domains)}")
-        click.echo("  client_id: cli (password grant), console (browser sign-in)")
+        click.echo("  client_id: cli (password grant), console and linen (browser sign-in)")
         for uri in await clients.uris_of(session, console, clients.REDIRECT):
             click.echo(f"  console redirect URI: {uri}")
+        click.echo(f"  linen portal: {runtime.settings.public_base_url}/app/")
         click.echo("  username:  admin")
         click.echo(f"  password:  {password}   (shown once)")
 

@@ -56,12 +56,13 @@ def _local(url: str) -> str:
 
 
 async def sign_in(
-    client: AsyncClient, username: str = "admin", *, switch: bool = False
+    client: AsyncClient, username: str = "admin", *, switch: bool = False, mount: str = "/admin"
 ) -> Response:
-    """Start at /admin/login, post the login page's form, and return the callback's answer.
+    """Start at <mount>/login, post the login page's form, and return the callback's answer.
 
-    ``switch``: the provider remembers someone else; ask it for the login page again."""
-    start = await client.get("/admin/login", params={"switch": "1"} if switch else None)
+    ``switch``: the provider remembers someone else; ask it for the login page again.
+    ``mount``: the web app (``/admin`` the console, ``/app`` the linen web app)."""
+    start = await client.get(f"{mount}/login", params={"switch": "1"} if switch else None)
     assert start.status_code == 303, start.text
     authorize = start.headers["location"]
     page = await client.get(_local(authorize))
@@ -71,16 +72,18 @@ async def sign_in(
     posted = await client.post(_local(urljoin(authorize, action or authorize)), data=fields)
     assert posted.status_code in (302, 303), posted.text
     callback = posted.headers["location"]
-    assert urlsplit(callback).path == "/admin/callback", callback
+    assert urlsplit(callback).path == f"{mount}/callback", callback
     return await client.get(_local(callback))
 
 
 async def console_clients(runtime: Runtime, *fixtures: TenantFixture) -> None:
-    """Register the console client of each tenant, as ``switchboard tenant create`` does."""
+    """Register the console and linen clients of each tenant, as ``switchboard tenant create``
+    does."""
     async with runtime.db.transaction() as session:
         for fixture in fixtures:
             tenant = await session.get(Tenant, fixture.id)
             assert tenant is not None
-            await clients.ensure_console_client(
-                session, tenant=tenant, base_url=f"http://{fixture.host}", clock=runtime.clock
-            )
+            for ensure in (clients.ensure_console_client, clients.ensure_linen_client):
+                await ensure(
+                    session, tenant=tenant, base_url=f"http://{fixture.host}", clock=runtime.clock
+                )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -45,6 +46,7 @@ def test_client_registration_and_uris(cli: CliRunner) -> None:
     listing = _run(cli, "client", "list", "--tenant", "ops")[1].splitlines()
     assert listing == [
         "console\tpublic\thttps://ops.test/admin/callback\thttps://ops.test/admin/",
+        "linen\tpublic\thttps://ops.test/app/callback\thttps://ops.test/app/",
         "crm\tpublic\thttps://crm.example/cb,http://127.0.0.1:9/cb\thttps://crm.example/",
         "api\tconfidential\t-\t-",
     ]
@@ -66,3 +68,17 @@ def test_demo_registers_the_console_client(cli: CliRunner) -> None:
     assert "console redirect URI: https://ops.test/admin/callback" in out
     listing = _run(cli, "client", "list", "--tenant", "demo")[1]
     assert "console\tpublic\thttps://ops.test/admin/callback\thttps://ops.test/admin/" in listing
+
+
+def test_demo_makes_the_linen_portal_usable(cli: CliRunner) -> None:
+    code, out = _run(cli, "demo")
+    assert code == 0, out
+    assert "linen portal: https://ops.test/app/" in out
+    listing = _run(cli, "client", "list", "--tenant", "demo")[1]
+    assert "linen\tpublic\thttps://ops.test/app/callback\thttps://ops.test/app/" in listing
+    laundries = _run(cli, "linen", "laundries", "demo")[1]
+    assert "Lavandaria" in laundries
+    rows = [json.loads(line) for line in _run(cli, "linen", "stats", "demo")[1].splitlines()]
+    assert len(rows) == 2  # last month's sheets and this month's
+    assert sum(row["sheets"] for row in rows) == 6  # four delivered, two confirmed
+    assert any(row["invoicedCost"] for row in rows)

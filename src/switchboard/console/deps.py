@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, replace
-from functools import cache
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -12,15 +10,18 @@ from fastapi import Depends, Request
 from fastapi.templating import Jinja2Templates
 from starlette.responses import HTMLResponse
 
-from switchboard.console.session import SESSION_COOKIE, ConsoleSession, CookieJar
 from switchboard.identity.bearer import Caller
 from switchboard.identity.models import User
 from switchboard.kit.clock import iso_utc
-from switchboard.kit.crypto import constant_time_equals
-from switchboard.kit.errors import ApiError, BadRequest
+from switchboard.kit.errors import ApiError
 from switchboard.runtime import RuntimeDep, Session
 from switchboard.tenants import service as tenants
 from switchboard.tenants.models import Tenant
+from switchboard.web.cookies import WebSession
+from switchboard.web.pages import NotSignedIn, form_int, form_text, require_csrf, static_urls
+from switchboard.web.signin import WebApp, cookie_jar, signed_in_user
+
+__all__ = ["cookie_jar", "form_int", "form_text"]
 
 HERE = Path(__file__).parent
 STATIC = HERE / "static"
@@ -28,18 +29,10 @@ templates = Jinja2Templates(directory=HERE / "templates")
 templates.env.globals["iso"] = iso_utc
 
 
-@cache
-def static_url(name: str) -> str:
-    """A static asset's URL with its content hash, so that it may be cached for long."""
-    digest = hashlib.sha256((STATIC / name).read_bytes()).hexdigest()[:12]
-    return f"/admin/static/{name}?v={digest}"
-
-
-templates.env.globals["static"] = static_url
-
-
-class NotSignedIn(Exception):
-    """No valid console session: the browser is sent to the sign-in."""
+templates.env.globals["static"] = static_urls(STATIC, "/admin/static")
+CONSOLE = WebApp(
+    mount="/admin", client_id="console", landing="/admin/calls", roles=frozenset({"admin"})
+)
 
 
 class RoleRefused(ApiError):
@@ -53,17 +46,6 @@ class RoleRefused(ApiError):
         )
 
 
-class CsrfRefused(ApiError):
-    """A form came without the session's CSRF token."""
-
-    def __init__(self) -> None:
-        super().__init__(
-            "the form's CSRF token is missing or stale; reload the page and try again",
-            code="csrf_failed",
-            status=403,
-        )
-
-
 @dataclass(frozen=True, slots=True)
 class Operator:
     """The signed-in admin and the tenant they act on (their own, or any for a super-admin)."""
@@ -72,7 +54,7 @@ class Operator:
     home: Tenant
     tenant: Tenant
     super_admin: bool
-    session: ConsoleSession
+    session: WebSession
 
     @property
     def csrf(self) -> str:
@@ -92,19 +74,8 @@ class Operator:
         )
 
 
-def cookie_jar(request: Request) -> CookieJar:
-    jar: CookieJar = request.app.state.cookies
-    return jar
-
-
 async def get_operator(request: Request, runtime: RuntimeDep, session: Session) -> Operator:
-    now = int(runtime.clock.now().timestamp())
-    found = cookie_jar(request).session(request.cookies.get(SESSION_COOKIE), now=now)
-    if found is None:
-        raise NotSignedIn()
-    user = await session.get(User, found.user_id)
-    if user is None or user.disabled or user.tenant_id != found.tenant_id:
-        raise NotSignedIn()
+    found, user = await signed_in_user(request, runtime, session)
     if user.role != "admin":
         raise RoleRefused(user.username, user.role)
     home = await session.get(Tenant, user.tenant_id)
@@ -123,14 +94,7 @@ OperatorDep = Annotated[Operator, Depends(get_operator)]
 
 
 async def check_csrf(request: Request, operator: OperatorDep) -> Operator:
-    """Every state-changing request carries the session's token, in the form or a header."""
-    presented = request.headers.get("x-csrf-token")
-    if presented is None:
-        form = await request.form()
-        value = form.get("csrf")
-        presented = value if isinstance(value, str) else None
-    if not presented or not constant_time_equals(presented, operator.csrf):
-        raise CsrfRefused()
+    await require_csrf(request, operator.csrf)
     return operator
 
 
@@ -147,23 +111,6 @@ def render(
 ) -> HTMLResponse:
     context.update(request=request, operator=operator)
     return templates.TemplateResponse(request, template, context, status_code=status)
-
-
-def form_int(value: object, name: str, *, default: int | None = None) -> int | None:
-    """A whole number from a form field; blank is ``default``, anything else non-numeric 400."""
-    text = str(value if value is not None else "").strip()
-    if text == "":
-        return default
-    try:
-        return int(text)
-    except ValueError:
-        raise BadRequest(f"{name}: must be a whole number") from None
-
-
-def form_text(value: object) -> str | None:
-    """A form field's text, or None when it was left blank (meaning: unchanged)."""
-    text = str(value if value is not None else "")
-    return text if text.strip() != "" else None
 
 
 NOTICES = {

@@ -21,6 +21,7 @@ REDIRECT = "redirect"
 POST_LOGOUT = "post_logout"
 MAX_URI = 2048
 CONSOLE_CLIENT = "console"
+LINEN_CLIENT = "linen"
 
 
 def check_uri(uri: str) -> str:
@@ -117,21 +118,48 @@ def new_secret(client: OidcClient) -> str:
     return secret
 
 
-async def ensure_console_client(
-    session: AsyncSession, *, tenant: Tenant, base_url: str, clock: Clock
+async def ensure_web_client(
+    session: AsyncSession,
+    *,
+    tenant: Tenant,
+    base_url: str,
+    clock: Clock,
+    client_id: str,
+    mount: str,
 ) -> OidcClient:
-    """The operator console's first-party public client: code + PKCE back to ``/admin/``."""
-    existing = await find_client(session, tenant_id=tenant.id, client_id=CONSOLE_CLIENT)
+    """A first-party public client of a web app mounted at ``mount``: code + PKCE back to
+    ``<mount>/callback``, sign-out back to ``<mount>/``."""
+    existing = await find_client(session, tenant_id=tenant.id, client_id=client_id)
     if existing is not None:
         return existing
     return await create_client(
         session,
         tenant=tenant,
-        client_id=CONSOLE_CLIENT,
+        client_id=client_id,
         clock=clock,
-        redirect_uris=[f"{base_url}/admin/callback"],
-        post_logout_redirect_uris=[f"{base_url}/admin/"],
+        redirect_uris=[f"{base_url}{mount}/callback"],
+        post_logout_redirect_uris=[f"{base_url}{mount}/"],
     )
+
+
+async def ensure_console_client(
+    session: AsyncSession, *, tenant: Tenant, base_url: str, clock: Clock
+) -> OidcClient:
+    """The operator console's client (``/admin/``)."""
+    return await ensure_web_client(
+        session, tenant=tenant, base_url=base_url, clock=clock, client_id=CONSOLE_CLIENT,
+        mount="/admin",
+    )  # fmt: skip
+
+
+async def ensure_linen_client(
+    session: AsyncSession, *, tenant: Tenant, base_url: str, clock: Clock
+) -> OidcClient:
+    """The linen web app's client (``/app/``)."""
+    return await ensure_web_client(
+        session, tenant=tenant, base_url=base_url, clock=clock, client_id=LINEN_CLIENT,
+        mount="/app",
+    )  # fmt: skip
 
 
 def basic_credentials(header: str | None) -> tuple[str, str] | None:

@@ -31,6 +31,9 @@ def create(name: str, domains: tuple[str, ...]) -> None:
         await clients.ensure_console_client(
             session, tenant=tenant, base_url=base_url, clock=runtime.clock
         )
+        await clients.ensure_linen_client(
+            session, tenant=tenant, base_url=base_url, clock=runtime.clock
+        )
         click.echo(f"{tenant.id}\t{tenant.name}")
 
     run_in_transaction(work)

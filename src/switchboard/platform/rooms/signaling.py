@@ -11,7 +11,6 @@ import orjson
 from pydantic import ValidationError
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
-from switchboard.console.session import SESSION_COOKIE, CookieJar
 from switchboard.identity.models import User
 from switchboard.kit.clientip import client_ip, parse_networks
 from switchboard.kit.errors import ApiError
@@ -22,6 +21,7 @@ from switchboard.platform.rooms.hub import LiveRoom, Peer, hub_for, new_peer_id
 from switchboard.runtime import Runtime
 from switchboard.tenants import service as tenants
 from switchboard.tenants.models import Tenant
+from switchboard.web.cookies import CONSOLE_COOKIE, CookieJar
 
 log = logging.getLogger("switchboard.rooms")
 
@@ -95,9 +95,11 @@ async def _identity(
             if caller.tenant_id != tenant.id:
                 raise Refused("the token belongs to another tenant")
             return True, caller.is_admin
-        jar = CookieJar(runtime.settings.secret_key, secure=False)
+        jar = CookieJar(
+            runtime.settings.secret_key, name=CONSOLE_COOKIE, path="/admin", secure=False
+        )
         now = int(runtime.clock.now().timestamp())
-        found = jar.session(websocket.cookies.get(SESSION_COOKIE), now=now)
+        found = jar.session(websocket.cookies.get(CONSOLE_COOKIE), now=now)
         if found is not None:
             user = await session.get(User, found.user_id)
             if user is not None and not user.disabled and user.tenant_id == tenant.id:

@@ -55,4 +55,7 @@ async def create_tenant(
     await clients.ensure_console_client(
         session, tenant=tenant, base_url=base_url, clock=runtime.clock
     )
+    await clients.ensure_linen_client(
+        session, tenant=tenant, base_url=base_url, clock=runtime.clock
+    )
     return await _item(session, runtime, tenant)

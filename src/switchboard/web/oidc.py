@@ -1,9 +1,9 @@
-"""The console as a relying party of the identity provider: authorization code with PKCE.
+"""A web app as a relying party of the identity provider: authorization code with PKCE.
 
 The grant URI and the PKCE challenge come from authlib's OAuth 2.0 primitives, the ID token is
 verified with joserfc against the provider's JWKS. Back-channel calls (discovery, token, JWKS)
 go to the provider through ``backchannel``: in one process that is the root application itself,
-so the console never depends on the host name resolving from the server.
+so the app never depends on the host name resolving from the server.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from starlette.types import ASGIApp
 
 from switchboard.kit.clock import Clock
 
-CLIENT_ID = "console"
 SCOPE = "openid"
 LEEWAY_SECONDS = 60
 
@@ -51,7 +50,14 @@ class Identity:
 
 
 class RelyingParty:
-    def __init__(self, *, clock: Clock, backchannel: ASGIApp | None = None) -> None:
+    """``client_id``: the app's registered client; ``mount``: where the app is served
+    (its callback is ``<mount>/callback``)."""
+
+    def __init__(
+        self, *, client_id: str, mount: str, clock: Clock, backchannel: ASGIApp | None = None
+    ) -> None:
+        self.client_id = client_id
+        self.mount = mount
         self._clock = clock
         self.backchannel = backchannel
 
@@ -59,9 +65,8 @@ class RelyingParty:
         transport = httpx.ASGITransport(app=self.backchannel) if self.backchannel else None
         return httpx.AsyncClient(transport=transport, base_url=base, timeout=10)
 
-    @staticmethod
-    def redirect_uri(base: str) -> str:
-        return f"{base}/admin/callback"
+    def redirect_uri(self, base: str) -> str:
+        return f"{base}{self.mount}/callback"
 
     async def discover(self, base: str) -> dict[str, Any]:
         async with self._http(base) as http:
@@ -78,7 +83,7 @@ class RelyingParty:
         state, nonce, verifier = generate_token(32), generate_token(32), generate_token(64)
         url = prepare_grant_uri(
             endpoint,
-            client_id=CLIENT_ID,
+            client_id=self.client_id,
             response_type="code",
             redirect_uri=self.redirect_uri(base),
             scope=SCOPE,
@@ -97,7 +102,7 @@ class RelyingParty:
                 metadata["token_endpoint"],
                 data={
                     "grant_type": "authorization_code",
-                    "client_id": CLIENT_ID,
+                    "client_id": self.client_id,
                     "code": code,
                     "redirect_uri": self.redirect_uri(base),
                     "code_verifier": verifier,
@@ -122,8 +127,8 @@ class RelyingParty:
         now = int(self._clock.now().timestamp())
         checks = {
             "iss": claims.get("iss") == issuer,
-            "aud": claims.get("aud") == CLIENT_ID
-            or (isinstance(claims.get("aud"), list) and CLIENT_ID in claims["aud"]),
+            "aud": claims.get("aud") == self.client_id
+            or (isinstance(claims.get("aud"), list) and self.client_id in claims["aud"]),
             "exp": isinstance(claims.get("exp"), int) and claims["exp"] + LEEWAY_SECONDS > now,
             "nonce": claims.get("nonce") == nonce,
         }

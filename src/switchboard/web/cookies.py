@@ -1,4 +1,4 @@
-"""The console's cookies: sealed (AES-GCM) so that they can be neither read nor forged."""
+"""A web app's cookies: sealed (AES-GCM) so that they can be neither read nor forged."""
 
 from __future__ import annotations
 
@@ -12,15 +12,14 @@ from starlette.responses import Response
 
 from switchboard.kit.crypto import SecretBox
 
-SESSION_COOKIE = "sb_console"
-LOGIN_COOKIE = "sb_console_login"
-COOKIE_PATH = "/admin"
 SESSION_SECONDS = 8 * 3600
+# the console's session cookie; the room signaling reads it too (a console admin is verified)
+CONSOLE_COOKIE = "sb_console"
 LOGIN_SECONDS = 600
 
 
 @dataclass(frozen=True, slots=True)
-class ConsoleSession:
+class WebSession:
     """Who is signed in, which tenant they act on, and the CSRF token of their forms."""
 
     user_id: int
@@ -46,10 +45,14 @@ def new_csrf() -> str:
 
 
 class CookieJar:
-    """Seals and opens the console's cookies with a key of their own."""
+    """Seals and opens one app's cookies (``<name>`` and ``<name>_login`` on ``path``) with a
+    key of their own."""
 
-    def __init__(self, master_secret: str, *, secure: bool) -> None:
-        self._box = SecretBox(master_secret, purpose="console-cookies")
+    def __init__(self, master_secret: str, *, name: str, path: str, secure: bool) -> None:
+        self._box = SecretBox(master_secret, purpose=f"{name.removeprefix('sb_')}-cookies")
+        self.session_cookie = name
+        self.login_cookie = f"{name}_login"
+        self.path = path
         self.secure = secure
 
     def _open(self, raw: str | None) -> dict[str, Any] | None:
@@ -61,10 +64,10 @@ class CookieJar:
             return None
         return value if isinstance(value, dict) else None
 
-    def session(self, raw: str | None, *, now: int) -> ConsoleSession | None:
+    def session(self, raw: str | None, *, now: int) -> WebSession | None:
         data = self._open(raw)
         try:
-            found = ConsoleSession(**data) if data else None
+            found = WebSession(**data) if data else None
         except TypeError:
             return None
         return found if found is not None and found.expires > now else None
@@ -82,19 +85,19 @@ class CookieJar:
             name,
             self._box.seal(orjson.dumps(asdict(value)).decode()),
             max_age=max_age,
-            path=COOKIE_PATH,
+            path=self.path,
             httponly=True,
             samesite="lax",
             secure=self.secure,
         )
 
-    def set_session(self, response: Response, value: ConsoleSession) -> None:
-        self._set(response, SESSION_COOKIE, value, SESSION_SECONDS)
+    def set_session(self, response: Response, value: WebSession) -> None:
+        self._set(response, self.session_cookie, value, SESSION_SECONDS)
 
     def set_pending(self, response: Response, value: PendingLogin) -> None:
-        self._set(response, LOGIN_COOKIE, value, LOGIN_SECONDS)
+        self._set(response, self.login_cookie, value, LOGIN_SECONDS)
 
     def clear(self, response: Response, name: str) -> None:
         response.delete_cookie(
-            name, path=COOKIE_PATH, httponly=True, samesite="lax", secure=self.secure
+            name, path=self.path, httponly=True, samesite="lax", secure=self.secure
         )

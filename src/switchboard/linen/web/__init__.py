@@ -1,0 +1,1 @@
+"""The linen portal's web app (``/app/``): server-rendered pages over the Data API's services."""

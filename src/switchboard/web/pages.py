@@ -1,0 +1,154 @@
+"""Security headers, hashed static URLs, the CSRF check and form helpers of the web apps."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError
+from starlette.exceptions import HTTPException
+from starlette.responses import RedirectResponse, Response
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from switchboard.kit.crypto import constant_time_equals
+from switchboard.kit.errors import ApiError, BadRequest
+from switchboard.kit.http import describe_validation
+
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; form-action 'self'; base-uri 'none'; object-src 'none'; "
+    "frame-ancestors 'none'"
+)
+PAGE_HEADERS = [
+    (b"content-security-policy", CSP.encode()),
+    (b"x-frame-options", b"DENY"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"same-origin"),
+]
+
+
+class PageHeaders:
+    """The security headers on every response, error pages included."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = list(message.get("headers", [])) + PAGE_HEADERS
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
+SHARED_STATIC = Path(__file__).parent / "static"
+
+
+def static_urls(folder: Path, prefix: str) -> Callable[[str], str]:
+    """``static(name)``: an asset's URL with its content hash, so that it may be cached long.
+    ``name`` is the app's own (``folder``) or one of the shared ones (``base.css``)."""
+
+    @cache
+    def static_url(name: str) -> str:
+        found = folder / name if (folder / name).exists() else SHARED_STATIC / name
+        digest = hashlib.sha256(found.read_bytes()).hexdigest()[:12]
+        return f"{prefix}/{name}?v={digest}"
+
+    return static_url
+
+
+class NotSignedIn(Exception):
+    """No valid session: the browser is sent to the sign-in."""
+
+
+Render = Callable[..., Response]
+
+
+def install_pages(app: FastAPI, *, static: Path, mount: str, render: Render) -> None:
+    """The static files (the app's and the shared ones), the security headers, and every error
+    as the app's own error page; no session sends the browser to ``<mount>/login``."""
+    app.mount(
+        "/static",
+        StaticFiles(directory=static, packages=[("switchboard.web", "static")]),
+        name="static",
+    )
+    app.add_middleware(PageHeaders)
+
+    async def on_not_signed_in(request: Request, _exc: Exception) -> Response:
+        return RedirectResponse(f"{mount}/login", status_code=303)
+
+    async def on_api_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, ApiError)
+        return render(
+            request, "error.html", None, status=exc.status, error=exc.code,
+            description=exc.description,
+        )  # fmt: skip
+
+    async def on_validation(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, RequestValidationError | ValidationError)
+        return render(
+            request, "error.html", None, status=400, error="invalid_request",
+            description=describe_validation(exc.errors()),
+        )  # fmt: skip
+
+    async def on_http(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        return render(
+            request, "error.html", None, status=exc.status_code, error="not_found"
+            if exc.status_code == 404 else "invalid_request", description=str(exc.detail),
+        )  # fmt: skip
+
+    app.add_exception_handler(NotSignedIn, on_not_signed_in)
+    app.add_exception_handler(ApiError, on_api_error)
+    app.add_exception_handler(RequestValidationError, on_validation)
+    app.add_exception_handler(ValidationError, on_validation)
+    app.add_exception_handler(HTTPException, on_http)
+
+
+class CsrfRefused(ApiError):
+    """A form came without the session's CSRF token."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "the form's CSRF token is missing or stale; reload the page and try again",
+            code="csrf_failed",
+            status=403,
+        )
+
+
+async def require_csrf(request: Request, expected: str) -> None:
+    """Every state-changing request carries the session's token, in the form or a header."""
+    presented = request.headers.get("x-csrf-token")
+    if presented is None:
+        form = await request.form()
+        value = form.get("csrf")
+        presented = value if isinstance(value, str) else None
+    if not presented or not constant_time_equals(presented, expected):
+        raise CsrfRefused()
+
+
+def form_int(value: object, name: str, *, default: int | None = None) -> int | None:
+    """A whole number from a form field; blank is ``default``, anything else non-numeric 400."""
+    text = str(value if value is not None else "").strip()
+    if text == "":
+        return default
+    try:
+        return int(text)
+    except ValueError:
+        raise BadRequest(f"{name}: must be a whole number") from None
+
+
+def form_text(value: object) -> str | None:
+    """A form field's text, or None when it was left blank (meaning: unchanged)."""
+    text = str(value if value is not None else "")
+    return text if text.strip() != "" else None

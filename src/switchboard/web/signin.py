@@ -1,0 +1,181 @@
+"""The sign-in routes every web app shares: ``/login``, ``/callback``, ``/logout`` and
+``/signed-out`` under the app's mount, as an OIDC client of the identity provider
+(authorization code + PKCE)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Depends, Request
+from starlette.responses import RedirectResponse, Response
+
+from switchboard.identity.deps import request_host
+from switchboard.identity.models import User
+from switchboard.kit.crypto import constant_time_equals
+from switchboard.kit.errors import ApiError
+from switchboard.runtime import RuntimeDep, Session
+from switchboard.tenants import service as tenants
+from switchboard.web.cookies import (
+    LOGIN_SECONDS,
+    SESSION_SECONDS,
+    CookieJar,
+    PendingLogin,
+    WebSession,
+    new_csrf,
+)
+from switchboard.web.oidc import RelyingParty, SignInFailed
+from switchboard.web.pages import NotSignedIn
+
+
+class SignedIn(Protocol):
+    """What ``/logout`` needs of the app's CSRF-checked user."""
+
+    @property
+    def session(self) -> WebSession: ...
+
+
+@dataclass(frozen=True, slots=True)
+class WebApp:
+    """One server-rendered app: where it is mounted, its OIDC client and who may use it."""
+
+    mount: str
+    client_id: str
+    landing: str
+    roles: frozenset[str]
+
+
+def cookie_jar(request: Request) -> CookieJar:
+    jar: CookieJar = request.app.state.cookies
+    return jar
+
+
+def relying_party(request: Request) -> RelyingParty:
+    oidc: RelyingParty = request.app.state.oidc
+    return oidc
+
+
+async def signed_in_user(
+    request: Request, runtime: RuntimeDep, session: Session
+) -> tuple[WebSession, User]:
+    """The session cookie's user, still enabled and of the same tenant; else NotSignedIn."""
+    now = int(runtime.clock.now().timestamp())
+    jar = cookie_jar(request)
+    found = jar.session(request.cookies.get(jar.session_cookie), now=now)
+    if found is None:
+        raise NotSignedIn()
+    user = await session.get(User, found.user_id)
+    if user is None or user.disabled or user.tenant_id != found.tenant_id:
+        raise NotSignedIn()
+    return found, user
+
+
+def base_url(runtime: RuntimeDep, request: Request) -> str:
+    return f"{runtime.settings.public_scheme}://{request_host(request).lower()}"
+
+
+def signin_router(
+    web: WebApp,
+    *,
+    refuse: Callable[[str, str], ApiError],
+    signed_in: Callable[..., Any],
+    signed_out: Callable[[Request], Response],
+) -> APIRouter:
+    """``refuse(username, role)``: the error for a role the app does not admit;
+    ``signed_in``: the app's CSRF-checked dependency (logout is a form post)."""
+    router = APIRouter()
+
+    @router.get("/login")
+    async def login(request: Request, runtime: RuntimeDep, switch: str = "") -> Response:
+        """``switch=1`` signs in as another user than the one the provider remembers."""
+        try:
+            started = await relying_party(request).start(
+                base_url(runtime, request), fresh=switch == "1"
+            )
+        except SignInFailed as exc:
+            raise ApiError(str(exc), code="sign_in_failed", status=404) from exc
+        response = RedirectResponse(started.url, status_code=303)
+        now = int(runtime.clock.now().timestamp())
+        pending = PendingLogin(
+            state=started.state, nonce=started.nonce, verifier=started.verifier,
+            expires=now + LOGIN_SECONDS,
+        )  # fmt: skip
+        cookie_jar(request).set_pending(response, pending)
+        return response
+
+    @router.get("/callback")
+    async def callback(
+        request: Request,
+        runtime: RuntimeDep,
+        session: Session,
+        code: str = "",
+        state: str = "",
+        error: str = "",
+        error_description: str = "",
+    ) -> Response:
+        if error:
+            raise ApiError(error_description or error, code="sign_in_failed")
+        jar = cookie_jar(request)
+        now = int(runtime.clock.now().timestamp())
+        pending = jar.pending(request.cookies.get(jar.login_cookie), now=now)
+        if pending is None or not state or not constant_time_equals(state, pending.state):
+            raise ApiError("the sign-in's state does not match; start again", code="sign_in_failed")
+        try:
+            identity = await relying_party(request).finish(
+                base_url(runtime, request), code=code, verifier=pending.verifier,
+                nonce=pending.nonce,
+            )  # fmt: skip
+        except SignInFailed as exc:
+            raise ApiError(str(exc), code="sign_in_failed") from exc
+        host_tenant = await tenants.resolve_host(session, request_host(request))
+        subject = identity.subject
+        user = await session.get(User, int(subject)) if subject.isdigit() else None
+        if user is None or host_tenant is None or user.tenant_id != host_tenant.id:
+            raise ApiError("the ID token names no user of this tenant", code="sign_in_failed")
+        if user.role not in web.roles:
+            raise refuse(user.username, user.role)
+        response = RedirectResponse(web.landing, status_code=303)
+        jar.clear(response, jar.login_cookie)
+        jar.set_session(
+            response,
+            WebSession(
+                user_id=user.id, tenant_id=user.tenant_id, acting_tenant_id=user.tenant_id,
+                csrf=new_csrf(), expires=now + SESSION_SECONDS, id_token=identity.id_token,
+            ),
+        )  # fmt: skip
+        return response
+
+    @router.post("/logout")
+    async def logout(
+        request: Request, runtime: RuntimeDep, user: SignedIn = Depends(signed_in)
+    ) -> Response:
+        base = base_url(runtime, request)
+        target = f"{base}{web.mount}/signed-out"
+        # The provider returns only to the client's registered post-logout address.
+        registered = f"{base}{web.mount}/"
+        try:
+            metadata = await relying_party(request).discover(base)
+        except SignInFailed:
+            metadata = {}
+        end_session = metadata.get("end_session_endpoint")
+        if isinstance(end_session, str):
+            query = urlencode(
+                {
+                    "id_token_hint": user.session.id_token,
+                    "client_id": web.client_id,
+                    "post_logout_redirect_uri": registered,
+                }
+            )
+            target = f"{end_session}?{query}"
+        response = RedirectResponse(target, status_code=303)
+        jar = cookie_jar(request)
+        jar.clear(response, jar.session_cookie)
+        return response
+
+    @router.get("/signed-out")
+    async def signed_out_page(request: Request) -> Response:
+        return signed_out(request)
+
+    return router

@@ -1,0 +1,186 @@
+"""The linen web app in Debian's chromium against a real server: a turnover day as the operations
+team runs it, the read-only view of a user, and the pages on a phone-sized screen.
+
+The seed is the demo data (`switchboard demo`); the laundry talks to the Laundry API over HTTP.
+One browser for the whole flow keeps the suite quick; the rules are tested over HTTP in
+test_pages_http.py.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from switchboard.linen.demo import create_demo_linen
+from switchboard.linen.laundries import service as laundries
+from switchboard.linen.laundries.models import Laundry
+from switchboard.runtime import Runtime
+from switchboard.settings import Settings
+from tests import factories
+from tests.console.conftest import ARGS, CHROMIUM, free_port, needs_chromium, run, serve
+from tests.console.signin import console_clients
+from tests.linen.helpers import make_pdf
+
+pytestmark = [pytest.mark.slow, needs_chromium]
+TIMEOUT = 15_000
+
+
+@dataclasses.dataclass
+class Seeded:
+    base: str
+    key: str
+
+
+async def _seed(settings: Settings, port: int) -> Seeded:
+    runtime = Runtime(settings)
+    try:
+        acme = await factories.tenant(runtime, "acme", [f"127.0.0.1:{port}"])
+        await console_clients(runtime, acme)
+        async with runtime.db.transaction() as session:
+            await create_demo_linen(
+                session, tenant_id=acme.id, clock=runtime.clock, box=runtime.box
+            )
+            laundry = (await laundries.many(session, tenant_id=acme.id, ids=[1])).get(1)
+            assert isinstance(laundry, Laundry)
+            _, key = await laundries.issue_key(
+                session, tenant_id=acme.id, laundry_id=laundry.id, name="test",
+                created_by="test", clock=runtime.clock,
+            )  # fmt: skip
+    finally:
+        await runtime.db.dispose()
+    return Seeded(base=settings.public_base_url, key=key)
+
+
+@pytest.fixture
+def db_url(sqlite_template: Path, tmp_path: Path) -> str:
+    target = tmp_path / "switchboard.db"
+    shutil.copyfile(sqlite_template, target)
+    return f"sqlite+aiosqlite:///{target}"
+
+
+@pytest.fixture
+def seeded(settings: Settings) -> Iterator[Seeded]:
+    port = free_port()
+    settings = settings.model_copy(update={"public_base_url": f"http://127.0.0.1:{port}"})
+    result = run(_seed(settings, port))
+    assert isinstance(result, Seeded)
+    for _served in serve(settings):
+        yield result
+
+
+@pytest.fixture
+def browser(seeded: Seeded) -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield launched
+        launched.close()
+
+
+def sign_in(page: Any, base: str, username: str, *, switch: bool = False) -> None:
+    page.goto(f"{base}/app/login?switch=1" if switch else f"{base}/app/")
+    page.wait_for_selector('input[name="password"]', timeout=TIMEOUT)
+    page.fill('input[name="username"]', username)
+    page.fill('input[name="password"]', factories.PASSWORD)
+    page.press('input[name="password"]', "Enter")
+    page.wait_for_url(f"{base}/app/today", timeout=TIMEOUT)
+
+
+def test_a_turnover_day_in_the_browser(seeded: Seeded, browser: Any) -> None:
+    base = seeded.base
+    errors: list[str] = []
+    page = browser.new_page()
+    # Script errors and CSP violations; failed loads are seen by status below (the provider's
+    # login page has no favicon, a probe of the browser's own).
+    page.on(
+        "console",
+        lambda m: (
+            errors.append(m.text)
+            if m.type == "error" and not m.text.startswith("Failed to load resource")
+            else None
+        ),
+    )
+    page.on(
+        "response",
+        lambda r: (
+            errors.append(f"{r.status} {r.url}") if r.status >= 400 and "/app/" in r.url else None
+        ),
+    )
+    page.set_default_timeout(TIMEOUT)
+    sign_in(page, base, "admin")
+    assert page.locator("#packing article").count() == 2  # the demo's two confirmed sheets today
+
+    # A sheet from the par levels, for the day after tomorrow; confirmed.
+    day = (dt.datetime.now(dt.UTC).date() + dt.timedelta(days=3)).isoformat()
+    page.click("text=Properties")
+    page.fill('input[name="q"]', "hill")
+    page.click("form.filters button")
+    page.click("text=HILL-03")
+    page.fill('#new-sheet input[name="service_date"]', day)
+    page.click("#new-sheet button")
+    page.wait_for_selector("#edit-lines")
+    assert page.locator('[data-item="SET_DOUBLE"] input').input_value() == "2"
+    page.fill('[data-item="TOWEL_BATH"] input', "7")
+    page.click("#edit-lines button")
+    page.click("#actions >> text=Confirm")
+    page.wait_for_selector("[data-status]:has-text('confirmed')")
+    sheet_id = page.url.rsplit("/", 1)[1]
+
+    # The laundry reports its counts and uploads its invoice through the Laundry API.
+    headers = {"Authorization": f"Bearer {seeded.key}"}
+    jobs = httpx.get(f"{base}/api/laundry/jobs", headers=headers).json()["data"]
+    job = next(j for j in jobs if str(j["id"]) == sheet_id)
+    counts = [{"itemTypeId": x["itemTypeId"], "qtyDelivered": x["qtyOrdered"],
+               "qtyCollected": x["qtyOrdered"], "qtyRejected": 1 if i == 0 else 0}
+              for i, x in enumerate(job["lines"])]  # fmt: skip
+    reported = httpx.post(
+        f"{base}/api/laundry/jobs/{sheet_id}/delivery", json={"lines": counts}, headers=headers
+    )
+    assert reported.status_code == 200, reported.text
+    page.reload()
+    assert page.locator('[data-item="TOWEL_BATH"] .delivered').inner_text() == "7"
+    assert page.locator('[data-item="SET_DOUBLE"] .rejected').inner_text() == "1"
+    assert page.locator('[data-item="SET_DOUBLE"] .balance').inner_text() == "1"
+
+    page.click("text=Invoices")
+    assert job["number"] in page.locator("#not-invoiced").inner_text()
+    meta = {"invoiceNumber": "AT-TEST-9", "invoiceDate": day, "currency": "EUR", "net": 5000,
+            "tax": 1150, "gross": 6150,
+            "lines": [{"linenSheetId": int(sheet_id), "description": "turnover", "qty": 1,
+                       "unitPrice": 5000, "net": 5000}]}  # fmt: skip
+    uploaded = httpx.post(
+        f"{base}/api/laundry/invoices", headers=headers,
+        files={"file": ("inv.pdf", make_pdf(), "application/pdf"),
+               "metadata": (None, json.dumps(meta), "application/json")},
+    )  # fmt: skip
+    assert uploaded.status_code == 201, uploaded.text
+    page.reload()
+    assert job["number"] not in page.locator("#not-invoiced").inner_text()
+    page.click("text=AT-TEST-9")
+    page.click("#actions >> text=Approve")
+    page.wait_for_selector("[data-status]:has-text('approved')")
+
+    # A user reads the same sheet without a single write control.
+    page.click("text=Sign out")
+    sign_in(page, base, "user", switch=True)
+    page.goto(f"{base}/app/sheets/{sheet_id}")
+    assert page.locator("#actions").count() == 0
+    assert page.locator("form[action$='/lines']").count() == 0
+    assert errors == []
+
+    # On a phone the pages fit the screen: tables scroll inside themselves.
+    phone = browser.new_page(viewport={"width": 390, "height": 844})
+    sign_in(phone, base, "admin", switch=True)
+    for path in ("/app/today", f"/app/sheets/{sheet_id}", "/app/statistics"):
+        phone.goto(f"{base}{path}")
+        width = phone.evaluate("document.documentElement.scrollWidth")
+        assert width <= 390, (path, width)
