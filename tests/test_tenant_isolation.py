@@ -276,6 +276,10 @@ PUBLIC = {
     ("POST", "/oidc.ashx/authorize"),
     ("GET", "/oidc.ashx/end_session"),
     ("POST", "/oidc.ashx/end_session"),
+    # Federated sign-in: the provider is looked up in the Host's tenant only
+    # (tests/identity/test_federation_isolation.py).
+    ("GET", "/oidc.ashx/federation/{name}/start"),
+    ("GET", "/oidc.ashx/federation/{name}/callback"),
 }
 
 

@@ -25,6 +25,11 @@ LAZY_COMMANDS: dict[str, tuple[str, str, str]] = {
     "client": ("switchboard.identity.cli", "client_cli", "Registered OIDC clients of a tenant."),
     "apikey": ("switchboard.identity.cli", "apikey_cli", "API keys (ak_...), shown once."),
     "keys": ("switchboard.identity.cli", "keys_cli", "Token signing keys."),
+    "federation": (
+        "switchboard.identity.federation.cli",
+        "federation_cli",
+        "External OpenID Connect providers to sign in with.",
+    ),
     "worker": ("switchboard.workers.cli", "worker_cli", "Run the background workers."),
     "number": ("switchboard.platform.numbers.cli", "number_cli", "Virtual numbers."),
     "webhook": ("switchboard.platform.webhooks.cli", "webhook_cli", "Webhook subscriptions."),

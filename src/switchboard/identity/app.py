@@ -6,6 +6,7 @@ from fastapi import FastAPI
 
 from switchboard import __version__
 from switchboard.identity.endpoints import router
+from switchboard.identity.federation.endpoints import router as federation_router
 from switchboard.identity.signin.endpoints import router as signin_router
 from switchboard.kit.http import new_api
 from switchboard.runtime import Runtime
@@ -15,4 +16,5 @@ def create_identity_app(runtime: Runtime) -> FastAPI:
     app = new_api(runtime, title="switchboard identity provider", version=__version__)
     app.include_router(router)
     app.include_router(signin_router)
+    app.include_router(federation_router)
     return app

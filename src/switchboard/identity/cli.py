@@ -56,6 +56,30 @@ def user_set_sip(username: str, tenant: str, uri: str | None, clear: bool) -> No
     run_in_transaction(work)
 
 
+@user_cli.command("set-email")
+@click.argument("username")
+@click.option("--tenant", required=True)
+@click.option("--email", default=None, help="The address (omit with --clear)")
+@click.option("--verified", is_flag=True, help="The address is known to belong to the user")
+@click.option("--clear", is_flag=True, help="Remove the user's address")
+def user_set_email(
+    username: str, tenant: str, email: str | None, verified: bool, clear: bool
+) -> None:
+    """Set (--email, optionally --verified) or clear (--clear) the address of USERNAME."""
+    if (email is None) == (not clear):
+        raise click.UsageError("give exactly one of --email and --clear")
+
+    async def work(runtime: Runtime, session: AsyncSession) -> None:
+        row = await tenants.require_by_name(session, tenant)
+        user = await service.set_email(
+            session, tenant_id=row.id, username=username, email=email, verified=verified
+        )
+        state = "verified" if user.email_verified else "unverified"
+        click.echo(f"{user.username}\t{user.email or '-'}\t{state if user.email else '-'}")
+
+    run_in_transaction(work)
+
+
 @user_cli.command("set-password")
 @click.argument("username")
 @click.option("--tenant", required=True)

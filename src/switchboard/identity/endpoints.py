@@ -164,6 +164,8 @@ async def discovery(request: Request, runtime: RuntimeDep, tenant: HostTenant) -
             "preferred_username",
             "nonce",
             "auth_time",
+            "email",
+            "email_verified",
         ],
     )
 

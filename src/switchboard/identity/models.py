@@ -26,6 +26,9 @@ class User(Base):
     locked_until: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
     # Where the media bridge rings the user for an office-tab inbound call (``sip:...``).
     sip_uri: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    # Given by the operator (or by a federated provider); sent in ID tokens for scope ``email``.
+    email: Mapped[str | None] = mapped_column(String(320), nullable=True)
+    email_verified: Mapped[bool] = mapped_column(default=False)
 
 
 class OidcClient(Base):

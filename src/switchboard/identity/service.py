@@ -18,7 +18,7 @@ from switchboard.kit.crypto import random_token, sha256_hex
 from switchboard.kit.errors import BadRequest, Conflict, Forbidden, NotFound
 from switchboard.tenants.models import Tenant
 
-SUPPORTED_SCOPES = ("openid", "offline_access", "profile")
+SUPPORTED_SCOPES = ("openid", "offline_access", "profile", "email")
 MAX_LOCKOUT_SECONDS = 3600
 
 
@@ -195,6 +195,26 @@ async def set_sip_uri(
     clean = None if uri is None else check_sip_uri(uri)
     user = await get_user(session, tenant_id=tenant_id, username=username)
     user.sip_uri = clean
+    await session.flush()
+    return user
+
+
+def normalise_email(email: str) -> str:
+    """An address as compared and stored: trimmed, lower-cased; BadRequest if it is not one."""
+    clean = email.strip().lower()
+    local, _, domain = clean.partition("@")
+    if not local or "." not in domain or len(clean) > 320 or any(c.isspace() for c in clean):
+        raise BadRequest(f"{email!r} is not an email address")
+    return clean
+
+
+async def set_email(
+    session: AsyncSession, *, tenant_id: int, username: str, email: str | None, verified: bool
+) -> User:
+    """Give ``username`` an email address (None removes it), verified or not."""
+    user = await get_user(session, tenant_id=tenant_id, username=username)
+    user.email = None if email is None else normalise_email(email)
+    user.email_verified = verified and email is not None
     await session.flush()
     return user
 

@@ -88,9 +88,10 @@ class TokenIssuer:
         )
         id_token = None
         if "openid" in scopes:
-            id_token = jwt.encode(
-                header, {**common, "auth_time": now, **(id_claims or {}), "token_use": "id"}, key
-            )
+            claims: dict[str, Any] = {**common, "auth_time": now}
+            if "email" in scopes and user.email:
+                claims.update(email=user.email, email_verified=user.email_verified)
+            id_token = jwt.encode(header, {**claims, **(id_claims or {}), "token_use": "id"}, key)
         refresh = None
         if "offline_access" in scopes:
             refresh = await self._new_refresh_token(

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from switchboard.identity.federation.tasks import purger as federation_purger
 from switchboard.identity.signin.tasks import purger as signin_purger
 from switchboard.platform.calls.tasks import dispatcher_worker as call_dispatcher
 from switchboard.platform.emails.tasks import email_sender
@@ -15,5 +16,6 @@ def all_workers() -> list[Worker]:
     """Every background worker of the product, in start order."""
     workers: list[Worker] = [
         call_dispatcher, webhook_sender, transcript_sweeper, email_sender, signin_purger,
+        federation_purger,
     ]  # fmt: skip
     return workers

@@ -21,6 +21,7 @@ from switchboard.identity import service as identity
 from switchboard.identity.bearer import issuer_for
 from switchboard.identity.deps import request_host
 from switchboard.identity.errors import OAuthError
+from switchboard.identity.federation import repository as federation
 from switchboard.identity.signin import pages
 from switchboard.identity.signin import service as signin
 from switchboard.runtime import Runtime, RuntimeDep
@@ -43,11 +44,11 @@ REDIRECTS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def _secure(runtime: Runtime) -> bool:
+def secure_cookies(runtime: Runtime) -> bool:
     return runtime.settings.public_scheme == "https"
 
 
-def _issuer(runtime: Runtime, request: Request) -> str:
+def issuer_url(runtime: Runtime, request: Request) -> str:
     return issuer_for(runtime.settings.public_scheme, request_host(request).lower())
 
 
@@ -58,12 +59,13 @@ def _back_to_client(redirect_uri: str, params: dict[str, str | None], *, status:
     )
 
 
-def _error_redirect(error: signin.RedirectError, issuer: str) -> Response:
+def error_redirect(error: signin.RedirectError, issuer: str) -> Response:
     params = {"error": error.code, "error_description": error.description, "state": error.state}
     return _back_to_client(error.redirect_uri, {**params, "iss": issuer}, status=302)
 
 
-def _login_page(
+async def login_page(
+    session: AsyncSession,
     request: Request,
     runtime: Runtime,
     tenant: Tenant,
@@ -75,8 +77,11 @@ def _login_page(
     headers: dict[str, str] | None = None,
 ) -> Response:
     csrf, fresh = pages.csrf_token(request)
+    providers = await federation.list_providers(session, tenant_id=tenant.id, enabled_only=True)
     response = pages.render(
         "login.html",
+        providers=[(p.name, p.display_name) for p in providers],
+        query=request.url.query,
         status=status,
         headers=headers,
         tenant=tenant.name,
@@ -87,11 +92,13 @@ def _login_page(
         username=username,
     )
     if fresh:
-        pages.set_cookie(response, pages.CSRF_COOKIE, csrf, secure=_secure(runtime), max_age=3600)
+        pages.set_cookie(
+            response, pages.CSRF_COOKIE, csrf, secure=secure_cookies(runtime), max_age=3600
+        )
     return response
 
 
-async def _code_response(
+async def code_response(
     session: AsyncSession,
     runtime: Runtime,
     request: Request,
@@ -104,11 +111,11 @@ async def _code_response(
     code = await signin.issue_code(
         session, tenant=tenant, request=auth, browser=browser, now=runtime.clock.now()
     )
-    params = {"code": code, "state": auth.state, "iss": _issuer(runtime, request)}
+    params = {"code": code, "state": auth.state, "iss": issuer_url(runtime, request)}
     return _back_to_client(auth.redirect_uri, params, status=status)
 
 
-async def _parse(
+async def parse_authorization(
     session: AsyncSession, request: Request, issuer: str
 ) -> tuple[Tenant, signin.AuthorizationRequest] | Response:
     """The Host's tenant and the validated request, or the page or redirect that answers it."""
@@ -122,7 +129,7 @@ async def _parse(
     except signin.PageError as exc:
         return pages.error_page(exc.description, status=exc.status)
     except signin.RedirectError as exc:
-        return _error_redirect(exc, issuer)
+        return error_redirect(exc, issuer)
     return tenant, auth
 
 
@@ -133,9 +140,9 @@ async def _parse(
     summary="Authorization endpoint: code flow with PKCE (S256); shows the login page",
 )
 async def authorize(request: Request, runtime: RuntimeDep) -> Response:
-    issuer = _issuer(runtime, request)
+    issuer = issuer_url(runtime, request)
     async with runtime.db.transaction() as session:
-        parsed = await _parse(session, request, issuer)
+        parsed = await parse_authorization(session, request, issuer)
         if isinstance(parsed, Response):
             return parsed
         tenant, auth = parsed
@@ -149,10 +156,10 @@ async def authorize(request: Request, runtime: RuntimeDep) -> Response:
                     "login_required", "the user is not signed in",
                     redirect_uri=auth.redirect_uri, state=auth.state,
                 )  # fmt: skip
-                return _error_redirect(error, issuer)
-            return _login_page(request, runtime, tenant, auth)
+                return error_redirect(error, issuer)
+            return await login_page(session, request, runtime, tenant, auth)
         # Registered clients are first-party (the tenant's operator registers them): no consent.
-        return await _code_response(session, runtime, request, tenant, auth, browser, status=302)
+        return await code_response(session, runtime, request, tenant, auth, browser, status=302)
 
 
 @router.post(
@@ -162,20 +169,22 @@ async def authorize(request: Request, runtime: RuntimeDep) -> Response:
     summary="The login form: username, password and the CSRF token, posted to the same URL",
 )
 async def authorize_submit(request: Request, runtime: RuntimeDep) -> Response:
-    issuer = _issuer(runtime, request)
+    issuer = issuer_url(runtime, request)
     form = await request.form()
     fields = {k: form.get(k) for k in ("username", "password", "csrf_token")}
     values = {k: v if isinstance(v, str) and "\x00" not in v else None for k, v in fields.items()}
     settings = runtime.settings
     async with runtime.db.transaction() as session:
-        parsed = await _parse(session, request, issuer)
+        parsed = await parse_authorization(session, request, issuer)
         if isinstance(parsed, Response):
             return parsed
         tenant, auth = parsed
         username = values["username"] or ""
         if not pages.csrf_ok(request, values["csrf_token"]):
             message = "The form expired. Please sign in again."
-            return _login_page(request, runtime, tenant, auth, message=message, status=400)
+            return await login_page(
+                session, request, runtime, tenant, auth, message=message, status=400
+            )
         try:
             user = await identity.check_password(
                 session, tenant=tenant, clock=runtime.clock, username=username,
@@ -185,8 +194,8 @@ async def authorize_submit(request: Request, runtime: RuntimeDep) -> Response:
         except OAuthError as exc:
             # A rendered page (not a raised error): the failure counted above is committed.
             locked = exc.status == 429
-            return _login_page(
-                request, runtime, tenant, auth,
+            return await login_page(
+                session, request, runtime, tenant, auth,
                 message=exc.description if locked else "Invalid username or password.",
                 username=username[:128], status=exc.status,
                 headers=exc.headers if locked else None,
@@ -199,11 +208,9 @@ async def authorize_submit(request: Request, runtime: RuntimeDep) -> Response:
             session, tenant=tenant, user=user, now=now,
             ttl_seconds=settings.idp_session_ttl, replacing=previous,
         )  # fmt: skip
-        response = await _code_response(
-            session, runtime, request, tenant, auth, browser, status=303
-        )
+        response = await code_response(session, runtime, request, tenant, auth, browser, status=303)
     pages.set_cookie(
-        response, pages.SESSION_COOKIE, token, secure=_secure(runtime),
+        response, pages.SESSION_COOKIE, token, secure=secure_cookies(runtime),
         max_age=settings.idp_session_ttl,
     )  # fmt: skip
     return response
@@ -225,7 +232,7 @@ def _hint_claims(runtime: Runtime, hint: str, issuer: str) -> dict[str, Any]:
 
 
 async def _logout(request: Request, runtime: Runtime, *, confirmed: bool) -> Response:
-    issuer = _issuer(runtime, request)
+    issuer = issuer_url(runtime, request)
     params = dict(request.query_params)
     if request.method == "POST":
         form = await request.form()
@@ -261,7 +268,7 @@ async def _logout(request: Request, runtime: Runtime, *, confirmed: bool) -> Res
             )  # fmt: skip
             if fresh:
                 pages.set_cookie(
-                    confirm, pages.CSRF_COOKIE, csrf, secure=_secure(runtime), max_age=3600
+                    confirm, pages.CSRF_COOKIE, csrf, secure=secure_cookies(runtime), max_age=3600
                 )
             return confirm
         await signin.end_session(
@@ -272,7 +279,7 @@ async def _logout(request: Request, runtime: Runtime, *, confirmed: bool) -> Res
         response = _back_to_client(target, {"state": params.get("state")}, status=302)
     else:
         response = pages.render("signed_out.html")
-    pages.delete_cookie(response, pages.SESSION_COOKIE, secure=_secure(runtime))
+    pages.delete_cookie(response, pages.SESSION_COOKIE, secure=secure_cookies(runtime))
     return response
 
 

@@ -1,0 +1,152 @@
+"""Talking to an external provider over HTTP: discovery, the code exchange (authlib's OAuth 2.0
+client, PKCE S256) and the ID token's verification against the provider's JWKS (joserfc)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx2
+from authlib.common.errors import AuthlibBaseError
+from authlib.integrations.httpx_client import AsyncOAuth2Client
+from joserfc import jwt
+from joserfc.errors import JoseError
+from joserfc.jwk import KeySet
+
+TIMEOUT_SECONDS = 10.0
+LEEWAY_SECONDS = 60
+ALGORITHMS = ["RS256", "RS384", "RS512", "ES256", "ES384", "PS256", "EdDSA"]
+
+
+class BrokerError(Exception):
+    """The provider could not be reached, or answered something this side cannot accept."""
+
+    def __init__(self, description: str) -> None:
+        super().__init__(description)
+        self.description = description
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderMetadata:
+    issuer: str
+    authorization_endpoint: str
+    token_endpoint: str
+    jwks_uri: str
+
+
+def read_secret(source: str | None) -> str | None:
+    """The client secret named by ``env:NAME`` or ``file:/path`` (None: a public client)."""
+    if source is None:
+        return None
+    kind, _, where = source.partition(":")
+    value: str | None
+    if kind == "env":
+        value = os.environ.get(where)
+    elif kind == "file":
+        try:
+            value = Path(where).read_text(encoding="utf-8").strip()
+        except OSError:
+            value = None
+    else:
+        value = None
+    if not value:
+        raise BrokerError("the provider's client secret is not available")
+    return value
+
+
+def client(
+    *, client_id: str, secret: str | None, redirect_uri: str, scope: str
+) -> AsyncOAuth2Client:
+    return AsyncOAuth2Client(
+        client_id=client_id,
+        client_secret=secret,
+        token_endpoint_auth_method="client_secret_basic" if secret else "none",
+        redirect_uri=redirect_uri,
+        scope=scope,
+        code_challenge_method="S256",
+        timeout=TIMEOUT_SECONDS,
+    )
+
+
+async def _get_json(oauth: AsyncOAuth2Client, url: str) -> dict[str, Any]:
+    try:
+        response = await oauth.request(
+            "GET", url, headers={"Accept": "application/json"}, withhold_token=True
+        )
+        response.raise_for_status()
+        body = response.json()
+    except (httpx2.HTTPError, ValueError) as exc:
+        raise BrokerError(f"the provider did not answer {url}: {type(exc).__name__}") from None
+    if not isinstance(body, dict):
+        raise BrokerError(f"the provider's {url} is not a JSON object")
+    return body
+
+
+async def discover(oauth: AsyncOAuth2Client, issuer: str) -> ProviderMetadata:
+    """The provider's metadata (OpenID Connect Discovery 1.0); its ``issuer`` must be ours."""
+    body = await _get_json(oauth, f"{issuer.rstrip('/')}/.well-known/openid-configuration")
+    if body.get("issuer") != issuer:
+        raise BrokerError("the provider's discovery names another issuer")
+    try:
+        return ProviderMetadata(
+            issuer=issuer,
+            authorization_endpoint=str(body["authorization_endpoint"]),
+            token_endpoint=str(body["token_endpoint"]),
+            jwks_uri=str(body["jwks_uri"]),
+        )
+    except KeyError as exc:
+        raise BrokerError(f"the provider's discovery lacks {exc.args[0]}") from None
+
+
+async def exchange_code(
+    oauth: AsyncOAuth2Client, metadata: ProviderMetadata, *, code: str, verifier: str
+) -> str:
+    """Redeem the code (with the PKCE verifier); the ID token it returns."""
+    try:
+        token = await oauth.fetch_token(
+            metadata.token_endpoint, grant_type="authorization_code", code=code,
+            code_verifier=verifier,
+        )  # fmt: skip
+    except (AuthlibBaseError, httpx2.HTTPError, ValueError) as exc:
+        raise BrokerError(f"the provider refused the code: {type(exc).__name__}") from None
+    id_token = token.get("id_token")
+    if not isinstance(id_token, str):
+        raise BrokerError("the provider returned no ID token")
+    return id_token
+
+
+async def verify_id_token(
+    oauth: AsyncOAuth2Client,
+    metadata: ProviderMetadata,
+    id_token: str,
+    *,
+    client_id: str,
+    nonce: str,
+    now: int,
+) -> dict[str, Any]:
+    """The claims of an ID token signed by a key of the provider's JWKS, issued by it for us,
+    unexpired, carrying this sign-in's nonce (OpenID Connect Core 3.1.3.7)."""
+    keys = KeySet.import_key_set(await _get_json(oauth, metadata.jwks_uri))  # type: ignore[arg-type]
+    try:
+        token = jwt.decode(id_token, keys, algorithms=ALGORITHMS)
+    except (JoseError, ValueError):
+        raise BrokerError("the ID token's signature does not verify") from None
+    claims = dict(token.claims)
+    registry = jwt.JWTClaimsRegistry(
+        now=now, leeway=LEEWAY_SECONDS,
+        iss={"essential": True, "value": metadata.issuer},
+        aud={"essential": True, "value": client_id},
+        exp={"essential": True}, sub={"essential": True},
+    )  # fmt: skip
+    try:
+        registry.validate(claims)
+    except JoseError as exc:
+        raise BrokerError(f"the ID token is not valid here ({exc.error})") from None
+    audiences = claims["aud"] if isinstance(claims["aud"], list) else [claims["aud"]]
+    if len(audiences) > 1 and claims.get("azp") != client_id:
+        raise BrokerError("the ID token is meant for another party (azp)")
+    if claims.get("nonce") != nonce:
+        raise BrokerError("the ID token's nonce is not this sign-in's")
+    return claims

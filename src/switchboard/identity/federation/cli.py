@@ -1,0 +1,142 @@
+"""``switchboard federation add|list|disable|enable|remove``: a tenant's external providers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from switchboard.identity.federation import repository, service
+from switchboard.identity.federation.models import FIRST_LOGIN, ExternalProvider
+from switchboard.identity.models import ROLES
+from switchboard.kit.cli import json_flag, print_json, run_in_transaction
+from switchboard.kit.clock import iso_utc
+from switchboard.runtime import Runtime
+from switchboard.tenants import service as tenants
+
+
+@click.group("federation")
+def federation_cli() -> None:
+    """External OpenID Connect providers users may sign in with (per tenant)."""
+
+
+@federation_cli.command("add")
+@click.argument("name")
+@click.option("--tenant", required=True)
+@click.option("--issuer", required=True, help="The provider's issuer URL (discovery is read)")
+@click.option("--client-id", required=True, help="This identity provider's client id there")
+@click.option("--client-secret-file", type=click.Path(dir_okay=False), default=None)
+@click.option("--client-secret-env", default=None, help="Environment variable holding it")
+@click.option("--display-name", default="", help='Shown as "Sign in with <display name>"')
+@click.option("--scopes", default=service.DEFAULT_SCOPES, show_default=True)
+@click.option("--username-claim", default="preferred_username", show_default=True)
+@click.option("--role-claim", default=None, help="Claim holding admin|power-user|user")
+@click.option("--default-role", type=click.Choice(ROLES), default="user", show_default=True)
+@click.option("--allowed-domain", "allowed_domains", multiple=True, help="Email domain allowed")
+@click.option("--first-login", type=click.Choice(FIRST_LOGIN), default="refuse", show_default=True)
+def federation_add(
+    name: str, tenant: str, issuer: str, client_id: str, client_secret_file: str | None,
+    client_secret_env: str | None, display_name: str, scopes: str, username_claim: str,
+    role_claim: str | None, default_role: str, allowed_domains: tuple[str, ...], first_login: str,
+) -> None:  # fmt: skip
+    """Add provider NAME; only where its secret is read is stored, never the secret."""
+    if client_secret_file and client_secret_env:
+        raise click.UsageError("give at most one of --client-secret-file and --client-secret-env")
+    source = None
+    if client_secret_file:
+        source = f"file:{Path(client_secret_file).resolve()}"
+    elif client_secret_env:
+        source = f"env:{client_secret_env}"
+    spec = service.ProviderSpec(
+        name=name, issuer=issuer, client_id=client_id, secret_source=source,
+        display_name=display_name, scopes=scopes, username_claim=username_claim,
+        role_claim=role_claim, default_role=default_role,
+        allowed_domains=tuple(d.lower() for d in allowed_domains), first_login=first_login,
+    )  # fmt: skip
+
+    async def work(runtime: Runtime, session: AsyncSession) -> None:
+        row = await tenants.require_by_name(session, tenant)
+        provider = await service.add_provider(
+            session, tenant=row, spec=spec, now=runtime.clock.now()
+        )
+        callback = f"<scheme>://<tenant host>/oidc.ashx/federation/{provider.name}/callback"
+        click.echo(f"{provider.name}\t{provider.issuer}\tredirect URI to register: {callback}")
+
+    run_in_transaction(work)
+
+
+def _view(row: ExternalProvider) -> dict[str, object]:
+    return {
+        "name": row.name,
+        "displayName": row.display_name,
+        "issuer": row.issuer,
+        "clientId": row.client_id,
+        "secret": row.secret_source.partition(":")[0] if row.secret_source else "none",
+        "scopes": row.scopes,
+        "usernameClaim": row.username_claim,
+        "roleClaim": row.role_claim,
+        "defaultRole": row.default_role,
+        "allowedDomains": row.allowed_domains,
+        "firstLogin": row.first_login,
+        "enabled": row.enabled,
+        "createdAt": iso_utc(row.created_at),
+    }
+
+
+@federation_cli.command("list")
+@click.option("--tenant", required=True)
+@json_flag
+def federation_list(tenant: str, as_json: bool) -> None:
+    """The tenant's providers: name, enabled|disabled, issuer, client id, first-login policy."""
+
+    async def work(runtime: Runtime, session: AsyncSession) -> None:
+        row = await tenants.require_by_name(session, tenant)
+        for provider in await repository.list_providers(session, tenant_id=row.id):
+            if as_json:
+                print_json(_view(provider))
+                continue
+            state = "enabled" if provider.enabled else "disabled"
+            click.echo(
+                f"{provider.name}\t{state}\t{provider.issuer}\t{provider.client_id}\t"
+                f"{provider.first_login}"
+            )
+
+    run_in_transaction(work)
+
+
+def _switch(name: str, enabled: bool) -> None:
+    @federation_cli.command(name)
+    @click.argument("provider")
+    @click.option("--tenant", required=True)
+    def command(provider: str, tenant: str) -> None:
+        async def work(runtime: Runtime, session: AsyncSession) -> None:
+            row = await tenants.require_by_name(session, tenant)
+            await service.set_enabled(session, tenant=row, name=provider, enabled=enabled)
+            click.echo(f"{name}d\t{provider}")
+
+        run_in_transaction(work)
+
+    command.__doc__ = (
+        "Offer PROVIDER again on the login page."
+        if enabled
+        else "Stop offering PROVIDER; sign-ins under way through it are refused."
+    )
+
+
+_switch("enable", True)
+_switch("disable", False)
+
+
+@federation_cli.command("remove")
+@click.argument("provider")
+@click.option("--tenant", required=True)
+def federation_remove(provider: str, tenant: str) -> None:
+    """Delete PROVIDER and its account links (the linked users stay)."""
+
+    async def work(runtime: Runtime, session: AsyncSession) -> None:
+        row = await tenants.require_by_name(session, tenant)
+        await service.remove_provider(session, tenant=row, name=provider)
+        click.echo(f"removed\t{provider}")
+
+    run_in_transaction(work)

@@ -1,0 +1,151 @@
+"""``/oidc.ashx/federation/{name}/start`` and ``.../callback``: signing in through a tenant's
+external OpenID Connect provider. Both answer a browser (redirects and HTML pages)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.responses import Response
+
+from switchboard.identity.deps import request_host
+from switchboard.identity.federation import service as federation
+from switchboard.identity.signin import pages
+from switchboard.identity.signin import service as signin
+from switchboard.identity.signin.endpoints import (
+    code_response,
+    issuer_url,
+    login_page,
+    parse_authorization,
+    secure_cookies,
+)
+from switchboard.runtime import Runtime, RuntimeDep
+from switchboard.tenants import service as tenants
+
+router = APIRouter(tags=["identity provider (OIDC)"])
+
+LOGIN_COOKIE = "sb_idp_federation"
+COOKIE_PATH = "/oidc.ashx/federation"
+
+START: dict[int | str, dict[str, Any]] = {
+    302: {"description": "To the provider's authorization endpoint (code flow, PKCE S256)"},
+    400: {"content": {"text/html": {}}, "description": "Unknown client or redirect URI"},
+    404: {"content": {"text/html": {}}, "description": "No such enabled provider"},
+    502: {"content": {"text/html": {}}, "description": "The provider cannot be reached"},
+}
+CALLBACK: dict[int | str, dict[str, Any]] = {
+    302: {"description": "Signed in: back to the client's redirect URI with `code`"},
+    400: {"content": {"text/html": {}}, "description": "Unknown, used or foreign state"},
+    403: {"content": {"text/html": {}}, "description": "The login page, telling why not"},
+}
+
+
+def _answering(request: Request, query: str) -> Request:
+    """The request as if it were the authorization request the sign-in started from (its query,
+    the same cookies), so the login page and the code are those of that request."""
+    return Request({**request.scope, "query_string": query.encode()}, request.receive)
+
+
+def _redirect_uri(request: Request, runtime: RuntimeDep, name: str) -> str:
+    return f"{issuer_url(runtime, request)}/federation/{name}/callback"
+
+
+@router.get(
+    "/federation/{name}/start",
+    responses=START,
+    response_class=Response,
+    operation_id="startFederatedSignIn",
+    summary="Sign in with an external OpenID Connect provider; the authorization request's query",
+)
+async def start(name: str, request: Request, runtime: RuntimeDep) -> Response:
+    issuer = issuer_url(runtime, request)
+    redirect_uri = _redirect_uri(request, runtime, name)
+    async with runtime.db.transaction() as session:
+        parsed = await parse_authorization(session, request, issuer)
+        if isinstance(parsed, Response):
+            return parsed
+        tenant, auth = parsed
+        try:
+            url, browser_token = await federation.begin(
+                session, tenant=tenant, name=name, redirect_uri=redirect_uri,
+                authorize_query=request.url.query, box=runtime.box, now=runtime.clock.now(),
+            )  # fmt: skip
+        except federation.Refused as exc:
+            return await login_page(
+                session, request, runtime, tenant, auth, message=exc.description,
+                status=exc.status,
+            )  # fmt: skip
+    response = pages.redirect(url, status=302)
+    response.set_cookie(
+        LOGIN_COOKIE, browser_token, max_age=int(federation.LOGIN_TTL.total_seconds()),
+        path=COOKIE_PATH, httponly=True, samesite="lax", secure=secure_cookies(runtime),
+    )  # fmt: skip
+    return response
+
+
+@router.get(
+    "/federation/{name}/callback",
+    responses=CALLBACK,
+    response_class=Response,
+    operation_id="finishFederatedSignIn",
+    summary="Where the provider sends the browser back (code, state, iss)",
+)
+async def callback(name: str, request: Request, runtime: RuntimeDep) -> Response:
+    params = request.query_params
+    answer = federation.Callback(
+        state=params.get("state"), code=params.get("code"), error=params.get("error"),
+        iss=params.get("iss"), browser_token=request.cookies.get(LOGIN_COOKIE),
+    )  # fmt: skip
+    settings = runtime.settings
+    redirect_uri = _redirect_uri(request, runtime, name)
+    async with runtime.db.transaction() as session:
+        tenant = await tenants.resolve_host(session, request_host(request))
+        if tenant is None:
+            return pages.error_page("no tenant serves this host", status=404)
+        try:
+            user, query = await federation.finish(
+                session, tenant=tenant, name=name, redirect_uri=redirect_uri,
+                callback=answer, box=runtime.box, passwords=runtime.passwords, clock=runtime.clock,
+            )  # fmt: skip
+        except federation.Refused as exc:
+            # A rendered page, not a raised error: the spent login row is committed.
+            return await _refused(session, request, runtime, exc)
+        # The rest answers the authorization request the sign-in started from.
+        request = _answering(request, query)
+        parsed = await parse_authorization(session, request, issuer_url(runtime, request))
+        if isinstance(parsed, Response):
+            return parsed
+        tenant, auth = parsed
+        now = runtime.clock.now()
+        previous = await signin.current_session(
+            session, tenant=tenant, token=request.cookies.get(pages.SESSION_COOKIE), now=now
+        )
+        browser, token = await signin.start_session(
+            session, tenant=tenant, user=user, now=now,
+            ttl_seconds=settings.idp_session_ttl, replacing=previous,
+        )  # fmt: skip
+        response = await code_response(session, runtime, request, tenant, auth, browser, status=302)
+    pages.set_cookie(
+        response, pages.SESSION_COOKIE, token, secure=secure_cookies(runtime),
+        max_age=settings.idp_session_ttl,
+    )  # fmt: skip
+    response.delete_cookie(LOGIN_COOKIE, path=COOKIE_PATH)
+    return response
+
+
+async def _refused(
+    session: AsyncSession, request: Request, runtime: Runtime, refusal: federation.Refused
+) -> Response:
+    """The login page again with the reason, when the original request is known; else a page."""
+    if refusal.authorize_query is None:
+        return pages.error_page(refusal.description, status=refusal.status)
+    request = _answering(request, refusal.authorize_query)
+    parsed = await parse_authorization(session, request, issuer_url(runtime, request))
+    if isinstance(parsed, Response):
+        return parsed
+    tenant, auth = parsed
+    return await login_page(
+        session, request, runtime, tenant, auth, message=refusal.description,
+        status=refusal.status,
+    )  # fmt: skip

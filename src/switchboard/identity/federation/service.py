@@ -1,0 +1,381 @@
+"""The rules of federation: managing providers, starting a sign-in at one, and turning its
+verified ID token into a local user per the provider's first-login policy."""
+
+from __future__ import annotations
+
+import datetime as dt
+import ipaddress
+import re
+import secrets
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from switchboard.identity import service as identity
+from switchboard.identity.federation import broker, repository
+from switchboard.identity.federation.models import (
+    FIRST_LOGIN,
+    ExternalIdentity,
+    ExternalLogin,
+    ExternalProvider,
+)
+from switchboard.identity.models import ROLES, User
+from switchboard.identity.passwords import Passwords
+from switchboard.kit.clock import Clock
+from switchboard.kit.crypto import SecretBox, random_token, sha256_hex
+from switchboard.kit.errors import BadRequest, Conflict, NotFound
+from switchboard.tenants.models import Tenant
+
+LOGIN_TTL = dt.timedelta(minutes=10)
+NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
+CLAIM_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
+DEFAULT_SCOPES = "openid email profile"
+
+
+class Refused(Exception):
+    """The sign-in cannot go on; the description is shown to the person signing in."""
+
+    def __init__(self, description: str, *, status: int = 403) -> None:
+        super().__init__(description)
+        self.description = description
+        self.status = status
+        # The authorization request the sign-in answers, once known: the login page shows again.
+        self.authorize_query: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderSpec:
+    """What the operator gives for a provider (``secret_source``: ``env:NAME``/``file:PATH``)."""
+
+    name: str
+    issuer: str
+    client_id: str
+    secret_source: str | None
+    display_name: str = ""
+    scopes: str = DEFAULT_SCOPES
+    username_claim: str = "preferred_username"
+    role_claim: str | None = None
+    default_role: str = "user"
+    allowed_domains: tuple[str, ...] = ()
+    first_login: str = "refuse"
+
+
+def _check_issuer(issuer: str) -> str:
+    parts = urlsplit(issuer)
+    if parts.query or parts.fragment or not parts.hostname:
+        raise BadRequest("issuer must be an absolute URL without query or fragment")
+    if parts.scheme == "https":
+        return issuer
+    try:
+        loopback = ipaddress.ip_address(parts.hostname).is_loopback
+    except ValueError:
+        loopback = parts.hostname == "localhost"
+    if parts.scheme == "http" and loopback:
+        return issuer
+    raise BadRequest("issuer must be https (http only on a loopback address)")
+
+
+def _check_spec(spec: ProviderSpec) -> None:
+    if not NAME_RE.match(spec.name):
+        raise BadRequest("name must be 1-64 of a-z, 0-9 and '-', starting with a letter or digit")
+    _check_issuer(spec.issuer)
+    if not spec.client_id or len(spec.client_id) > 255:
+        raise BadRequest("client id must be 1-255 characters")
+    if spec.secret_source is not None and not re.match(r"^(env:\w+|file:/.+)$", spec.secret_source):
+        raise BadRequest("the secret is given as env:NAME or file:/absolute/path")
+    if "openid" not in spec.scopes.split():
+        raise BadRequest("scopes must include openid")
+    for claim in (spec.username_claim, spec.role_claim):
+        if claim is not None and not CLAIM_RE.match(claim):
+            raise BadRequest(f"{claim!r} is not a claim name")
+    if spec.default_role not in ROLES:
+        raise BadRequest(f"default role must be one of {', '.join(ROLES)}")
+    if spec.first_login not in FIRST_LOGIN:
+        raise BadRequest(f"first-login policy must be one of {', '.join(FIRST_LOGIN)}")
+    for domain in spec.allowed_domains:
+        if not re.match(r"^[a-z0-9.-]+\.[a-z0-9-]+$", domain):
+            raise BadRequest(f"{domain!r} is not a lower-case domain name")
+
+
+async def add_provider(
+    session: AsyncSession, *, tenant: Tenant, spec: ProviderSpec, now: dt.datetime
+) -> ExternalProvider:
+    _check_spec(spec)
+    if await repository.find_provider(session, tenant_id=tenant.id, name=spec.name):
+        raise Conflict(f"provider {spec.name!r} already exists", code="duplicate_provider")
+    row = ExternalProvider(
+        tenant_id=tenant.id, name=spec.name, display_name=spec.display_name or spec.name,
+        issuer=spec.issuer, client_id=spec.client_id, secret_source=spec.secret_source,
+        scopes=" ".join(dict.fromkeys(spec.scopes.split())), username_claim=spec.username_claim,
+        role_claim=spec.role_claim, default_role=spec.default_role,
+        allowed_domains=sorted(set(spec.allowed_domains)), first_login=spec.first_login,
+        enabled=True, created_at=now,
+    )  # fmt: skip
+    session.add(row)
+    await session.flush()
+    return row
+
+
+async def require_provider(session: AsyncSession, *, tenant: Tenant, name: str) -> ExternalProvider:
+    row = await repository.find_provider(session, tenant_id=tenant.id, name=name)
+    if row is None:
+        raise NotFound(f"no provider {name!r}")
+    return row
+
+
+async def set_enabled(
+    session: AsyncSession, *, tenant: Tenant, name: str, enabled: bool
+) -> ExternalProvider:
+    row = await require_provider(session, tenant=tenant, name=name)
+    row.enabled = enabled
+    await session.flush()
+    return row
+
+
+async def remove_provider(session: AsyncSession, *, tenant: Tenant, name: str) -> None:
+    """Delete the provider with its links (its users stay, signing in by other means)."""
+    await session.delete(await require_provider(session, tenant=tenant, name=name))
+    await session.flush()
+
+
+# Signing in ------------------------------------------------------------------------------
+
+
+def _oauth(provider: ExternalProvider, redirect_uri: str) -> Any:
+    return broker.client(
+        client_id=provider.client_id,
+        secret=broker.read_secret(provider.secret_source),
+        redirect_uri=redirect_uri,
+        scope=provider.scopes,
+    )
+
+
+async def _enabled(session: AsyncSession, *, tenant: Tenant, name: str) -> ExternalProvider:
+    provider = await repository.find_provider(session, tenant_id=tenant.id, name=name)
+    if provider is None or not provider.enabled:
+        raise Refused("this sign-in provider is not offered", status=404)
+    return provider
+
+
+async def begin(
+    session: AsyncSession,
+    *,
+    tenant: Tenant,
+    name: str,
+    redirect_uri: str,
+    authorize_query: str,
+    box: SecretBox,
+    now: dt.datetime,
+) -> tuple[str, str]:
+    """Start a sign-in at the provider: its authorization URL and the token binding the sign-in
+    to this browser (its cookie)."""
+    provider = await _enabled(session, tenant=tenant, name=name)
+    state, nonce, verifier = (secrets.token_urlsafe(32) for _ in range(3))
+    browser_token = random_token(nbytes=32)
+    try:
+        async with _oauth(provider, redirect_uri) as oauth:
+            metadata = await broker.discover(oauth, provider.issuer)
+            url, _ = oauth.create_authorization_url(
+                metadata.authorization_endpoint, state=state, nonce=nonce, code_verifier=verifier
+            )
+    except broker.BrokerError as exc:
+        raise Refused(
+            f"{provider.display_name} cannot be reached: {exc.description}", status=502
+        ) from None
+    session.add(
+        ExternalLogin(
+            state_hash=sha256_hex(state),
+            tenant_id=tenant.id,
+            provider_id=provider.id,
+            browser_hash=sha256_hex(browser_token),
+            nonce=nonce,
+            verifier_sealed=box.seal(verifier),
+            authorize_query=authorize_query,
+            expires_at=now + LOGIN_TTL,
+        )
+    )
+    await session.flush()
+    return str(url), browser_token
+
+
+@dataclass(frozen=True, slots=True)
+class Callback:
+    state: str | None
+    code: str | None
+    error: str | None
+    iss: str | None
+    browser_token: str | None
+
+
+async def finish(
+    session: AsyncSession,
+    *,
+    tenant: Tenant,
+    name: str,
+    redirect_uri: str,
+    callback: Callback,
+    box: SecretBox,
+    passwords: Passwords,
+    clock: Clock,
+) -> tuple[User, str]:
+    """Complete a sign-in: the local user (linked or created per the policy) and the original
+    authorization request's query, to answer it now."""
+    now = clock.now()
+    provider = await repository.find_provider(session, tenant_id=tenant.id, name=name)
+    if provider is None or not callback.state:
+        raise Refused("this sign-in is unknown; please start again", status=400)
+    login = await repository.find_login(
+        session, tenant_id=tenant.id, provider_id=provider.id, state_hash=sha256_hex(callback.state)
+    )
+    if login is None or login.used_at is not None or login.expires_at <= now:
+        raise Refused("this sign-in is unknown, used or expired; please start again", status=400)
+    login.used_at = now
+    await session.flush()
+    try:
+        user = await _complete(session, tenant=tenant, provider=provider, login=login,
+                               redirect_uri=redirect_uri, callback=callback, box=box,
+                               passwords=passwords, clock=clock)  # fmt: skip
+    except Refused as exc:
+        exc.authorize_query = login.authorize_query
+        raise
+    return user, login.authorize_query
+
+
+async def _complete(
+    session: AsyncSession,
+    *,
+    tenant: Tenant,
+    provider: ExternalProvider,
+    login: ExternalLogin,
+    redirect_uri: str,
+    callback: Callback,
+    box: SecretBox,
+    passwords: Passwords,
+    clock: Clock,
+) -> User:
+    if not callback.browser_token or sha256_hex(callback.browser_token) != login.browser_hash:
+        raise Refused("this sign-in was started in another browser; please start again", status=400)
+    if not provider.enabled:
+        raise Refused("this sign-in provider is not offered", status=404)
+    if callback.iss is not None and callback.iss != provider.issuer:
+        # RFC 9207: the answer comes from another issuer than the one we sent the user to.
+        raise Refused("the answer comes from an unknown issuer", status=400)
+    if callback.error or not callback.code:
+        raise Refused(f"{provider.display_name} did not sign you in", status=403)
+    try:
+        async with _oauth(provider, redirect_uri) as oauth:
+            metadata = await broker.discover(oauth, provider.issuer)
+            id_token = await broker.exchange_code(
+                oauth, metadata, code=callback.code, verifier=box.open(login.verifier_sealed)
+            )
+            claims = await broker.verify_id_token(
+                oauth, metadata, id_token, client_id=provider.client_id, nonce=login.nonce,
+                now=int(clock.now().timestamp()),
+            )  # fmt: skip
+    except broker.BrokerError as exc:
+        raise Refused(
+            f"the sign-in with {provider.display_name} failed: {exc.description}"
+        ) from None
+    return await _local_user(
+        session, tenant=tenant, provider=provider, claims=claims, passwords=passwords, clock=clock
+    )
+
+
+def _email(provider: ExternalProvider, claims: dict[str, Any]) -> str | None:
+    """The verified address of the claims when the provider's rules need or allow one."""
+    email = claims.get("email")
+    verified = claims.get("email_verified") is True
+    if not isinstance(email, str) or not email:
+        if provider.allowed_domains:
+            raise Refused("your account has no email address of an allowed domain")
+        return None
+    domain = email.rpartition("@")[2].lower()
+    if provider.allowed_domains and (not verified or domain not in provider.allowed_domains):
+        raise Refused("your account's email address is not of an allowed domain (or unverified)")
+    return email.lower() if verified else None
+
+
+def _role(provider: ExternalProvider, claims: dict[str, Any]) -> str | None:
+    if provider.role_claim is None:
+        return None
+    value = claims.get(provider.role_claim)
+    values = value if isinstance(value, list) else [value]
+    return next((role for role in ROLES if role in values), None)
+
+
+async def _local_user(
+    session: AsyncSession,
+    *,
+    tenant: Tenant,
+    provider: ExternalProvider,
+    claims: dict[str, Any],
+    passwords: Passwords,
+    clock: Clock,
+) -> User:
+    subject = str(claims["sub"])
+    verified_email = _email(provider, claims)
+    role = _role(provider, claims)
+    user = await repository.find_linked_user(
+        session, tenant_id=tenant.id, provider_id=provider.id, subject=subject
+    )
+    if user is None:
+        user = await _first_login(
+            session, tenant=tenant, provider=provider, claims=claims, email=verified_email,
+            role=role, passwords=passwords, clock=clock,
+        )  # fmt: skip
+        session.add(
+            ExternalIdentity(
+                tenant_id=tenant.id,
+                provider_id=provider.id,
+                subject=subject,
+                user_id=user.id,
+                created_at=clock.now(),
+            )
+        )
+    elif role is not None:
+        user.role = role  # the provider's mapped claim is authoritative at every sign-in
+    if user.disabled:
+        raise Refused("your account is disabled")
+    await session.flush()
+    return user
+
+
+async def _first_login(
+    session: AsyncSession,
+    *,
+    tenant: Tenant,
+    provider: ExternalProvider,
+    claims: dict[str, Any],
+    email: str | None,
+    role: str | None,
+    passwords: Passwords,
+    clock: Clock,
+) -> User:
+    if provider.first_login == "refuse":
+        raise Refused("no account here is linked to your account; ask an administrator")
+    if provider.first_login == "link-by-verified-email":
+        if email is None:
+            raise Refused("your account has no verified email address to link by")
+        found = await repository.find_user_by_verified_email(
+            session, tenant_id=tenant.id, email=email
+        )
+        if len(found) != 1:
+            raise Refused("no single account here has your verified email address")
+        return found[0]
+    username = claims.get(provider.username_claim)
+    if not isinstance(username, str) or not username:
+        raise Refused(f"your account has no {provider.username_claim!r} to name you by")
+    if await repository.find_user_by_username(session, tenant_id=tenant.id, username=username):
+        # Never take over an existing account by name: an administrator links it by email.
+        raise Refused(f"the username {username!r} is taken here; ask an administrator")
+    try:
+        user = await identity.create_user(
+            session, tenant=tenant, username=username, password=secrets.token_urlsafe(32),
+            role=role or provider.default_role, clock=clock, passwords=passwords,
+        )  # fmt: skip
+    except BadRequest as exc:
+        raise Refused(exc.description) from None
+    user.email, user.email_verified = email, email is not None
+    return user

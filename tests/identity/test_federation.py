@@ -1,0 +1,398 @@
+"""Signing in through an external OpenID Connect provider: a second switchboard identity
+provider, run as its own process with its own database and set up with its CLI, is the broker.
+The browser is scripted over real HTTP (the broker) and the ASGI app (this identity provider)."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import parse_qs, urlencode, urljoin, urlsplit, urlunsplit
+
+import httpx
+import pytest
+from httpx import ASGITransport, AsyncClient, Response
+from joserfc import jwt
+from joserfc.jwk import KeySet
+from starlette.applications import Starlette
+
+from switchboard.app import create_app
+from switchboard.identity import clients
+from switchboard.identity import service as identity
+from switchboard.identity.federation import service as federation
+from switchboard.kit.clock import ManualClock
+from switchboard.runtime import Runtime
+from switchboard.tenants import service as tenants
+from tests.conftest import PRIMARY_HOST, TEST_SECRET
+from tests.console.conftest import free_port
+from tests.factories import TenantFixture
+from tests.identity.signin_helpers import parse_form
+
+pytestmark = pytest.mark.slow
+
+BASE = f"http://{PRIMARY_HOST}"
+CONSOLE_CALLBACK = f"{BASE}/admin/callback"
+BROKER_PASSWORD = "broker password 1"
+SWITCHBOARD = [sys.executable, "-m", "switchboard"]
+
+
+@dataclass
+class Broker:
+    issuer: str
+    client_id: str
+    secret_file: Path
+
+
+# Runs each command line given (as JSON, with its standard input) through the CLI's entry point,
+# in one process: the commands are the operator's, the interpreter starts once.
+CLI_SCRIPT = """
+import contextlib, io, json, sys
+from switchboard.cli import main
+for args, stdin in json.loads(sys.argv[1]):
+    sys.stdin = io.StringIO(stdin)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        main(args, standalone_mode=False)
+    print(json.dumps(out.getvalue()), file=sys.__stdout__)
+"""
+
+
+def _cli(env: dict[str, str], *commands: tuple[list[str], str]) -> list[str]:
+    """Run operator commands against the broker's database; their outputs."""
+    result = subprocess.run(
+        [sys.executable, "-c", CLI_SCRIPT, json.dumps(commands)], env=env, capture_output=True,
+        text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
+    """``switchboard serve`` on a free port with its own SQLite database: tenant ``partners``,
+    users ana (verified email), ben (unverified email) and cy (none), the confidential client
+    ``staff-portal`` whose redirect URI is this identity provider's callback."""
+    workdir = tmp_path_factory.mktemp("broker")
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SWITCHBOARD_")}
+    env.update(
+        SWITCHBOARD_DATA_DIR=str(workdir), SWITCHBOARD_SECRET_KEY=TEST_SECRET + "-broker",
+        SWITCHBOARD_PUBLIC_BASE_URL=base, SWITCHBOARD_ARGON2_TIME_COST="1",
+        SWITCHBOARD_ARGON2_MEMORY_KIB="64", SWITCHBOARD_ARGON2_PARALLELISM="1",
+    )  # fmt: skip
+    commands: list[tuple[list[str], str]] = [
+        (["migrate"], ""),
+        (["tenant", "create", "partners", "--domain", f"127.0.0.1:{port}"], ""),
+    ]
+    for user, role, email, verified in (
+        ("ana", "admin", "ana@partners.example", True),
+        ("ben", "user", "ben@partners.example", False),
+        ("cy", "user", None, False),
+    ):
+        create = ["user", "create", user, "--tenant", "partners", "--role", role]
+        commands.append(([*create, "--password-stdin"], BROKER_PASSWORD + "\n"))
+        if email:
+            flags = ["--verified"] if verified else []
+            set_email = ["user", "set-email", user, "--tenant", "partners", "--email", email]
+            commands.append(([*set_email, *flags], ""))
+    commands.append((
+        ["client", "create", "staff-portal", "--tenant", "partners", "--confidential",
+         "--redirect-uri", f"{BASE}/oidc.ashx/federation/partners/callback"], "",
+    ))  # fmt: skip
+    created = _cli(env, *commands)[-1]
+    secret_file = workdir / "client-secret"
+    secret_file.write_text(created.strip().split("\t")[1] + "\n")
+    process = subprocess.Popen(
+        [*SWITCHBOARD, "serve", "--port", str(port), "--no-workers"], env=env,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while True:  # a real process on a real port: wait until it answers
+            assert process.poll() is None, "the broker stopped"
+            assert time.monotonic() < deadline, "the broker did not start"
+            try:
+                if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.1)
+        yield Broker(f"{base}/oidc.ashx", "staff-portal", secret_file)
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
+
+
+@pytest.fixture
+async def app(
+    runtime: Runtime, acme: TenantFixture, clock: ManualClock
+) -> AsyncIterator[Starlette]:
+    clock.set(dt.datetime.now(dt.UTC))  # the broker's tokens are stamped with the real time
+    async with runtime.db.transaction() as session:
+        tenant = await tenants.require_by_name(session, "acme")
+        await clients.ensure_console_client(
+            session, tenant=tenant, base_url=BASE, clock=runtime.clock
+        )
+    async with runtime.lifespan():
+        yield create_app(runtime=runtime)
+
+
+async def add_provider(runtime: Runtime, broker: Broker, **options: object) -> None:
+    spec = federation.ProviderSpec(
+        name="partners", display_name="Partners", issuer=broker.issuer,
+        client_id=broker.client_id, secret_source=f"file:{broker.secret_file}",
+        **options,  # type: ignore[arg-type]
+    )  # fmt: skip
+    async with runtime.db.transaction() as session:
+        tenant = await tenants.require_by_name(session, "acme")
+        await federation.add_provider(session, tenant=tenant, spec=spec, now=runtime.clock.now())
+
+
+@pytest.fixture
+async def browser(app: Starlette) -> AsyncIterator[AsyncClient]:
+    """This identity provider through ASGI; the broker over the network."""
+    mounts = {f"all://{PRIMARY_HOST}": ASGITransport(app=app)}
+    async with AsyncClient(mounts=mounts, base_url=BASE) as client:
+        yield client
+
+
+VERIFIER = "federation-verifier-" + "x" * 40
+
+
+def authorize_url() -> str:
+    digest = hashlib.sha256(VERIFIER.encode()).digest()
+    params = {
+        "response_type": "code", "client_id": "console", "redirect_uri": CONSOLE_CALLBACK,
+        "scope": "openid", "state": "console-state", "nonce": "console-nonce",
+        "code_challenge": base64.urlsafe_b64encode(digest).rstrip(b"=").decode(),
+        "code_challenge_method": "S256",
+    }  # fmt: skip
+    return f"{BASE}/oidc.ashx/authorize?{urlencode(params)}"
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: dict[str, str] = {}
+        self._href: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._href = dict(attrs).get("href") if tag == "a" else None
+
+    def handle_data(self, data: str) -> None:
+        if self._href is not None and data.strip():
+            self.links[data.strip()] = self._href
+            self._href = None
+
+
+def provider_link(page: Response, text: str) -> str | None:
+    parser = _Links()
+    parser.feed(page.text)
+    href = parser.links.get(text)
+    return None if href is None else urljoin(str(page.url), href)
+
+
+def with_query(url: str, **changes: str) -> str:
+    parts = urlsplit(url)
+    query = {k: v[0] for k, v in parse_qs(parts.query).items()} | changes
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+def query_of(response: Response) -> dict[str, str]:
+    assert response.status_code in (302, 303), response.text
+    return {k: v[0] for k, v in parse_qs(urlsplit(response.headers["location"]).query).items()}
+
+
+async def to_broker(browser: AsyncClient) -> Response:
+    """Open the login page and choose the provider: the redirect to the broker."""
+    page = await browser.get(authorize_url())
+    assert page.status_code == 200, page.text
+    link = provider_link(page, "Sign in with Partners")
+    assert link is not None, page.text
+    started = await browser.get(link)
+    assert started.status_code == 302, started.text
+    return started
+
+
+async def broker_sign_in(browser: AsyncClient, broker_url: str, username: str) -> str:
+    """Sign in on the broker's own login page; the URL it sends the browser back to."""
+    page = await browser.get(broker_url)
+    assert page.status_code == 200, page.text
+    form = parse_form(page)
+    answer = await browser.post(
+        form.url, data={**form.fields, "username": username, "password": BROKER_PASSWORD}
+    )
+    assert answer.status_code == 303, answer.text
+    return answer.headers["location"]
+
+
+async def console_tokens(browser: AsyncClient, callback: Response) -> dict[str, object]:
+    params = query_of(callback)
+    assert params["state"] == "console-state"
+    assert callback.headers["location"].startswith(CONSOLE_CALLBACK + "?")
+    answer = await browser.post(
+        f"{BASE}/oidc.ashx/token",
+        data={
+            "grant_type": "authorization_code", "client_id": "console", "code": params["code"],
+            "redirect_uri": CONSOLE_CALLBACK, "code_verifier": VERIFIER,
+        },
+    )  # fmt: skip
+    assert answer.status_code == 200, answer.text
+    body: dict[str, object] = answer.json()
+    return body
+
+
+async def local_claims(browser: AsyncClient, token: str) -> dict[str, object]:
+    keys = KeySet.import_key_set((await browser.get(f"{BASE}/oidc.ashx/jwks")).json())
+    return dict(jwt.decode(token, keys, algorithms=["RS256"]).claims)
+
+
+async def test_first_sign_in_creates_the_user_and_later_ones_find_it(
+    broker: Broker, runtime: Runtime, browser: AsyncClient
+) -> None:
+    await add_provider(runtime, broker, first_login="create", role_claim="role",
+                       allowed_domains=("partners.example",))  # fmt: skip
+    started = await to_broker(browser)
+    sent = query_of(started)
+    assert started.headers["location"].startswith(f"{broker.issuer}/authorize?")
+    assert sent["client_id"] == "staff-portal"
+    assert sent["code_challenge_method"] == "S256"
+    assert sent["scope"] == "openid email profile"
+    assert sent["redirect_uri"] == f"{BASE}/oidc.ashx/federation/partners/callback"
+    back = await broker_sign_in(browser, started.headers["location"], "ana")
+    callback = await browser.get(back)
+    tokens = await console_tokens(browser, callback)
+    assert "sb_idp_session" in callback.headers.get("set-cookie", "")
+    claims = await local_claims(browser, str(tokens["access_token"]))
+    assert claims["iss"] == f"{BASE}/oidc.ashx"  # this identity provider's own token
+    assert claims["preferred_username"] == "ana"
+    assert claims["role"] == "admin"  # from the broker's mapped claim
+    assert claims["tenant"] == "acme"
+    # The platform API accepts it as any of its own tokens.
+    calls = await browser.get(
+        f"{BASE}/api.ashx/v1/calls", headers={"Authorization": f"Bearer {tokens['access_token']}"}
+    )
+    assert calls.status_code == 200, calls.text
+
+    # Signed out here (the broker's session lives on): the next sign-in finds the linked user.
+    for cookie in list(browser.cookies.jar):
+        if cookie.domain.startswith(PRIMARY_HOST):
+            browser.cookies.delete(cookie.name, domain=cookie.domain, path=cookie.path)
+    started = await to_broker(browser)
+    back = await browser.get(started.headers["location"])  # the broker's session is still there
+    assert back.status_code == 302, back.text
+    tokens = await console_tokens(browser, await browser.get(back.headers["location"]))
+    again = await local_claims(browser, str(tokens["access_token"]))
+    assert again["sub"] == claims["sub"]
+
+
+async def test_link_by_verified_email(
+    broker: Broker, runtime: Runtime, browser: AsyncClient
+) -> None:
+    async with runtime.db.transaction() as session:
+        tenant = await tenants.require_by_name(session, "acme")
+        await identity.set_email(session, tenant_id=tenant.id, username="user",
+                                 email="ana@partners.example", verified=True)  # fmt: skip
+    await add_provider(runtime, broker, first_login="link-by-verified-email")
+    started = await to_broker(browser)
+    back = await broker_sign_in(browser, started.headers["location"], "ana")
+    tokens = await console_tokens(browser, await browser.get(back))
+    claims = await local_claims(browser, str(tokens["access_token"]))
+    assert claims["preferred_username"] == "user"
+    assert claims["role"] == "user"  # no role claim mapped: the local role stays
+
+
+async def refused(browser: AsyncClient, response: Response, status: int, text: str) -> None:
+    assert response.status_code == status, response.text
+    assert text in response.text
+    assert "sb_idp_session" not in response.headers.get("set-cookie", "")
+
+
+async def test_an_unverified_email_links_nobody(
+    broker: Broker, runtime: Runtime, browser: AsyncClient
+) -> None:
+    async with runtime.db.transaction() as session:
+        tenant = await tenants.require_by_name(session, "acme")
+        await identity.set_email(session, tenant_id=tenant.id, username="user",
+                                 email="ben@partners.example", verified=True)  # fmt: skip
+    await add_provider(runtime, broker, first_login="link-by-verified-email")
+    started = await to_broker(browser)
+    back = await broker_sign_in(browser, started.headers["location"], "ben")
+    page = await browser.get(back)
+    await refused(browser, page, 403, "no verified email address")
+    assert "Sign in with Partners" in page.text  # the login page again, with the reason
+
+
+async def test_the_refuse_policy(broker: Broker, runtime: Runtime, browser: AsyncClient) -> None:
+    await add_provider(runtime, broker)  # first_login=refuse by default
+    started = await to_broker(browser)
+    back = await broker_sign_in(browser, started.headers["location"], "cy")
+    await refused(browser, await browser.get(back), 403, "no account here is linked")
+
+
+async def test_an_email_outside_the_allowed_domains_is_refused(
+    broker: Broker, runtime: Runtime, browser: AsyncClient
+) -> None:
+    await add_provider(runtime, broker, first_login="create", allowed_domains=("acme.example",))
+    started = await to_broker(browser)
+    back = await broker_sign_in(browser, started.headers["location"], "ana")
+    await refused(browser, await browser.get(back), 403, "not of an allowed domain")
+
+
+async def test_a_bad_or_replayed_state_and_another_browser_are_refused(
+    broker: Broker, runtime: Runtime, browser: AsyncClient, app: Starlette
+) -> None:
+    await add_provider(runtime, broker, first_login="create")
+    started = await to_broker(browser)
+    back = await broker_sign_in(browser, started.headers["location"], "ana")
+    await refused(browser, await browser.get(with_query(back, state="forged")), 400, "unknown")
+    # The same answer in another browser (no binding cookie) is refused and burns the state.
+    mounts = {f"all://{PRIMARY_HOST}": ASGITransport(app=app)}
+    async with AsyncClient(mounts=mounts) as other:
+        await refused(other, await other.get(back), 400, "another browser")
+    await refused(browser, await browser.get(back), 400, "used or expired")
+
+
+async def test_a_wrong_nonce_is_refused(
+    broker: Broker, runtime: Runtime, browser: AsyncClient
+) -> None:
+    await add_provider(runtime, broker, first_login="create")
+    started = await to_broker(browser)
+    tampered = with_query(started.headers["location"], nonce="a-nonce-we-never-sent")
+    back = await broker_sign_in(browser, tampered, "ana")
+    await refused(browser, await browser.get(back), 403, "nonce")
+
+
+async def test_an_answer_from_another_issuer_is_refused(
+    broker: Broker, runtime: Runtime, browser: AsyncClient
+) -> None:
+    await add_provider(runtime, broker, first_login="create")
+    started = await to_broker(browser)
+    back = await broker_sign_in(browser, started.headers["location"], "ana")
+    mixed_up = with_query(back, iss="https://login.elsewhere.example/oidc")
+    await refused(browser, await browser.get(mixed_up), 400, "unknown issuer")
+
+
+async def test_a_disabled_provider_is_not_offered_and_refuses_sign_ins_under_way(
+    broker: Broker, runtime: Runtime, browser: AsyncClient
+) -> None:
+    await add_provider(runtime, broker, first_login="create")
+    started = await to_broker(browser)
+    back = await broker_sign_in(browser, started.headers["location"], "ana")
+    async with runtime.db.transaction() as session:
+        tenant = await tenants.require_by_name(session, "acme")
+        await federation.set_enabled(session, tenant=tenant, name="partners", enabled=False)
+    await refused(browser, await browser.get(back), 404, "not offered")
+    page = await browser.get(authorize_url())
+    assert provider_link(page, "Sign in with Partners") is None
+    start = f"{BASE}/oidc.ashx/federation/partners/start?{urlsplit(authorize_url()).query}"
+    await refused(browser, await browser.get(start), 404, "not offered")

@@ -1,0 +1,51 @@
+"""A tenant's external provider is offered on its own host only."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from httpx import AsyncClient
+
+from switchboard.identity import clients
+from switchboard.identity.federation import service as federation
+from switchboard.runtime import Runtime
+from switchboard.tenants import service as tenants
+from tests.factories import TenantFixture
+
+
+async def test_another_tenants_provider_is_not_offered(
+    app_client: AsyncClient, runtime: Runtime, acme: TenantFixture, globex: TenantFixture
+) -> None:
+    spec = federation.ProviderSpec(
+        name="partners", display_name="Partners", issuer="https://login.partners.example",
+        client_id="acme-idp", secret_source="env:PARTNERS_SECRET",
+    )  # fmt: skip
+    async with runtime.db.transaction() as session:
+        for fixture in (acme, globex):
+            tenant = await tenants.require_by_name(session, fixture.name)
+            await clients.ensure_console_client(
+                session, tenant=tenant, base_url=f"http://{fixture.host}", clock=runtime.clock
+            )
+        acme_row = await tenants.require_by_name(session, "acme")
+        await federation.add_provider(session, tenant=acme_row, spec=spec, now=runtime.clock.now())
+    for fixture, offered in ((acme, True), (globex, False)):
+        query = urlencode({
+            "response_type": "code", "client_id": "console", "state": "s",
+            "redirect_uri": f"http://{fixture.host}/admin/callback",
+            "code_challenge": "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+            "code_challenge_method": "S256",
+        })  # fmt: skip
+        headers = {"Host": fixture.host}
+        page = await app_client.get(f"/oidc.ashx/authorize?{query}", headers=headers)
+        assert page.status_code == 200
+        assert ("Sign in with Partners" in page.text) is offered
+        if not offered:
+            start = await app_client.get(
+                f"/oidc.ashx/federation/partners/start?{query}", headers=headers
+            )
+            assert start.status_code == 404
+            assert "not offered" in start.text
+        callback = await app_client.get(
+            "/oidc.ashx/federation/partners/callback?state=x&code=y", headers=headers
+        )
+        assert callback.status_code == 400
