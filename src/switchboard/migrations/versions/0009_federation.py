@@ -1,7 +1,7 @@
 """federation: external OpenID Connect providers, their account links and sign-ins; user email
 
 Revision ID: 0009
-Revises: 0007
+Revises: 0008
 Create Date: 2026-11-23 10:45:00.000000
 """
 
@@ -13,7 +13,7 @@ from alembic import op
 from switchboard.kit.db import JsonType, UtcDateTime
 
 revision: str = "0009"
-down_revision: str | Sequence[str] | None = "0007"
+down_revision: str | Sequence[str] | None = "0008"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
