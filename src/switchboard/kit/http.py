@@ -209,11 +209,11 @@ def _allowed_methods(scope: Scope) -> str:
     if table is None:
         table = []
         for template, operations in app.openapi().get("paths", {}).items():
-            pattern = re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(template))
+            regex = re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(template))
             methods = {method.upper() for method in operations if method in _HTTP_METHODS}
             if "GET" in methods:
                 methods.add("HEAD")
-            table.append((re.compile(pattern), methods))
+            table.append((re.compile(regex), methods))
         app.state.allow_table = table
     root_path = scope.get("root_path", "")
     path: str = scope["path"]
