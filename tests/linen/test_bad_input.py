@@ -58,3 +58,39 @@ async def test_wrong_values_everywhere_are_clear_4xx(world: World) -> None:
                 if response.status_code >= 400:
                     assert set(response.json()) == {"error", "error_description"}
     assert sent > 500
+
+
+async def test_wrong_json_types_are_400_not_coerced(world: World) -> None:
+    """``0`` is no boolean, ``false`` no amount, ``0`` no date: the document's types, strictly."""
+    portal = world.portal
+    price_list = f"/v1/laundries/{world.laundry}/price-lists"
+    cases: list[tuple[str, str, dict[str, Any]]] = [
+        ("PATCH", f"/v1/laundries/{world.laundry}", {"active": 0}),
+        ("PATCH", f"/v1/properties/{world.property}", {"active": "true"}),
+        ("PATCH", f"/v1/item-types/{world.duvet}", {"active": 1}),
+        ("POST", "/v1/laundries", {"name": "Other", "active": 0}),
+        ("POST", price_list, {"currency": "EUR", "validFrom": 0}),
+        ("POST", price_list, {"currency": "EUR", "validFrom": "2027-01-01", "deliveryFee": True}),
+        ("POST", price_list, {"currency": "EUR", "validFrom": "2027-01-01",
+                              "items": [{"itemTypeId": world.duvet, "unitPrice": False}]}),
+    ]  # fmt: skip
+    for method, path, body in cases:
+        response = await portal.client.request(
+            method, f"/api{path}", json=body, headers=await portal.auth("admin")
+        )
+        assert response.status_code == 400, (method, path, body, response.text)
+        assert response.json()["error"] == "invalid_request"
+    laundry = await portal.get(f"/v1/laundries/{world.laundry}")
+    assert laundry.json()["active"] is True  # nothing was written
+
+
+async def test_query_days_are_calendar_dates(world: World) -> None:
+    portal = world.portal
+    for path, params in (
+        (f"/v1/properties/{world.property}/balance", {"until": "0"}),
+        ("/v1/sheets", {"from": "20260101"}),
+        ("/v1/statistics", {"to": "1700000000"}),
+    ):
+        response = await portal.get(path, **params)
+        assert response.status_code == 400, (path, params, response.text)
+    assert (await portal.get("/v1/sheets", **{"from": "2026-01-01"})).status_code == 200

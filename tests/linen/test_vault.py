@@ -79,3 +79,18 @@ async def test_rotation_group_entries_and_bad_input(world: World) -> None:
     assert (in_use.status_code, in_use.json()["error"]) == (409, "in_use")
     assert (await portal.delete(f"/v1/vault/{entry['id']}")).status_code == 200
     assert (await portal.delete(f"/v1/groups/{group['id']}")).status_code == 200
+
+
+async def test_reveal_bad_input_is_a_documented_400(world: World) -> None:
+    portal = world.portal
+    document = (await portal.client.get("/api/openapi.json")).json()
+    for path, method, url in (
+        ("/v1/vault/{entry_id}/reveal", "post", "/api/v1/vault/0/reveal"),
+        ("/v1/vault/{entry_id}/reveals", "get", "/api/v1/vault/1/reveals?offset=-1"),
+    ):
+        assert "400" in document["paths"][path][method]["responses"], path
+        response = await portal.client.request(
+            method.upper(), url, headers=await portal.auth("admin")
+        )
+        assert response.status_code == 400, response.text
+        assert response.json()["error"] == "invalid_request"

@@ -36,6 +36,25 @@ async def test_errors_use_the_error_body(
         assert response.headers["allow"]
 
 
+@pytest.mark.parametrize(
+    ("path", "allow"),
+    [
+        ("/api.ashx/v1/api-keys", "GET, HEAD, POST"),
+        ("/api.ashx/v1/outbound-routes/x", "DELETE, GET, HEAD, PUT"),
+        ("/oidc.ashx/authorize", "GET, HEAD, POST"),
+        ("/api/v1/properties", "GET, HEAD, POST"),
+        ("/api/v1/properties/1", "DELETE, GET, HEAD, PATCH"),
+    ],
+)
+async def test_405_allow_names_every_method_of_the_path(
+    app_client: AsyncClient, path: str, allow: str
+) -> None:
+    """RFC 9110: the 405's ``Allow`` lists the resource's methods, not one route's."""
+    response = await app_client.options(path)
+    assert response.status_code == 405
+    assert response.headers["allow"] == allow
+
+
 async def test_bad_body_and_query_are_400_never_422(
     app_client: AsyncClient, acme: TenantFixture
 ) -> None:

@@ -190,7 +190,42 @@ async def http_exception_response(_request: Any, exc: Exception) -> Response:
     else:
         description = str(exc.detail)
     headers = dict(exc.headers or {})
+    if exc.status_code == 405 and isinstance(_request, Request):
+        headers["Allow"] = _allowed_methods(_request.scope) or headers.get("Allow", "")
     return error_response(ApiError(description, code=code, status=exc.status_code, headers=headers))
+
+
+def _allowed_methods(scope: Scope) -> str:
+    """Every method the resource answers, not only the first route's (RFC 9110, 15.5.6).
+
+    Starlette answers a wrong method with the ``Allow`` of the first route whose path matches,
+    while FastAPI declares one route per method, so the header named one of them. The methods
+    come from the application's own OpenAPI document: ``Allow`` and the document agree.
+    """
+    app = scope.get("app")
+    if not isinstance(app, FastAPI):
+        return ""
+    table: list[tuple[re.Pattern[str], set[str]]] | None = getattr(app.state, "allow_table", None)
+    if table is None:
+        table = []
+        for template, operations in app.openapi().get("paths", {}).items():
+            regex = re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(template))
+            methods = {method.upper() for method in operations if method in _HTTP_METHODS}
+            if "GET" in methods:
+                methods.add("HEAD")
+            table.append((re.compile(regex), methods))
+        app.state.allow_table = table
+    root_path = scope.get("root_path", "")
+    path: str = scope["path"]
+    path = path[len(root_path) :] if root_path and path.startswith(root_path) else path
+    allowed: set[str] = set()
+    for pattern, methods in table:
+        if pattern.fullmatch(path):
+            allowed |= methods
+    return ", ".join(sorted(allowed))
+
+
+_HTTP_METHODS = {"get", "put", "post", "delete", "patch", "head", "options", "trace"}
 
 
 def install_error_handlers(app: FastAPI) -> None:

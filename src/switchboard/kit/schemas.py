@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Generic, TypeVar
+import datetime as dt
+from typing import Any, Generic, TypeVar, get_args
 
 from pydantic import AliasChoices, AliasGenerator, BaseModel, ConfigDict, model_validator
 from pydantic.alias_generators import to_camel, to_pascal
@@ -59,6 +60,49 @@ class StrictInput(Schema):
         if contains_nul(data):
             raise ValueError("text must not contain NUL characters")
         return data
+
+    @model_validator(mode="before")
+    @classmethod
+    def _strict_scalars(cls, data: Any) -> Any:
+        """JSON types as the document states them: ``0`` is no boolean, ``true`` no number and
+        ``0`` no date (pydantic's lax mode would convert each)."""
+        if not isinstance(data, dict):
+            return data
+        for name, field in cls.model_fields.items():
+            kind = _scalar_kind(field.annotation)
+            if kind is None:
+                continue
+            for key in (name, to_camel(name), to_pascal(name)):
+                value = data.get(key)
+                if value is not None and not _is_json_type(value, kind):
+                    raise ValueError(f"{to_camel(name)}: {_EXPECTED[kind]}")
+        return data
+
+
+_EXPECTED = {
+    bool: "must be true or false",
+    int: "must be an integer",
+    float: "must be a number",
+    dt.date: "must be a date string (YYYY-MM-DD)",
+    dt.datetime: "must be a date-time string",
+}
+
+
+def _scalar_kind(annotation: Any) -> type | None:
+    """The scalar type of a field (``X`` or ``X | None``) whose JSON type pydantic would coerce."""
+    candidates = [a for a in get_args(annotation) if a is not type(None)] or [annotation]
+    if len(candidates) == 1 and candidates[0] in _EXPECTED:
+        kind: type = candidates[0]
+        return kind
+    return None
+
+
+def _is_json_type(value: Any, kind: type) -> bool:
+    if kind is bool:
+        return isinstance(value, bool)
+    if kind in (int, float):
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    return isinstance(value, str)
 
 
 class ErrorBody(BaseModel):

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Sequence
 from typing import Annotated, Any, TypeVar
 
 from fastapi import Path, Query
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 from sqlalchemy import ColumnElement, Select
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -45,10 +46,18 @@ SortQuery = Annotated[
         max_length=200,
     ),
 ]
-DateFrom = Annotated[
-    dt.date | None, Query(alias="from", description="First day included (YYYY-MM-DD)")
-]
-DateTo = Annotated[dt.date | None, Query(alias="to", description="Last day included (YYYY-MM-DD)")]
+
+
+def _calendar_day(value: Any) -> Any:
+    """A query day is ``YYYY-MM-DD``; pydantic alone would read ``0`` as a Unix time."""
+    if isinstance(value, str) and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+        raise ValueError("must be a date (YYYY-MM-DD)")
+    return value
+
+
+Day = Annotated[dt.date, BeforeValidator(_calendar_day)]
+DateFrom = Annotated[Day | None, Query(alias="from", description="First day included (YYYY-MM-DD)")]
+DateTo = Annotated[Day | None, Query(alias="to", description="Last day included (YYYY-MM-DD)")]
 
 
 def order_by(

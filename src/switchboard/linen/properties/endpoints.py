@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Annotated
 
 from fastapi import APIRouter, Query
@@ -11,7 +10,15 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from switchboard.kit.clock import iso_utc
 from switchboard.kit.paging import Paging
 from switchboard.kit.schemas import Ok, Page
-from switchboard.linen.common import ID_MAX, READ_ERRORS, WRITE_ERRORS, IdPath, SortQuery, page
+from switchboard.linen.common import (
+    ID_MAX,
+    READ_ERRORS,
+    WRITE_ERRORS,
+    Day,
+    IdPath,
+    SortQuery,
+    page,
+)
 from switchboard.linen.deps import PortalAdmin, PortalCaller
 from switchboard.linen.groups import service as groups
 from switchboard.linen.laundries.schemas import AddressOut
@@ -149,7 +156,7 @@ async def property_balance(
     property_id: IdPath,
     caller: PortalCaller,
     session: Session,
-    until: Annotated[dt.date | None, Query()] = None,
+    until: Annotated[Day | None, Query()] = None,
 ) -> PropertyBalance:
     rows = await sheets.running_balance(
         session, tenant_id=caller.tenant_id, property_id=property_id, until=until

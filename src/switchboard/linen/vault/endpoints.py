@@ -33,7 +33,7 @@ from switchboard.linen.vault.schemas import (
 from switchboard.runtime import RuntimeDep, Session
 
 router = APIRouter(prefix="/v1/vault", tags=["vault"])
-REVEAL_ERRORS = error_responses(401, 403, 404)
+REVEAL_ERRORS = error_responses(400, 401, 403, 404)
 
 
 def entry_out(row: VaultEntry) -> VaultOut:
