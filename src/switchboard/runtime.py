@@ -54,6 +54,7 @@ class Runtime:
             scheme=settings.public_scheme,
             primary_domain=settings.primary_domain,
             jwks_ttl=settings.external_jwks_ttl,
+            api_key_cache_seconds=settings.api_key_cache_seconds,
         )
         self.workers: list[Worker] = []
         self._stop = asyncio.Event()

@@ -224,8 +224,12 @@ async def test_list_filters_by_status_and_pages(
     assert (page["total"], page["limit"], page["offset"], len(page["data"])) == (3, 2, 0, 2)
     assert page["next"] == f"{CALLS}?status=scheduled&limit=2&offset=2"
     following = (await app_client.get(page["next"], headers=org.headers)).json()
-    assert len(following["data"]) == 1
+    assert (following["total"], len(following["data"])) == (3, 1)
     assert following["next"] is None
+    past = await app_client.get(
+        CALLS, params={"status": "scheduled", "offset": 10}, headers=org.headers
+    )
+    assert (past.json()["total"], past.json()["data"]) == (3, [])  # counted without a page
     item = everything["data"][0]
     assert {"email", "voice", "language", "model", "scheduledForUtc", "errorDetail",
             "retryDelayMinutes"} <= set(item)  # fmt: skip

@@ -22,6 +22,7 @@ from sqlalchemy import exists, select, update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from switchboard.identity.keycache import ApiKeyCache, CachedKey
 from switchboard.identity.keys import Keyring
 from switchboard.identity.models import ROLES, ApiKey, OidcClient, User
 from switchboard.kit.clock import Clock
@@ -36,7 +37,7 @@ log = logging.getLogger("switchboard.identity")
 
 API_KEY_PREFIX = "ak_"
 TOKEN_CACHE_MAX = 10_000
-API_KEY_TOUCH_EVERY = dt.timedelta(seconds=60)
+API_KEY_TOUCH_EVERY = 60.0
 PRIMARY_LOOKUP_EVERY = 30.0
 
 
@@ -128,6 +129,7 @@ class Authenticator:
         scheme: str,
         primary_domain: str,
         jwks_ttl: int,
+        api_key_cache_seconds: float = 2.0,
     ) -> None:
         self._db = db
         self._keyring = keyring
@@ -136,6 +138,7 @@ class Authenticator:
         self._primary_domain = primary_domain
         self._external = ExternalJwks(jwks_ttl)
         self._tokens: dict[str, _Verified] = {}
+        self._api_keys = ApiKeyCache(api_key_cache_seconds)
         self._primary: tuple[float, int | None] | None = None
 
     def forget_cached_tokens(self) -> None:
@@ -180,10 +183,34 @@ class Authenticator:
         return dataclasses.replace(caller, role=role, username=username)
 
     async def _api_key(self, session: AsyncSession, token: str) -> Caller:
+        key_hash = sha256_hex(token)
+        now = self._clock.now()
+        stamp = now.timestamp()
+        entry = self._api_keys.get(key_hash, stamp)
+        if entry is None:
+            entry = await self._verify_api_key(session, key_hash, stamp)
+            self._api_keys.put(key_hash, entry)
+        if entry.last_used is None or stamp - entry.last_used > API_KEY_TOUCH_EVERY:
+            # Written in its own short transaction after the request's: a read-only request
+            # never turns into a writer, and a busy database never fails the request.
+            entry.last_used = stamp
+            after_commit(session, functools.partial(self._touch_api_key, entry.key_id, now))
+        return Caller(
+            tenant_id=entry.tenant_id,
+            tenant_name=entry.tenant_name,
+            subject=str(entry.user_id),
+            username=entry.username,
+            role="admin",  # an API key carries the admin authorisation surface (spec 5.2)
+            method="apikey",
+            primary=await self._is_primary(session, entry.tenant_id),
+        )
+
+    async def _verify_api_key(self, session: AsyncSession, key_hash: str, now: float) -> CachedKey:
+        generation = self._api_keys.generation()  # read before the database is
         stmt = (
             select(ApiKey, User)
             .join(User, User.id == ApiKey.user_id)
-            .where(ApiKey.key_hash == sha256_hex(token))
+            .where(ApiKey.key_hash == key_hash)
         )
         row = (await session.execute(stmt)).first()
         if row is None:
@@ -193,19 +220,16 @@ class Authenticator:
             raise Unauthorized("the API key was revoked")
         tenant = await tenants_repo.get_by_id(session, key.tenant_id)
         assert tenant is not None
-        now = self._clock.now()
-        if key.last_used_at is None or now - key.last_used_at > API_KEY_TOUCH_EVERY:
-            # Written in its own short transaction after the request's: a read-only request
-            # never turns into a writer, and a busy database never fails the request.
-            after_commit(session, functools.partial(self._touch_api_key, key.id, now))
-        return Caller(
+        last_used = key.last_used_at.timestamp() if key.last_used_at is not None else None
+        return CachedKey(
+            key_id=key.id,
             tenant_id=tenant.id,
             tenant_name=tenant.name,
-            subject=str(user.id),
+            user_id=user.id,
             username=user.username,
-            role="admin",  # an API key carries the admin authorisation surface (spec 5.2)
-            method="apikey",
-            primary=await self._is_primary(session, tenant.id),
+            expires=now + self._api_keys.ttl,
+            generation=generation,
+            last_used=last_used,
         )
 
     async def _touch_api_key(self, key_id: str, when: dt.datetime) -> None:

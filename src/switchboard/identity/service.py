@@ -10,6 +10,7 @@ from sqlalchemy import Select, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.identity.errors import OAuthError
+from switchboard.identity.keycache import REVOCATIONS
 from switchboard.identity.models import ROLES, ApiKey, OidcClient, RefreshToken, User
 from switchboard.identity.passwords import Passwords
 from switchboard.identity.tokens import TokenIssuer, TokenSet
@@ -143,6 +144,7 @@ async def set_disabled(
     user.disabled = disabled
     if disabled:
         await _revoke_refresh_tokens(session, user, clock)
+        REVOCATIONS.after_commit_of(session)
     await session.flush()
     return user
 
@@ -165,6 +167,7 @@ async def delete_user(session: AsyncSession, *, tenant_id: int, username: str) -
     """Delete a user with its API keys and refresh tokens; its access tokens stop working."""
     user = await get_user(session, tenant_id=tenant_id, username=username)
     await session.execute(delete(ApiKey).where(ApiKey.user_id == user.id))
+    REVOCATIONS.after_commit_of(session)
     await session.execute(delete(RefreshToken).where(RefreshToken.user_id == user.id))
     await session.delete(user)
     await session.flush()
@@ -415,4 +418,5 @@ async def revoke_api_key(
     if key.revoked_at is None:
         key.revoked_at = clock.now()
         await session.flush()
+        REVOCATIONS.after_commit_of(session)
     return key

@@ -69,6 +69,25 @@ async def fetch_page(
     return list(rows), int(total)
 
 
+async def page_with_total(
+    session: AsyncSession, stmt: Select[*tuple[Any, ...]], *, limit: int, offset: int
+) -> tuple[list[tuple[Any, ...]], int]:
+    """One page of ``stmt`` (already ordered) and the total count in one round trip.
+
+    The count rides along as an uncorrelated scalar subquery, which both databases evaluate
+    once per statement (unlike ``count(*) over ()``, it does not make the database read every
+    matching row before the limit). Only an empty page past the first needs a second query.
+    """
+    total = select(func.count()).select_from(stmt.order_by(None).subquery()).scalar_subquery()
+    rows = (await session.execute(stmt.add_columns(total).limit(limit).offset(offset))).all()
+    if rows:
+        return [tuple(row)[:-1] for row in rows], int(rows[0][-1])
+    if offset == 0:
+        return [], 0
+    count = select(func.count()).select_from(stmt.order_by(None).subquery())
+    return [], int((await session.execute(count)).scalar_one())
+
+
 def like_pattern(q: str) -> str:
     """A LIKE pattern that matches ``q`` as a literal substring: ``%``, ``_`` and ``\\`` in the
     query match themselves (use with ``escape="\\\\"``, which both databases honour)."""

@@ -9,7 +9,7 @@ from switchboard.identity.deps import AdminCaller
 from switchboard.identity.models import ApiKey, User
 from switchboard.kit.clock import iso_utc
 from switchboard.kit.errors import Forbidden, NotFound
-from switchboard.kit.paging import Paging, fetch_page
+from switchboard.kit.paging import Paging, page_with_total
 from switchboard.kit.schemas import ERROR_RESPONSES, ErrorBody, Page
 from switchboard.platform.apikeys.schemas import ApiKeyCreate, ApiKeyCreated, ApiKeyItem
 from switchboard.runtime import RuntimeDep, Session
@@ -36,7 +36,12 @@ def _item(key: ApiKey, username: str) -> ApiKeyItem:
     summary="List API keys (hashes are never shown)",
 )
 async def list_keys(caller: AdminCaller, session: Session, paging: Paging) -> Page[ApiKeyItem]:
-    rows, total = await fetch_page(session, service.api_keys_statement(caller.tenant_id), paging)
+    rows, total = await page_with_total(
+        session,
+        service.api_keys_statement(caller.tenant_id),
+        limit=paging.limit,
+        offset=paging.offset,
+    )
     return Page(
         data=[_item(key, username) for key, username in rows],
         **paging.envelope(total),

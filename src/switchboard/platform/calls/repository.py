@@ -11,11 +11,12 @@ import datetime as dt
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Select, and_, case, delete, func, select, true, update
+from sqlalchemy import Select, and_, case, delete, select, true, update
 from sqlalchemy.engine import CursorResult
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from switchboard.kit.paging import page_with_total
 from switchboard.platform.calls.models import Call, CallIdempotencyKey, InboundCall
 from switchboard.tenants.models import Tenant
 
@@ -40,9 +41,10 @@ async def page(
     stmt = _scoped(tenant_id)
     if statuses:
         stmt = stmt.where(Call.status.in_(statuses))
-    total = (await session.execute(select(func.count()).select_from(stmt.subquery()))).scalar_one()
-    rows = await session.execute(stmt.order_by(Call.id.desc()).limit(limit).offset(offset))
-    return list(rows.scalars()), int(total)
+    rows, total = await page_with_total(
+        session, stmt.order_by(Call.id.desc()), limit=limit, offset=offset
+    )
+    return [row[0] for row in rows], total
 
 
 def add(session: AsyncSession, call: Call) -> None:
