@@ -117,7 +117,7 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 90  # generous: the machine may be busy
         while True:  # a real process on a real port: wait until it answers
             assert process.poll() is None, "the broker stopped"
             assert time.monotonic() < deadline, "the broker did not start"
