@@ -4,6 +4,7 @@ listing and tenant isolation."""
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Any
 
 import pytest
@@ -236,6 +237,13 @@ async def test_list_filters_by_status_and_pages(
     bad = await app_client.get(CALLS, params={"status": "done"}, headers=org.headers)
     assert bad.status_code == 400
     assert "status" in bad.json()["error_description"]
+    spaced = await app_client.get(CALLS, params={"status": " scheduled ,"}, headers=org.headers)
+    assert spaced.json()["total"] == 3
+    document = (await app_client.get("/openapi.json")).json()
+    [status] = [p for p in document["paths"][CALLS]["get"]["parameters"] if p["name"] == "status"]
+    pattern = status["schema"]["anyOf"][0]["pattern"]  # what the list accepts, described
+    assert re.fullmatch(pattern, "in-flight, scheduled")
+    assert not re.fullmatch(pattern, "done")
     too_big = await app_client.get(CALLS, params={"limit": 501}, headers=org.headers)
     assert too_big.status_code == 400
 

@@ -39,10 +39,11 @@ MIN_CASES = {"/openapi.json": 3_200, "/api/openapi.json": 6_500}
 OPEN_FINDINGS: dict[str, set[str]] = {
     "/openapi.json": {
         "DELETE /api.ashx/v1/inbound-routes/{did}: Schema-valid request rejected",
-        "GET /api.ashx/v1/calls: Schema-valid request rejected",
         "GET /api.ashx/v1/inbound-routes:resolve: Schema-valid request rejected",
-        "GET /api.ashx/v1/outbound-routes:resolve: Schema-valid request rejected",
         "GET /api.ashx/v1/transcripts: Schema-valid request rejected",
+        "GET /oidc.ashx/federation/{name}/callback: Schema-valid request rejected",
+        "GET /oidc.ashx/federation/{name}/start: Schema-valid request rejected",
+        "GET /api.ashx/v1/outbound-routes:resolve: Schema-valid request rejected",
         "GET /oidc.ashx/authorize: Schema-valid request rejected",
         "GET /signal.ashx: Schema-valid request rejected",
         "POST /api.ashx/v1/api-keys: Schema-valid request rejected",

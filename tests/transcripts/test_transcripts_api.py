@@ -124,6 +124,14 @@ async def test_source_filter(
     assert await ids("") == ["sip-c", "tab-b", "vnum-a", "oac-000000000001"]
     assert await ids("?source=vnum") == ["sip-c", "tab-b", "vnum-a"]
     assert await ids("?source=outbound-ai") == ["oac-000000000001"]
+    assert await ids("?source=") == ["sip-c", "tab-b", "vnum-a", "oac-000000000001"]
+    bad = await app_client.get(f"{URL}?source=sip", headers=headers)
+    assert bad.status_code == 400
+    assert bad.json()["error"] == "invalid_request"
+    assert "source" in bad.json()["error_description"]
+    document = (await app_client.get("/openapi.json")).json()
+    [source] = [p for p in document["paths"][URL]["get"]["parameters"] if p["name"] == "source"]
+    assert source["schema"]["anyOf"][0]["pattern"] == "^(vnum|outbound-ai)?$"
 
 
 Q_CASES = [

@@ -72,7 +72,11 @@ async def list_calls(
     session: Session,
     paging: Paging,
     status: Annotated[
-        str | None, Query(description="Comma-separated status values, e.g. in-flight,scheduled")
+        str | None,
+        Query(
+            description="Comma-separated status values, e.g. in-flight,scheduled",
+            pattern=service.STATUS_LIST_PATTERN,
+        ),
     ] = None,
 ) -> Page[CallRecord]:
     statuses = service.parse_statuses(status)

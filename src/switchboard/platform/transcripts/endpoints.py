@@ -62,7 +62,10 @@ async def list_transcripts(
     paging: Paging,
     source: Annotated[
         str | None,
-        Query(description="`vnum` (every inbound source) or `outbound-ai`; default both"),
+        Query(
+            description="`vnum` (every inbound source) or `outbound-ai`; default both",
+            pattern="^(vnum|outbound-ai)?$",
+        ),
     ] = None,
     q: Annotated[
         str | None,

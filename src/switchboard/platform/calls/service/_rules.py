@@ -25,6 +25,10 @@ CANCELLED = "cancelled"
 STATUSES = (
     SCHEDULED, DISPATCHING, IN_FLIGHT, ENDED_SUCCESS, RETRY_PENDING, ENDED_FINAL, CANCELLED,
 )  # fmt: skip
+# What ``parse_statuses`` accepts, for the OpenAPI document: statuses separated by commas,
+# blanks around them and empty parts ignored.
+_ONE_STATUS = "(?:" + "|".join(STATUSES) + r")\s*"
+STATUS_LIST_PATTERN = rf"^\s*(?:{_ONE_STATUS})?(?:,\s*(?:{_ONE_STATUS})?)*$"
 ENDED_STATUSES = frozenset({ENDED_SUCCESS, ENDED_FINAL, CANCELLED})
 SUCCESS_OUTCOMES = frozenset({"finished", "transferred-to-vnum", "max-duration"})
 RETRY_OUTCOMES = frozenset({"no-answer"})
