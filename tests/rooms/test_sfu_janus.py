@@ -65,9 +65,10 @@ def _pc() -> RTCPeerConnection:
     return RTCPeerConnection(RTCConfiguration(iceServers=[]))
 
 
-def _with_media(pc: RTCPeerConnection) -> RTCPeerConnection:
+def _with_media(pc: RTCPeerConnection, video: bool = True) -> RTCPeerConnection:
     pc.addTrack(AudioStreamTrack())
-    pc.addTrack(SmallVideo())
+    if video:
+        pc.addTrack(SmallVideo())
     return pc
 
 
@@ -95,8 +96,8 @@ class RoomPeer:
     async def send(self, **message: Any) -> None:
         await self.ws.send(orjson.dumps(message).decode())
 
-    async def join(self) -> None:
-        await self.send(type="join", name=self.name)
+    async def join(self, **extra: Any) -> None:
+        await self.send(type="join", name=self.name, **extra)
         self._loop = asyncio.create_task(self._run())
 
     async def _run(self) -> None:
@@ -123,8 +124,8 @@ class RoomPeer:
             task = asyncio.ensure_future(drain())
             self._tasks.add(task)  # type: ignore[arg-type]
 
-    def _mesh(self, other: str) -> RTCPeerConnection:
-        pc = self.mesh[other] = _with_media(_pc())
+    def _mesh(self, other: str, video: bool = True) -> RTCPeerConnection:
+        pc = self.mesh[other] = _with_media(_pc(), video)
         self._count_frames(other, pc)
 
         @pc.on("connectionstatechange")
@@ -145,7 +146,7 @@ class RoomPeer:
             await self.send(type="offer", to=other["peerId"], sdp=pc.localDescription.sdp)
 
     async def on_offer(self, message: dict[str, Any]) -> None:
-        pc = self._mesh(message["from"])
+        pc = self._mesh(message["from"], video="m=video" in message["sdp"])
         await pc.setRemoteDescription(RTCSessionDescription(message["sdp"], "offer"))
         await pc.setLocalDescription(await pc.createAnswer())
         await self.send(type="answer", to=message["from"], sdp=pc.localDescription.sdp)

@@ -1,0 +1,93 @@
+"""A browser's call to a virtual number: a peer joins a room with ``call``, the platform asks
+the real bridge for the number's AI peer, which joins over signaling with its join token and
+talks (tone engine); the call's events reach a real webhook receiver."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import orjson
+import pytest
+
+from switchboard.platform.numbers import service as numbers
+from switchboard.platform.webhooks.tasks import deliver_due
+from switchboard.runtime import Runtime
+from tests import factories
+from tests.mediabridge.components import BridgeProcess
+from tests.rooms.conftest import Client, Server
+from tests.rooms.test_sfu_janus import RoomPeer, bridge, describe, inbound_packets, until
+from tests.webhooks.conftest import Receiver, subscribe
+
+__all__ = ["bridge"]
+
+pytestmark = pytest.mark.slow
+NUMBER = "+4930555010"
+
+
+async def delivered(runtime: Runtime, receiver: Receiver, event: str) -> list[dict[str, Any]]:
+    """Send what is due until ``event`` arrived; every event received."""
+    async with asyncio.timeout(20):
+        while True:
+            found = [orjson.loads(r.body) for r in receiver.requests]
+            if any(e["event"] == event for e in found):
+                return found
+            if not await deliver_due(runtime):
+                await asyncio.sleep(0.05)
+
+
+async def test_a_peer_calls_a_virtual_number_and_its_ai_answers(
+    server: Server, bridge: BridgeProcess, runtime: Runtime, receiver: Receiver
+) -> None:
+    host = f"127.0.0.1:{server.port}"  # the AI peer reaches the room on the caller's host
+    meet = await factories.tenant(runtime, "meet", [host])
+    await subscribe(runtime, meet, receiver.url("/hook"))
+    runtime.settings = runtime.settings.model_copy(
+        update={"public_base_url": f"http://{host}", "room_max_message_bytes": 64 * 1024}
+    )
+    async with runtime.db.transaction() as session:
+        await numbers.create_number(
+            session, tenant_id=meet.id, name="Front desk", number=NUMBER, voice="Kore",
+            language="en-US", api_key="desk-ai-key", system_prompt="You are the front desk.",
+            box=runtime.box, clock=runtime.clock,
+        )  # fmt: skip
+    caller = RoomPeer(await server.peer(host, "desk"), "Ann")
+    try:
+        await caller.join(call=NUMBER)
+        await until(
+            lambda: any(pc.connectionState == "connected" for pc in caller.mesh.values()),
+            20,
+            lambda: describe([caller]),
+        )
+        [ai] = caller.mesh.values()
+        first = await inbound_packets(ai)
+        async with asyncio.timeout(10):
+            while await inbound_packets(ai) <= first:  # noqa: ASYNC110 (polled)
+                await asyncio.sleep(0.1)  # the AI's voice comes in
+        events = await delivered(runtime, receiver, "call.started")
+        [joined_ai] = [e["data"] for e in events if e["event"] == "room.peer.joined"
+                       and e["data"]["role"] == "ai-vnum"]  # fmt: skip
+        assert joined_ai["verified"] is True
+        assert joined_ai["name"] == "Front desk"
+        [started] = [e["data"] for e in events if e["event"] == "call.started"]
+        assert started == {"callId": started["callId"], "number": NUMBER, "room": "desk",
+                           "direction": "inbound", "source": "vnum"}  # fmt: skip
+        assert caller.errors == []
+    finally:
+        await caller.close()  # the caller leaves: the AI peer ends the call
+    events = await delivered(runtime, receiver, "call.ended")
+    [ended] = [e["data"] for e in events if e["event"] == "call.ended"]
+    assert ended["callId"] == started["callId"]
+    assert (ended["number"], ended["room"], ended["source"]) == (NUMBER, "desk", "vnum")
+    assert ended["outcome"] == "empty-room"  # the caller never spoke
+    assert ended["tokens"] == 0
+
+
+async def test_a_forged_join_token_is_refused(server: Server, runtime: Runtime) -> None:
+    host = f"127.0.0.1:{server.port}"
+    await factories.tenant(runtime, "meet", [host])
+    peer = Client(await server.peer(host, "desk"))
+    await peer.send(type="join", name="AI", role="ai-vnum", token="rjt.e30.00")
+    await peer.ws.wait_closed()
+    assert peer.ws.close_code == 1008
+    assert peer.ws.close_reason == "the join token is not valid for this room"
