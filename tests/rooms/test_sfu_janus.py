@@ -65,8 +65,10 @@ def _pc() -> RTCPeerConnection:
     return RTCPeerConnection(RTCConfiguration(iceServers=[]))
 
 
-def _with_media(pc: RTCPeerConnection, video: bool = True) -> RTCPeerConnection:
-    pc.addTrack(AudioStreamTrack())
+def _with_media(
+    pc: RTCPeerConnection, video: bool = True, audio: MediaStreamTrack | None = None
+) -> RTCPeerConnection:
+    pc.addTrack(audio or AudioStreamTrack())
     if video:
         pc.addTrack(SmallVideo())
     return pc
@@ -78,8 +80,11 @@ class RoomPeer:
     closes a mesh connection once both directions between the two peers go through the SFU
     (its own subscription connected, and ``subscriber-connected`` for the other)."""
 
-    def __init__(self, ws: ClientConnection, name: str) -> None:
+    def __init__(
+        self, ws: ClientConnection, name: str, microphone: MediaStreamTrack | None = None
+    ) -> None:
         self.ws, self.name = ws, name
+        self.microphone = microphone  # for the first mesh edge, else silence
         self.peer_id = ""
         self.mode = "mesh"
         self.mesh: dict[str, RTCPeerConnection] = {}
@@ -125,7 +130,8 @@ class RoomPeer:
             self._tasks.add(task)  # type: ignore[arg-type]
 
     def _mesh(self, other: str, video: bool = True) -> RTCPeerConnection:
-        pc = self.mesh[other] = _with_media(_pc(), video)
+        microphone, self.microphone = self.microphone, None
+        pc = self.mesh[other] = _with_media(_pc(), video, microphone)
         self._count_frames(other, pc)
 
         @pc.on("connectionstatechange")

@@ -1,6 +1,7 @@
 """A browser's call to a virtual number: a peer joins a room with ``call``, the platform asks
 the real bridge for the number's AI peer, which joins over signaling with its join token and
-talks (tone engine); the call's events reach a real webhook receiver."""
+talks (tone engine) with a caller speaking espeak-ng speech; the call's events reach a real
+webhook receiver."""
 
 from __future__ import annotations
 
@@ -10,11 +11,13 @@ from typing import Any
 import orjson
 import pytest
 
+from switchboard.mediabridge.engines.speech import espeak_voice, synthesize
 from switchboard.platform.numbers import service as numbers
 from switchboard.platform.webhooks.tasks import deliver_due
 from switchboard.runtime import Runtime
 from tests import factories
 from tests.mediabridge.components import BridgeProcess
+from tests.mediabridge.rooms.test_ai_peer import SpeechTrack
 from tests.rooms.conftest import Client, Server
 from tests.rooms.test_sfu_janus import RoomPeer, bridge, describe, inbound_packets, until
 from tests.webhooks.conftest import Receiver, subscribe
@@ -51,7 +54,8 @@ async def test_a_peer_calls_a_virtual_number_and_its_ai_answers(
             language="en-US", api_key="desk-ai-key", system_prompt="You are the front desk.",
             box=runtime.box, clock=runtime.clock,
         )  # fmt: skip
-    caller = RoomPeer(await server.peer(host, "desk"), "Ann")
+    speech = await synthesize("Hello, I would like to book a table.", espeak_voice("en", ""))
+    caller = RoomPeer(await server.peer(host, "desk"), "Ann", SpeechTrack(speech))
     try:
         await caller.join(call=NUMBER)
         await until(
@@ -73,14 +77,19 @@ async def test_a_peer_calls_a_virtual_number_and_its_ai_answers(
         assert started == {"callId": started["callId"], "number": NUMBER, "room": "desk",
                            "direction": "inbound", "source": "vnum"}  # fmt: skip
         assert caller.errors == []
+        # the caller speaks; the tone engine answers once and ends the call
+        events = await delivered(runtime, receiver, "transcript.saved")
     finally:
-        await caller.close()  # the caller leaves: the AI peer ends the call
-    events = await delivered(runtime, receiver, "call.ended")
+        await caller.close()
     [ended] = [e["data"] for e in events if e["event"] == "call.ended"]
-    assert ended["callId"] == started["callId"]
-    assert (ended["number"], ended["room"], ended["source"]) == (NUMBER, "desk", "vnum")
-    assert ended["outcome"] == "empty-room"  # the caller never spoke
-    assert ended["tokens"] == 0
+    assert ended == {
+        "callId": started["callId"], "number": NUMBER, "room": "desk", "outcome": "finished",
+        "durationSec": ended["durationSec"], "tokens": ended["tokens"], "source": "vnum",
+    }  # fmt: skip
+    assert ended["durationSec"] >= 2
+    [saved] = [e["data"] for e in events if e["event"] == "transcript.saved"]
+    assert saved == {"callId": started["callId"], "number": NUMBER, "file": saved["file"],
+                     "outcome": "finished", "source": "vnum"}  # fmt: skip
 
 
 async def test_a_forged_join_token_is_refused(server: Server, runtime: Runtime) -> None:
