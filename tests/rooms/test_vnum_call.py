@@ -11,8 +11,10 @@ from typing import Any
 import orjson
 import pytest
 
+from switchboard.kit.clock import ManualClock
 from switchboard.mediabridge.engines.speech import espeak_voice, synthesize
 from switchboard.platform.numbers import service as numbers
+from switchboard.platform.rooms import vnum
 from switchboard.platform.webhooks.tasks import deliver_due
 from switchboard.runtime import Runtime
 from tests import factories
@@ -92,11 +94,28 @@ async def test_a_peer_calls_a_virtual_number_and_its_ai_answers(
                      "outcome": "finished", "source": "vnum"}  # fmt: skip
 
 
-async def test_a_forged_join_token_is_refused(server: Server, runtime: Runtime) -> None:
+async def test_join_tokens_open_their_room_only_and_expire(
+    server: Server, runtime: Runtime, clock: ManualClock
+) -> None:
     host = f"127.0.0.1:{server.port}"
-    await factories.tenant(runtime, "meet", [host])
-    peer = Client(await server.peer(host, "desk"))
-    await peer.send(type="join", name="AI", role="ai-vnum", token="rjt.e30.00")
-    await peer.ws.wait_closed()
-    assert peer.ws.close_code == 1008
-    assert peer.ws.close_reason == "the join token is not valid for this room"
+    meet = await factories.tenant(runtime, "meet", [host])
+
+    async def join(token: str) -> Client:
+        peer = Client(await server.peer(host, "desk"))
+        await peer.send(type="join", name="AI", role="ai-vnum", token=token)
+        return peer
+
+    good = vnum.join_token(runtime, vnum.JoinGrant(meet.id, "desk", "vnum-1"))
+    other_room = vnum.join_token(runtime, vnum.JoinGrant(meet.id, "lobby", "vnum-1"))
+    body, _, mac = good.rpartition(".")
+    for bad in ("rjt.e30.00", other_room, f"{body}.{'0' * len(mac)}"):
+        refused = await join(bad)
+        await refused.ws.wait_closed()
+        assert refused.ws.close_code == 1008
+        assert refused.ws.close_reason == "the join token is not valid for this room"
+    welcome = await (await join(good)).expect("welcome")
+    assert welcome["room"] == "desk"
+    clock.advance(vnum.TOKEN_TTL_SEC + 1)
+    late = await join(good)
+    await late.ws.wait_closed()
+    assert late.ws.close_code == 1008
