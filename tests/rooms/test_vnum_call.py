@@ -18,9 +18,11 @@ from switchboard.platform.rooms import vnum
 from switchboard.platform.webhooks.tasks import deliver_due
 from switchboard.runtime import Runtime
 from tests import factories
+from tests.console.conftest import ARGS, CHROMIUM, needs_chromium
 from tests.mediabridge.components import BridgeProcess
 from tests.mediabridge.rooms.test_ai_peer import SpeechTrack
 from tests.rooms.conftest import Client, Server
+from tests.rooms.test_browser import INBOUND_BYTES, MEDIA_ARGS, TRACK_PCS
 from tests.rooms.test_sfu_janus import RoomPeer, bridge, describe, inbound_packets, until
 from tests.webhooks.conftest import Receiver, subscribe
 
@@ -119,3 +121,49 @@ async def test_join_tokens_open_their_room_only_and_expire(
     late = await join(good)
     await late.ws.wait_closed()
     assert late.ws.close_code == 1008
+
+
+@needs_chromium
+async def test_the_room_page_calls_a_virtual_number(
+    server: Server, bridge: BridgeProcess, runtime: Runtime, receiver: Receiver
+) -> None:
+    from playwright.async_api import async_playwright, expect
+
+    host = f"127.0.0.1:{server.port}"  # a loopback origin is a secure context (getUserMedia)
+    meet = await factories.tenant(runtime, "meet", [host])
+    await subscribe(runtime, meet, receiver.url("/hook"))
+    runtime.settings = runtime.settings.model_copy(update={
+        "public_base_url": f"http://{host}", "room_max_message_bytes": 64 * 1024,
+        "room_max_messages_per_second": 200,
+    })  # fmt: skip
+    async with runtime.db.transaction() as session:
+        await numbers.create_number(
+            session, tenant_id=meet.id, name="Front desk", number=NUMBER, voice="Kore",
+            language="en-US", api_key="desk-ai-key", system_prompt="You are the front desk.",
+            box=runtime.box, clock=runtime.clock,
+        )  # fmt: skip
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS + MEDIA_ARGS)
+        try:
+            page = await browser.new_page()
+            await page.add_init_script(TRACK_PCS)
+            await page.goto(f"http://{host}/rooms/desk?call={NUMBER.replace('+', '%2B')}")
+            await page.fill("#name", "Ann")
+            await page.click("text=Join with camera and microphone")
+            await expect(page.locator("#tiles video")).to_have_count(2, timeout=15_000)
+            captions = await page.locator("figcaption").all_text_contents()
+            assert sorted(captions) == ["Ann (you)", "Front desk"]
+            before = await page.evaluate(INBOUND_BYTES)
+            async with asyncio.timeout(15):
+                while await page.evaluate(INBOUND_BYTES) <= before:  # noqa: ASYNC110 (polled)
+                    await asyncio.sleep(0.2)  # the AI's voice reaches the page
+            events = await delivered(runtime, receiver, "call.started")
+            [started] = [e["data"] for e in events if e["event"] == "call.started"]
+            assert (started["number"], started["room"]) == (NUMBER, "desk")
+            assert started["source"] == "vnum"
+            await page.click("#leave")
+            events = await delivered(runtime, receiver, "call.ended")
+            [ended] = [e["data"] for e in events if e["event"] == "call.ended"]
+            assert ended["callId"] == started["callId"]
+        finally:
+            await browser.close()

@@ -151,7 +151,9 @@
     document.getElementById("controls").hidden = false;
     const scheme = location.protocol === "https:" ? "wss" : "ws";
     socket = new WebSocket(`${scheme}://${location.host}/signal.ashx?room=${encodeURIComponent(room)}`);
-    socket.onopen = () => send({ type: "join", name, role: "human" });
+    // /rooms/<name>?call=<number>: the tenant's virtual number answers in the room (its AI peer)
+    const call = new URLSearchParams(location.search).get("call");
+    socket.onopen = () => send({ type: "join", name, role: "human", ...(call ? { call } : {}) });
     let queue = Promise.resolve();  // one message at a time, in order
     socket.onmessage = (e) => {
       const m = JSON.parse(e.data);
