@@ -120,6 +120,10 @@ class BridgeClient:
         response = await self._post(f"/v1/calls/{call_id}/status", ref.model_dump(mode="json"))
         return StatusReply.model_validate_json(response.content)
 
+    async def ai_peer(self, request: protocol.AiPeerRequest) -> RoomAnswer:
+        """Start the AI peer of a browser's call to a virtual number in a room."""
+        return await self.room(protocol.ROOM_AI_PEER_PATH, request, phase="ai-peer")
+
     async def room(self, path: str, message: protocol.RoomRef, *, phase: str) -> RoomAnswer:
         """One room request (``protocol.ROOM_*_PATH``); never raises for the bridge's failures."""
         body = orjson.dumps(message.model_dump(mode="json"))

@@ -24,6 +24,7 @@ class Join(ClientMessage):
     role: Role = "human"
     token: str | None = Field(default=None, max_length=4096, repr=False)
     pref: Pref = "auto"
+    call: str | None = Field(default=None, min_length=1, max_length=32)  # a virtual number
 
 
 class Relay(ClientMessage):

@@ -244,12 +244,15 @@ async def _apply(
 async def bridge_connected(
     session: AsyncSession, *, runtime: Runtime, event: protocol.RoomCallback
 ) -> None:
-    """The bridge's ``room-events`` callback, as an event of the room's tenant."""
+    """The bridge's ``room-events`` callback, as an event of the room's tenant, and news for
+    the room's peers: ``publisher-added`` to the others once a publisher's feed is up (others
+    may subscribe to it from then on), ``subscriber-connected`` to a publisher once a peer
+    receives it through the SFU (the mesh edge between them may then close)."""
     from switchboard.platform.rooms.hub import hub_for
 
     tenant = await tenants.require_by_name(session, event.tenant)
+    live = hub_for(runtime).find(tenant.id, event.room)
     if event.type == "publisher-connected":
-        live = hub_for(runtime).find(tenant.id, event.room)
         peer = live.peers.get(event.peer_id) if live is not None else None
         name, data = ev.SFU_PUBLISHER_CONNECTED, {
             "room": event.room, "peerId": event.peer_id,
@@ -264,3 +267,10 @@ async def bridge_connected(
         }  # fmt: skip
     await emit(session, tenant_id=tenant.id, tenant_name=tenant.name, event=name, data=data,
                clock=runtime.clock)  # fmt: skip
+    if live is None:
+        return
+    if event.type == "publisher-connected":
+        await live.broadcast({"type": "publisher-added", "peerId": event.peer_id},
+                             skip=event.peer_id)  # fmt: skip
+    elif (publisher := live.peers.get(event.publisher_peer_id)) is not None:
+        await publisher.send({"type": "subscriber-connected", "peerId": event.subscriber_peer_id})

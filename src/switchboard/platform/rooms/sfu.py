@@ -43,9 +43,9 @@ async def handle(runtime: Runtime, room: LiveRoom, peer: Peer, message: msg.Mess
         if not answer.ok:
             await _failed(peer, answer)
             return
+        # ``publisher-added`` follows once the SFU reports the feed connected (subscribing
+        # before that is refused): ``service.bridge_connected``
         await peer.send({"type": "sfu-answer", "sdp": str(answer.body.get("sdp", ""))})
-        await room.broadcast({"type": "publisher-added", "peerId": peer.peer_id},
-                             skip=peer.peer_id)  # fmt: skip
     elif isinstance(message, msg.SfuSubscribeOffer):
         request = protocol.SubscriberRequest(
             **ref, publisher_peer_id=message.publisher_peer_id, subscriber_peer_id=peer.peer_id

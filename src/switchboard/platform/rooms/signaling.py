@@ -15,7 +15,7 @@ from switchboard.identity.models import User
 from switchboard.kit.clientip import client_ip, parse_networks
 from switchboard.kit.errors import ApiError
 from switchboard.platform.rooms import schemas as msg
-from switchboard.platform.rooms import service, sfu
+from switchboard.platform.rooms import service, sfu, vnum
 from switchboard.platform.rooms.detector import Report
 from switchboard.platform.rooms.hub import LiveRoom, Peer, hub_for, new_peer_id
 from switchboard.runtime import Runtime
@@ -82,10 +82,15 @@ class Socket:
 
 
 async def _identity(
-    runtime: Runtime, websocket: WebSocket, tenant: Tenant, token: str | None
+    runtime: Runtime, websocket: WebSocket, tenant: Tenant, room: str, token: str | None
 ) -> tuple[bool, bool]:
     """(verified, admin): a bearer of the tenant, or a console session cookie of it."""
     token = token or websocket.query_params.get("access_token")
+    if token and token.startswith(vnum.TOKEN_PREFIX):  # the AI peer of a call to a number
+        grant = vnum.verify_join_token(runtime, token)
+        if grant is None or grant.tenant_id != tenant.id or grant.room != room:
+            raise Refused("the join token is not valid for this room")
+        return True, False
     async with runtime.db.transaction(read_only=True) as session:
         if token:
             try:
@@ -123,7 +128,7 @@ async def serve(websocket: WebSocket, runtime: Runtime) -> None:
         first = await socket.receive()
         if not isinstance(first, msg.Join):
             raise Refused("the first message must be a join")
-        verified, admin = await _identity(runtime, websocket, tenant, first.token)
+        verified, admin = await _identity(runtime, websocket, tenant, name, first.token)
         hub = hub_for(runtime)
         room = hub.room(tenant.id, tenant.name, name)
         ip = client_ip(
@@ -149,6 +154,10 @@ async def serve(websocket: WebSocket, runtime: Runtime) -> None:
                         await other.send(knock)
             else:
                 await service.admit(runtime, room, peer, join_path="direct")
+        if first.call and peer.peer_id in room.peers:
+            scheme = "wss" if websocket.url.scheme in ("wss", "https") else "ws"
+            host = websocket.headers.get("host", "")
+            await vnum.call(runtime, room, peer, first.call, signal_base=f"{scheme}://{host}")
         while True:
             message = await socket.receive()
             if isinstance(message, msg.Leave):

@@ -10,7 +10,8 @@
   const mesh = new Map(); // peerId -> RTCPeerConnection
   const names = new Map(); // peerId -> name
   let socket, local, me, iceServers = [], mode = "mesh";
-  const sfu = { publisher: null, subscribers: new Map() };
+  // heardBy: the peers that receive this page's media through the SFU (`subscriber-connected`)
+  const sfu = { publisher: null, subscribers: new Map(), heardBy: new Set() };
 
   const send = (message) => socket.send(JSON.stringify(message));
 
@@ -55,7 +56,9 @@
   }
 
   // Make-before-break: the new connections are made first; the old ones close once connected.
-  async function migrate(target) {
+  // To the SFU: publish, then subscribe to each `publisher-added` (a publisher's feed can be
+  // subscribed to once it is connected); `subscribeAll` when joining a room already on the SFU.
+  async function migrate(target, subscribeAll = false) {
     mode = target;
     modeLabel.textContent = target;
     if (target === "sfu") {
@@ -65,7 +68,7 @@
       await pc.setLocalDescription(await pc.createOffer());
       await gathered(pc);
       send({ type: "sfu-offer", sdp: pc.localDescription.sdp });
-      names.forEach((_name, peerId) => send({ type: "sfu-subscribe-offer", publisherPeerId: peerId }));
+      if (subscribeAll) names.forEach((_name, peerId) => subscribe(peerId));
     } else {
       names.forEach((_name, peerId) => { if (peerId > me) offerTo(peerId); });
       const closeSfu = () => {
@@ -73,6 +76,7 @@
         sfu.subscribers.forEach((pc) => pc.close());
         sfu.publisher = null;
         sfu.subscribers.clear();
+        sfu.heardBy.clear();
       };
       setTimeout(closeSfu, 5000);
     }
@@ -85,16 +89,24 @@
     });
   });
 
+  function subscribe(publisherPeerId) {
+    if (!sfu.subscribers.has(publisherPeerId)) send({ type: "sfu-subscribe-offer", publisherPeerId });
+  }
+
+  // The mesh edge to a peer closes once both directions go through the SFU: this page's
+  // subscription to it is connected, and it said (`subscriber-connected`) it receives this page.
+  function breakMesh(peerId) {
+    if (sfu.subscribers.get(peerId)?.connectionState !== "connected") return;
+    if (!sfu.heardBy.has(peerId)) return;
+    mesh.get(peerId)?.close();
+    mesh.delete(peerId);
+  }
+
   async function subscribed(publisherPeerId, sdp) {
     const pc = new RTCPeerConnection({ iceServers });
     sfu.subscribers.set(publisherPeerId, pc);
     pc.ontrack = (e) => { tile(publisherPeerId, names.get(publisherPeerId) || "").srcObject = e.streams[0]; };
-    pc.onconnectionstatechange = () => {
-      if (pc.connectionState === "connected") {  // only now the mesh edge may go
-        mesh.get(publisherPeerId)?.close();
-        mesh.delete(publisherPeerId);
-      }
-    };
+    pc.onconnectionstatechange = () => { if (pc.connectionState === "connected") breakMesh(publisherPeerId); };
     await pc.setRemoteDescription({ type: "offer", sdp });
     await pc.setLocalDescription(await pc.createAnswer());
     await gathered(pc);
@@ -107,7 +119,7 @@
       iceServers = m.iceServers;
       modeLabel.textContent = mode = m.mode;
       m.peers.forEach((p) => names.set(p.peerId, p.name));
-      if (m.mode === "sfu") await migrate("sfu");
+      if (m.mode === "sfu") await migrate("sfu", true);
       else for (const p of m.peers) await offerTo(p.peerId);
       status.textContent = "joined";
     },
@@ -125,7 +137,8 @@
     async mode(m) { await migrate(m.mode); },
     async "sfu-answer"(m) { await sfu.publisher?.setRemoteDescription({ type: "answer", sdp: m.sdp }); },
     async "sfu-subscribe-offer"(m) { await subscribed(m.publisherPeerId, m.sdp); },
-    "publisher-added"(m) { if (mode === "sfu") send({ type: "sfu-subscribe-offer", publisherPeerId: m.peerId }); },
+    "publisher-added"(m) { if (mode === "sfu") subscribe(m.peerId); },
+    "subscriber-connected"(m) { sfu.heardBy.add(m.peerId); breakMesh(m.peerId); },
     error(m) { status.textContent = `${m.code}: ${m.message}`; },
   };
 
@@ -138,7 +151,9 @@
     document.getElementById("controls").hidden = false;
     const scheme = location.protocol === "https:" ? "wss" : "ws";
     socket = new WebSocket(`${scheme}://${location.host}/signal.ashx?room=${encodeURIComponent(room)}`);
-    socket.onopen = () => send({ type: "join", name, role: "human" });
+    // /rooms/<name>?call=<number>: the tenant's virtual number answers in the room (its AI peer)
+    const call = new URLSearchParams(location.search).get("call");
+    socket.onopen = () => send({ type: "join", name, role: "human", ...(call ? { call } : {}) });
     let queue = Promise.resolve();  // one message at a time, in order
     socket.onmessage = (e) => {
       const m = JSON.parse(e.data);
