@@ -111,6 +111,9 @@ def _config(bearer: str) -> SchemathesisConfig:
                 "deterministic": True,
                 "no-shrink": True,
                 "database": "none",
+                # Every API refuses NUL characters anywhere in a URL or a JSON body (400, see
+                # docs/architecture.md): a rule JSON Schema cannot state for every string.
+                "allow-x00": False,
             },
             "phases": {"examples": {"enabled": True}},
         }
@@ -130,6 +133,8 @@ def _failures(statistic: Statistic) -> Iterator[str]:
 
 @pytest.mark.parametrize("document", ["/openapi.json", "/api/openapi.json"])
 def test_document_and_api_agree(settings: Settings, document: str) -> None:
+    if not settings.database_url.startswith("sqlite"):
+        pytest.skip("the documents do not depend on the backend: one run, on SQLite (0910)")
     bearer = asyncio.run(_bearer(settings, document))
     app = create_app(settings)
     schema = schemathesis.openapi.from_asgi(document, app, config=_config(bearer))

@@ -5,7 +5,14 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any, Generic, TypeVar, get_args
 
-from pydantic import AliasChoices, AliasGenerator, BaseModel, ConfigDict, model_validator
+from pydantic import (
+    AliasChoices,
+    AliasGenerator,
+    BaseModel,
+    ConfigDict,
+    ValidationInfo,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel, to_pascal
 
 
@@ -49,6 +56,10 @@ def contains_nul(value: Any) -> bool:
     return False
 
 
+# ``Model.model_validate(fields, context=FORM)``: the body comes from an HTML form (text values)
+FORM: dict[str, bool] = {"form": True}
+
+
 class StrictInput(Schema):
     """Base of request bodies: unknown fields are ignored, wrong types are 400."""
 
@@ -63,10 +74,11 @@ class StrictInput(Schema):
 
     @model_validator(mode="before")
     @classmethod
-    def _strict_scalars(cls, data: Any) -> Any:
+    def _strict_scalars(cls, data: Any, info: ValidationInfo) -> Any:
         """JSON types as the document states them: ``0`` is no boolean, ``true`` no number and
-        ``0`` no date (pydantic's lax mode would convert each)."""
-        if not isinstance(data, dict):
+        ``0`` no date (pydantic's lax mode would convert each). A web form's fields are all
+        text: pages validate with ``context=FORM`` and get pydantic's usual conversions."""
+        if not isinstance(data, dict) or (info.context or {}).get("form"):
             return data
         for name, field in cls.model_fields.items():
             kind = _scalar_kind(field.annotation)

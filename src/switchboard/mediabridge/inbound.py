@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import secrets
 import time
 
@@ -123,7 +124,7 @@ class Inbound:
                 "ts": utc_now(), **fields, **extra,
             }))  # fmt: skip
 
-        emit("inbound-answered", answer_ms=round((time.monotonic() - started) * 1000))
+        emit("inbound-answered", answer_ms=math.ceil((time.monotonic() - started) * 1000))
         max_seconds = route.max_seconds or DEFAULT_MAX_SECONDS
         conversation = Conversation(
             call_id=call_id, direction="inbound", model=route.model, voice=route.voice,
@@ -217,7 +218,7 @@ class Inbound:
             }))  # fmt: skip
 
         answered_at = time.monotonic()
-        emit("inbound-answered", answer_ms=round((answered_at - started) * 1000))
+        emit("inbound-answered", answer_ms=math.ceil((answered_at - started) * 1000))
         caller_bye = asyncio.ensure_future(caller_dialog.far_bye.wait())
         user_bye = asyncio.ensure_future(user_dialog.far_bye.wait())
         done, pending = await asyncio.wait(

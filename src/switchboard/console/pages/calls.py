@@ -12,6 +12,7 @@ from starlette.responses import RedirectResponse, Response, StreamingResponse
 
 from switchboard.console.deps import FormOperator, OperatorDep, render
 from switchboard.kit.errors import NotFound
+from switchboard.kit.schemas import FORM
 from switchboard.platform.calls import service
 from switchboard.platform.calls.schemas import CallCreate
 from switchboard.platform.calls.tasks import PROCESS_OWNER
@@ -53,7 +54,9 @@ async def place_call(
 ) -> Response:
     form = await request.form()
     fields = {name: str(form.get(name, "")) for name in CALL_FIELDS}
-    body = CallCreate.model_validate({k: v for k, v in fields.items() if v.strip() != ""})
+    body = CallCreate.model_validate(
+        {k: v for k, v in fields.items() if v.strip() != ""}, context=FORM
+    )
     created = await service.create_call(
         session, runtime=runtime, caller=operator.caller, body=body, owner=PROCESS_OWNER
     )

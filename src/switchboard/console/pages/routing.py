@@ -7,6 +7,7 @@ from starlette.datastructures import FormData
 from starlette.responses import RedirectResponse, Response
 
 from switchboard.console.deps import FormOperator, OperatorDep, notice_of, render
+from switchboard.kit.schemas import FORM
 from switchboard.platform.routing import service
 from switchboard.platform.routing.schemas import (
     InboundRouteCreate,
@@ -72,7 +73,7 @@ async def add_inbound(request: Request, operator: FormOperator, session: Session
     form = await request.form()
     body = InboundRouteCreate.model_validate(
         {"did": _text(form, "did"), "fromNumber": _text(form, "fromNumber"),
-         "user": _text(form, "user")}
+         "user": _text(form, "user")}, context=FORM
     )  # fmt: skip
     await service.create_inbound(
         session, tenant_id=operator.tenant.id, did=body.did, from_number=body.from_number or "",
@@ -84,7 +85,7 @@ async def add_inbound(request: Request, operator: FormOperator, session: Session
 @router.post("/inbound/edit")
 async def edit_inbound(request: Request, operator: FormOperator, session: Session) -> Response:
     form = await request.form()
-    body = InboundRouteUpdate.model_validate({"user": _text(form, "user")})
+    body = InboundRouteUpdate.model_validate({"user": _text(form, "user")}, context=FORM)
     await service.update_inbound(
         session, tenant_id=operator.tenant.id, did=_text(form, "did"),
         from_number=_text(form, "fromNumber"), user=body.user,
@@ -116,7 +117,7 @@ async def move_inbound(request: Request, operator: FormOperator, session: Sessio
 async def add_outbound(request: Request, operator: FormOperator, session: Session) -> Response:
     form = await request.form()
     body = OutboundRouteCreate.model_validate(
-        {"match": _text(form, "match"), "trunkIds": _trunks(form)}
+        {"match": _text(form, "match"), "trunkIds": _trunks(form)}, context=FORM
     )
     await service.create_outbound(
         session, tenant_id=operator.tenant.id, match=body.match, trunk_ids=body.trunk_ids
@@ -127,7 +128,7 @@ async def add_outbound(request: Request, operator: FormOperator, session: Sessio
 @router.post("/outbound/edit")
 async def edit_outbound(request: Request, operator: FormOperator, session: Session) -> Response:
     form = await request.form()
-    body = OutboundRouteUpdate.model_validate({"trunkIds": _trunks(form)})
+    body = OutboundRouteUpdate.model_validate({"trunkIds": _trunks(form)}, context=FORM)
     await service.update_outbound(
         session, tenant_id=operator.tenant.id, match=_text(form, "match"),
         trunk_ids=body.trunk_ids,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import time
 from dataclasses import dataclass
 
@@ -168,7 +169,7 @@ class Invite:
                     return InviteResult(
                         status=status, reason=response.reason_phrase, dialog=dialog,
                         answer=answer, early=early,
-                        answer_ms=round((time.monotonic() - started) * 1000),
+                        answer_ms=math.ceil((time.monotonic() - started) * 1000),
                     )  # fmt: skip
                 self._ack_failure(txn, response)
                 return InviteResult(

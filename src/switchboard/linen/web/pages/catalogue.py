@@ -8,6 +8,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from starlette.responses import RedirectResponse, Response
 
+from switchboard.kit.schemas import FORM
 from switchboard.linen.groups import service as groups
 from switchboard.linen.groups.schemas import GroupCreate
 from switchboard.linen.item_types import service as item_types
@@ -62,7 +63,7 @@ async def create_item_type(
         "components": components,
     }
     await item_types.create(
-        session, tenant_id=viewer.tenant.id, body=ItemTypeCreate.model_validate(body),
+        session, tenant_id=viewer.tenant.id, body=ItemTypeCreate.model_validate(body, context=FORM),
         clock=runtime.clock,
     )  # fmt: skip
     return RedirectResponse("/app/catalogue", status_code=303)
@@ -78,7 +79,8 @@ async def create_group(
             "name": str(form.get("name", "")),
             "kind": str(form.get("kind", "")),
             "propertyIds": [form_int(v, "propertyIds") for v in form.getlist("propertyIds")],
-        }
+        },
+        context=FORM,
     )
     await groups.create(session, tenant_id=viewer.tenant.id, body=body, clock=runtime.clock)
     return RedirectResponse("/app/catalogue", status_code=303)

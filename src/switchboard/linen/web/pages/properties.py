@@ -9,6 +9,7 @@ from fastapi import APIRouter, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import RedirectResponse, Response
 
+from switchboard.kit.schemas import FORM
 from switchboard.linen.groups import service as groups
 from switchboard.linen.laundries import service as laundries
 from switchboard.linen.properties import service
@@ -96,7 +97,7 @@ def _body(form: Any) -> dict[str, Any]:
 async def create(
     request: Request, viewer: Writer, session: Session, runtime: RuntimeDep
 ) -> Response:
-    body = PropertyCreate.model_validate(_body(await request.form()))
+    body = PropertyCreate.model_validate(_body(await request.form()), context=FORM)
     prop = await service.create(session, tenant_id=viewer.tenant.id, body=body, clock=runtime.clock)
     return RedirectResponse(f"/app/properties/{prop.id}", status_code=303)
 
@@ -146,7 +147,7 @@ async def edit_page(
 async def update(
     request: Request, property_id: int, viewer: Writer, session: Session, runtime: RuntimeDep
 ) -> Response:
-    body = PropertyUpdate.model_validate(_body(await request.form()))
+    body = PropertyUpdate.model_validate(_body(await request.form()), context=FORM)
     await service.update(
         session, tenant_id=viewer.tenant.id, property_id=property_id, body=body,
         clock=runtime.clock,

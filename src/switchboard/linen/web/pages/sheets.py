@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import RedirectResponse, Response
 
 from switchboard.kit.errors import BadRequest
+from switchboard.kit.schemas import FORM
 from switchboard.linen.common import IdPath
 from switchboard.linen.sheets import service
 from switchboard.linen.sheets.models import LinenSheet, SheetLine
@@ -53,7 +54,7 @@ async def create_sheet(
 ) -> Response:
     """A draft with one line per par level of the property."""
     body = SheetCreate.model_validate(
-        {"propertyId": property_id, "serviceDate": service_date, "reason": reason}
+        {"propertyId": property_id, "serviceDate": service_date, "reason": reason}, context=FORM
     )
     sheet = await service.create(
         session, tenant_id=viewer.tenant.id, body=body, actor=viewer.user.username,
