@@ -21,6 +21,8 @@ from tests.calls.helpers import call_body
 from tests.mediabridge.components import BridgeProcess, Sipp, free_port
 from tests.mediabridge.conftest import Platform
 from tests.mediabridge.engines.live_endpoint import (
+    BAD_KEY_REASON,
+    INTERRUPTED,
     TURN_COMPLETE,
     AwaitAudio,
     AwaitClientContent,
@@ -268,3 +270,74 @@ async def test_a_voicemail_gets_the_tenants_message_and_a_prompt_slug_its_text(
     )
     turns = [(t["speaker"], t["text"]) for t in response.json()["turns"]]
     assert ("AI", message) in turns
+
+
+async def test_barge_in_and_go_away_keep_the_call_and_not_now_ends_it(
+    platform: Platform, gemini_bridge: BridgeProcess, live: LiveEndpoint, tmp_path: Path
+) -> None:
+    """The caller talks over the model (``interrupted``), the service asks the session to move
+    (``goAway``): the bridge resumes with the latest handle on the same SIP call, and the model's
+    ``end_call(not-now)`` ends it."""
+    live.scripts = [
+        [
+            Send({"sessionResumptionUpdate": {"newHandle": "handle-1", "resumable": True}}),
+            AwaitAudio(0.3),
+            Send(audio(tone(500, 24000, 3.0))), Send(said("AI", "Let me tell you about")),
+            AwaitAudio(0.3),
+            Send(INTERRUPTED), Send(said("Caller", "Not now, thanks.")), Send(TURN_COMPLETE),
+            Send({"goAway": {"timeLeft": "5s"}}),
+        ],
+        [
+            AwaitAudio(0.3),
+            Send(audio(tone(440, 24000, 0.4))), Send(said("AI", "Of course. Goodbye!")),
+            Send(TURN_COMPLETE), Send(usage(30, 60)),
+            Send(tool_call("end_call", outcome="not-now")),
+            AwaitToolResponse(),
+        ],
+    ]  # fmt: skip
+    port: int = gemini_bridge.carrier_port  # type: ignore[attr-defined]
+    callee = await Sipp("uas_talk.xml", port).start(tmp_path, extra=["-mi", "127.0.0.1"])
+    try:
+        async with asyncio.timeout(45):
+            await platform.route("+14155550164", ["carrier"])
+            call_id = await platform.place("+14155550164", model=MODEL)
+            record = await platform.ended(call_id, within=30)
+            assert await callee.exit_code(within=10) == 0
+    finally:
+        await callee.stop()
+
+    assert (record["endedReason"], record["errorDetail"]) == ("not-now", "")
+    assert len(live.connections) == 2  # one SIP call, two Live sessions
+    assert live.connections[1].setup["sessionResumption"] == {"handle": "handle-1"}
+    assert live.connections[1].audio_seconds >= 0.3  # the caller's audio reached the new one
+    response = await platform.http.get(
+        f"/api.ashx/v1/transcripts/{call_id}", headers=platform.headers
+    )
+    assert [(t["speaker"], t["text"]) for t in response.json()["turns"]] == [
+        ("AI", "Let me tell you about"),
+        ("Caller", "Not now, thanks."),
+        ("AI", "Of course. Goodbye!"),
+    ]
+
+
+async def test_a_bad_key_is_a_technical_failure_that_names_the_cause_not_the_key(
+    platform: Platform, gemini_bridge: BridgeProcess, live: LiveEndpoint, tmp_path: Path
+) -> None:
+    wrong = "AIzaWRONG-key-that-must-not-leak"
+    live.scripts = [[]]
+    port: int = gemini_bridge.carrier_port  # type: ignore[attr-defined]
+    callee = await Sipp("uas_talk.xml", port).start(tmp_path, extra=["-mi", "127.0.0.1"])
+    try:
+        async with asyncio.timeout(45):
+            await platform.route("+14155550165", ["carrier"])
+            call_id = await platform.place("+14155550165", model=MODEL, apiKey=wrong)
+            record = await platform.ended(call_id, within=30)
+            assert await callee.exit_code(within=10) == 0  # answered, then hung up with a BYE
+    finally:
+        await callee.stop()
+
+    assert record["endedReason"] != "finished"
+    assert BAD_KEY_REASON in record["errorDetail"]
+    assert wrong not in record["errorDetail"]
+    assert "\n" not in record["errorDetail"]
+    assert wrong not in gemini_bridge.output()
