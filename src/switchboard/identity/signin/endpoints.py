@@ -24,6 +24,7 @@ from switchboard.identity.errors import OAuthError
 from switchboard.identity.federation import repository as federation
 from switchboard.identity.signin import pages
 from switchboard.identity.signin import service as signin
+from switchboard.identity.wallet import repository as wallet
 from switchboard.runtime import Runtime, RuntimeDep
 from switchboard.tenants import service as tenants
 from switchboard.tenants.models import Tenant
@@ -75,18 +76,25 @@ async def login_page(
     username: str = "",
     status: int = 200,
     headers: dict[str, str] | None = None,
+    prefix: str = "",
 ) -> Response:
+    """The login page; ``prefix`` leads from the answering URL's folder back to ``/oidc.ashx/``
+    (its links are relative)."""
     csrf, fresh = pages.csrf_token(request)
     providers = await federation.list_providers(session, tenant_id=tenant.id, enabled_only=True)
+    issuers = await wallet.list_issuers(session, tenant_id=tenant.id)
     response = pages.render(
         "login.html",
+        prefix=prefix,
+        static_prefix=prefix,
         providers=[(p.name, p.display_name) for p in providers],
+        wallet=bool(issuers),
         query=request.url.query,
         status=status,
         headers=headers,
         tenant=tenant.name,
         client_id=auth.client.client_id,
-        action=f"authorize?{request.url.query}",
+        action=f"{prefix}authorize?{request.url.query}",
         csrf=csrf,
         message=message,
         username=username,
