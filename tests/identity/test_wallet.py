@@ -28,6 +28,7 @@ from starlette.applications import Starlette
 from switchboard.app import create_app
 from switchboard.identity import clients
 from switchboard.identity.wallet import service as wallet
+from switchboard.identity.wallet import tasks
 from switchboard.kit.clock import ManualClock
 from switchboard.runtime import Runtime
 from switchboard.tenants import service as tenants
@@ -310,3 +311,17 @@ async def test_login_page_offers_the_wallet_only_with_a_trusted_issuer(
 ) -> None:
     login = await browser.get(authorize_url())
     assert not [u for u in links(login) if "/wallet/start?" in u]
+
+
+async def test_old_requests_are_purged(
+    runtime: Runtime, browser: AsyncClient, holder: SoftwareWallet, clock: ManualClock
+) -> None:
+    first = await start(browser)
+    clock.advance(301)
+    second = await start(browser)
+    clock.advance(300)
+    async with runtime.db.transaction() as session:
+        assert await tasks.purge(session, now=clock.now()) == 1
+    fetched = await browser.get(urljoin(first.status_url, f"request/{first.request['state']}"))
+    assert fetched.status_code == 400
+    assert (await browser.get(second.status_url)).status_code == 400  # expired, not yet purged
