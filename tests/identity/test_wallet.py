@@ -34,6 +34,7 @@ from switchboard.runtime import Runtime
 from switchboard.tenants import service as tenants
 from tests.conftest import PRIMARY_HOST
 from tests.factories import TenantFixture
+from tests.identity.signin_helpers import parse_form
 
 BASE = f"http://{PRIMARY_HOST}"
 REDIRECT_URI = f"{BASE}/admin/callback"
@@ -304,6 +305,8 @@ async def test_unknown_user_is_refused(browser: AsyncClient, holder: SoftwareWal
     page = await browser.get(started.status_url)
     assert page.status_code == 403
     assert "no account here is linked" in page.text
+    # The login page shown again works from there: its form posts to the authorization endpoint.
+    assert urlsplit(parse_form(page).url).path == "/oidc.ashx/authorize"
 
 
 async def test_login_page_offers_the_wallet_only_with_a_trusted_issuer(

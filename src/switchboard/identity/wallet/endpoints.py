@@ -16,10 +16,9 @@ from starlette.responses import Response
 
 from switchboard.identity.deps import request_host
 from switchboard.identity.errors import OAuthError
+from switchboard.identity.signin import endpoints as signin_pages
 from switchboard.identity.signin import pages
-from switchboard.identity.signin import service as signin
 from switchboard.identity.signin.endpoints import (
-    code_response,
     issuer_url,
     login_page,
     parse_authorization,
@@ -50,11 +49,6 @@ def verifier(runtime: Runtime, request: Request) -> wallet.Verifier:
     """This tenant's verifier: pre-registered client_id = the host name (no ``:``, no prefix)."""
     host = urlsplit(f"//{request_host(request)}").hostname or ""
     return wallet.Verifier(client_id=host, base_url=f"{issuer_url(runtime, request)}/wallet")
-
-
-def _answering(request: Request, query: str) -> Request:
-    """The request as if it were the authorization request the sign-in started from."""
-    return Request({**request.scope, "query_string": query.encode()}, request.receive)
 
 
 def _waiting_page(runtime: Runtime, request: Request, row: PresentationRequest) -> Response:
@@ -165,7 +159,6 @@ async def response(request: Request, runtime: RuntimeDep) -> dict[str, Any]:
 )
 async def status(request: Request, runtime: RuntimeDep) -> Response:
     state = request.query_params.get("state")
-    settings = runtime.settings
     async with runtime.db.transaction() as session:
         tenant = await tenants.resolve_host(session, request_host(request))
         if tenant is None:
@@ -182,23 +175,7 @@ async def status(request: Request, runtime: RuntimeDep) -> Response:
             row = await wallet.pending_request(session, tenant=tenant, state=state or "")
             return _waiting_page(runtime, request, row)
         user, query = done
-        request = _answering(request, query)
-        parsed = await parse_authorization(session, request, issuer_url(runtime, request))
-        if isinstance(parsed, Response):
-            return parsed
-        tenant, auth = parsed
-        previous = await signin.current_session(
-            session, tenant=tenant, token=request.cookies.get(pages.SESSION_COOKIE), now=now
-        )
-        browser, token = await signin.start_session(
-            session, tenant=tenant, user=user, now=now,
-            ttl_seconds=settings.idp_session_ttl, replacing=previous,
-        )  # fmt: skip
-        answer = await code_response(session, runtime, request, tenant, auth, browser, status=302)
-    pages.set_cookie(
-        answer, pages.SESSION_COOKIE, token, secure=secure_cookies(runtime),
-        max_age=settings.idp_session_ttl,
-    )  # fmt: skip
+        answer = await signin_pages.signed_in(session, runtime, request, user, query)
     answer.delete_cookie(BROWSER_COOKIE, path=COOKIE_PATH)
     return answer
 
@@ -206,15 +183,7 @@ async def status(request: Request, runtime: RuntimeDep) -> Response:
 async def _refused(
     session: AsyncSession, request: Request, runtime: Runtime, refusal: wallet.Refused
 ) -> Response:
-    """The login page again with the reason, when the original request is known; else a page."""
-    if refusal.authorize_query is None:
-        return pages.error_page(refusal.description, status=refusal.status)
-    request = _answering(request, refusal.authorize_query)
-    parsed = await parse_authorization(session, request, issuer_url(runtime, request))
-    if isinstance(parsed, Response):
-        return parsed
-    tenant, auth = parsed
-    return await login_page(
-        session, request, runtime, tenant, auth, message=refusal.description,
-        status=refusal.status, prefix="../",
+    return await signin_pages.refused_page(
+        session, request, runtime, description=refusal.description, status=refusal.status,
+        authorize_query=refusal.authorize_query, prefix="../",
     )  # fmt: skip
