@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.identity.keys import Keyring
 from switchboard.identity.models import User
+from switchboard.identity.signin.service import Refused as Refused
 from switchboard.identity.wallet import repository
 from switchboard.identity.wallet.models import PresentationRequest, TrustedIssuer
 from switchboard.identity.wallet.verify import PID_VCT, Invalid, verify
@@ -31,16 +32,6 @@ NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 CLAIM_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 REQUEST_TYP = "oauth-authz-req+jwt"
 CREDENTIAL_ID = "pid"
-
-
-class Refused(Exception):
-    """The sign-in cannot go on; the description is shown to the person signing in."""
-
-    def __init__(self, description: str, *, status: int = 403) -> None:
-        super().__init__(description)
-        self.description = description
-        self.status = status
-        self.authorize_query: str | None = None
 
 
 # Trusted issuers -------------------------------------------------------------------------
