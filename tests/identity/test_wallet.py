@@ -200,11 +200,30 @@ async def test_wallet_signs_in(browser: AsyncClient, holder: SoftwareWallet) -> 
     # The browser is signed in at the identity provider: the next request answers at once.
     again = await browser.get(authorize_url())
     assert again.status_code == 302
-    # The same answer again is refused, and the page is done with.
+    # The page is done with.
+    assert (await browser.get(started.status_url)).status_code == 400
+
+
+async def test_replayed_response_is_refused(browser: AsyncClient, holder: SoftwareWallet) -> None:
+    started = await start(browser)
+    request = started.request
+    presentation = holder.present(
+        holder.issue(), nonce=request["nonce"], aud=request["client_id"],
+        holder_key=holder.holder_key,
+    )  # fmt: skip
+    assert (await answer(browser, started, presentation)).status_code == 200
+    # The same response again, to the same request: it is answered already.
     replay = await answer(browser, started, presentation)
     assert replay.status_code == 400
-    assert replay.json()["error"] == "invalid_request"
-    assert (await browser.get(started.status_url)).status_code == 400
+    assert "answered already" in replay.json()["error_description"]
+    # The same response to a newer request: bound to the other request's nonce.
+    later = await start(browser)
+    replay = await answer(browser, later, presentation)
+    assert replay.status_code == 400
+    assert "Invalid nonce" in replay.json()["error_description"]
+    refused = await browser.get(later.status_url)
+    assert refused.status_code == 403
+    assert "could not be verified" in refused.text
 
 
 async def _refused(
