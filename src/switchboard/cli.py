@@ -30,6 +30,11 @@ LAZY_COMMANDS: dict[str, tuple[str, str, str]] = {
         "federation_cli",
         "External OpenID Connect providers to sign in with.",
     ),
+    "wallet": (
+        "switchboard.identity.wallet.cli",
+        "wallet_cli",
+        "EU Digital Identity Wallet sign-in: trusted PID issuers.",
+    ),
     "worker": ("switchboard.workers.cli", "worker_cli", "Run the background workers."),
     "number": ("switchboard.platform.numbers.cli", "number_cli", "Virtual numbers."),
     "webhook": ("switchboard.platform.webhooks.cli", "webhook_cli", "Webhook subscriptions."),

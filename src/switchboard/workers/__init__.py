@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from switchboard.identity.federation.tasks import purger as federation_purger
 from switchboard.identity.signin.tasks import purger as signin_purger
+from switchboard.identity.wallet.tasks import purger as wallet_purger
 from switchboard.platform.calls.tasks import dispatcher_worker as call_dispatcher
 from switchboard.platform.emails.tasks import email_sender
 from switchboard.platform.transcripts.tasks import sweeper as transcript_sweeper
@@ -16,6 +17,6 @@ def all_workers() -> list[Worker]:
     """Every background worker of the product, in start order."""
     workers: list[Worker] = [
         call_dispatcher, webhook_sender, transcript_sweeper, email_sender, signin_purger,
-        federation_purger,
+        federation_purger, wallet_purger,
     ]  # fmt: skip
     return workers

@@ -11,10 +11,9 @@ from starlette.responses import Response
 
 from switchboard.identity.deps import request_host
 from switchboard.identity.federation import service as federation
+from switchboard.identity.signin import endpoints as signin_pages
 from switchboard.identity.signin import pages
-from switchboard.identity.signin import service as signin
 from switchboard.identity.signin.endpoints import (
-    code_response,
     issuer_url,
     login_page,
     parse_authorization,
@@ -27,6 +26,7 @@ router = APIRouter(tags=["identity provider (OIDC)"])
 
 LOGIN_COOKIE = "sb_idp_federation"
 COOKIE_PATH = "/oidc.ashx/federation"
+PAGE_PREFIX = "../../"  # from /oidc.ashx/federation/<name>/ back to the login page's folder
 
 START: dict[int | str, dict[str, Any]] = {
     302: {"description": "To the provider's authorization endpoint (code flow, PKCE S256)"},
@@ -39,12 +39,6 @@ CALLBACK: dict[int | str, dict[str, Any]] = {
     400: {"content": {"text/html": {}}, "description": "Unknown, used or foreign state"},
     403: {"content": {"text/html": {}}, "description": "The login page, telling why not"},
 }
-
-
-def _answering(request: Request, query: str) -> Request:
-    """The request as if it were the authorization request the sign-in started from (its query,
-    the same cookies), so the login page and the code are those of that request."""
-    return Request({**request.scope, "query_string": query.encode()}, request.receive)
 
 
 def _redirect_uri(request: Request, runtime: RuntimeDep, name: str) -> str:
@@ -74,7 +68,7 @@ async def start(name: str, request: Request, runtime: RuntimeDep) -> Response:
         except federation.Refused as exc:
             return await login_page(
                 session, request, runtime, tenant, auth, message=exc.description,
-                status=exc.status,
+                status=exc.status, prefix=PAGE_PREFIX,
             )  # fmt: skip
     response = pages.redirect(url, status=302)
     response.set_cookie(
@@ -97,7 +91,6 @@ async def callback(name: str, request: Request, runtime: RuntimeDep) -> Response
         state=params.get("state"), code=params.get("code"), error=params.get("error"),
         iss=params.get("iss"), browser_token=request.cookies.get(LOGIN_COOKIE),
     )  # fmt: skip
-    settings = runtime.settings
     redirect_uri = _redirect_uri(request, runtime, name)
     async with runtime.db.transaction() as session:
         tenant = await tenants.resolve_host(session, request_host(request))
@@ -112,24 +105,7 @@ async def callback(name: str, request: Request, runtime: RuntimeDep) -> Response
             # A rendered page, not a raised error: the spent login row is committed.
             return await _refused(session, request, runtime, exc)
         # The rest answers the authorization request the sign-in started from.
-        request = _answering(request, query)
-        parsed = await parse_authorization(session, request, issuer_url(runtime, request))
-        if isinstance(parsed, Response):
-            return parsed
-        tenant, auth = parsed
-        now = runtime.clock.now()
-        previous = await signin.current_session(
-            session, tenant=tenant, token=request.cookies.get(pages.SESSION_COOKIE), now=now
-        )
-        browser, token = await signin.start_session(
-            session, tenant=tenant, user=user, now=now,
-            ttl_seconds=settings.idp_session_ttl, replacing=previous,
-        )  # fmt: skip
-        response = await code_response(session, runtime, request, tenant, auth, browser, status=302)
-    pages.set_cookie(
-        response, pages.SESSION_COOKIE, token, secure=secure_cookies(runtime),
-        max_age=settings.idp_session_ttl,
-    )  # fmt: skip
+        response = await signin_pages.signed_in(session, runtime, request, user, query)
     response.delete_cookie(LOGIN_COOKIE, path=COOKIE_PATH)
     return response
 
@@ -137,15 +113,7 @@ async def callback(name: str, request: Request, runtime: RuntimeDep) -> Response
 async def _refused(
     session: AsyncSession, request: Request, runtime: Runtime, refusal: federation.Refused
 ) -> Response:
-    """The login page again with the reason, when the original request is known; else a page."""
-    if refusal.authorize_query is None:
-        return pages.error_page(refusal.description, status=refusal.status)
-    request = _answering(request, refusal.authorize_query)
-    parsed = await parse_authorization(session, request, issuer_url(runtime, request))
-    if isinstance(parsed, Response):
-        return parsed
-    tenant, auth = parsed
-    return await login_page(
-        session, request, runtime, tenant, auth, message=refusal.description,
-        status=refusal.status,
+    return await signin_pages.refused_page(
+        session, request, runtime, description=refusal.description, status=refusal.status,
+        authorize_query=refusal.authorize_query, prefix=PAGE_PREFIX,
     )  # fmt: skip

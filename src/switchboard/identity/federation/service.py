@@ -23,6 +23,7 @@ from switchboard.identity.federation.models import (
 )
 from switchboard.identity.models import ROLES, User
 from switchboard.identity.passwords import Passwords
+from switchboard.identity.signin.service import Refused as Refused
 from switchboard.kit.clock import Clock
 from switchboard.kit.crypto import SecretBox, random_token, sha256_hex
 from switchboard.kit.errors import BadRequest, Conflict, NotFound
@@ -32,17 +33,6 @@ LOGIN_TTL = dt.timedelta(minutes=10)
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 CLAIM_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 DEFAULT_SCOPES = "openid email profile"
-
-
-class Refused(Exception):
-    """The sign-in cannot go on; the description is shown to the person signing in."""
-
-    def __init__(self, description: str, *, status: int = 403) -> None:
-        super().__init__(description)
-        self.description = description
-        self.status = status
-        # The authorization request the sign-in answers, once known: the login page shows again.
-        self.authorize_query: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,7 @@ from switchboard.identity.errors import OAuthError
 from switchboard.identity.federation import repository as federation
 from switchboard.identity.signin import pages
 from switchboard.identity.signin import service as signin
+from switchboard.identity.wallet import repository as wallet
 from switchboard.runtime import Runtime, RuntimeDep
 from switchboard.tenants import service as tenants
 from switchboard.tenants.models import Tenant
@@ -75,18 +76,25 @@ async def login_page(
     username: str = "",
     status: int = 200,
     headers: dict[str, str] | None = None,
+    prefix: str = "",
 ) -> Response:
+    """The login page; ``prefix`` leads from the answering URL's folder back to ``/oidc.ashx/``
+    (its links are relative)."""
     csrf, fresh = pages.csrf_token(request)
     providers = await federation.list_providers(session, tenant_id=tenant.id, enabled_only=True)
+    issuers = await wallet.list_issuers(session, tenant_id=tenant.id)
     response = pages.render(
         "login.html",
+        prefix=prefix,
+        static_prefix=prefix,
         providers=[(p.name, p.display_name) for p in providers],
+        wallet=bool(issuers),
         query=request.url.query,
         status=status,
         headers=headers,
         tenant=tenant.name,
         client_id=auth.client.client_id,
-        action=f"authorize?{request.url.query}",
+        action=f"{prefix}authorize?{request.url.query}",
         csrf=csrf,
         message=message,
         username=username,
@@ -131,6 +139,62 @@ async def parse_authorization(
     except signin.RedirectError as exc:
         return error_redirect(exc, issuer)
     return tenant, auth
+
+
+def answering(request: Request, query: str) -> Request:
+    """The request as if it were the authorization request a sign-in started from (its query,
+    the same cookies), so the login page and the code are those of that request."""
+    return Request({**request.scope, "query_string": query.encode()}, request.receive)
+
+
+async def refused_page(
+    session: AsyncSession,
+    request: Request,
+    runtime: Runtime,
+    *,
+    description: str,
+    status: int,
+    authorize_query: str | None,
+    prefix: str = "",
+) -> Response:
+    """Why a sign-in by other means failed: the login page again with the reason when the
+    original authorization request is known, else an error page."""
+    if authorize_query is None:
+        return pages.error_page(description, status=status)
+    request = answering(request, authorize_query)
+    parsed = await parse_authorization(session, request, issuer_url(runtime, request))
+    if isinstance(parsed, Response):
+        return parsed
+    tenant, auth = parsed
+    return await login_page(
+        session, request, runtime, tenant, auth, message=description, status=status,
+        prefix=prefix,
+    )  # fmt: skip
+
+
+async def signed_in(
+    session: AsyncSession, runtime: Runtime, request: Request, user: Any, authorize_query: str
+) -> Response:
+    """A sign-in by other means succeeded: the IdP session starts (its cookie set) and the
+    authorization request it started from is answered with a code."""
+    request = answering(request, authorize_query)
+    parsed = await parse_authorization(session, request, issuer_url(runtime, request))
+    if isinstance(parsed, Response):
+        return parsed
+    tenant, auth = parsed
+    now = runtime.clock.now()
+    ttl = runtime.settings.idp_session_ttl
+    previous = await signin.current_session(
+        session, tenant=tenant, token=request.cookies.get(pages.SESSION_COOKIE), now=now
+    )
+    browser, token = await signin.start_session(
+        session, tenant=tenant, user=user, now=now, ttl_seconds=ttl, replacing=previous
+    )
+    response = await code_response(session, runtime, request, tenant, auth, browser, status=302)
+    pages.set_cookie(
+        response, pages.SESSION_COOKIE, token, secure=secure_cookies(runtime), max_age=ttl
+    )
+    return response
 
 
 @router.get(

@@ -48,6 +48,18 @@ class RedirectError(OAuthError):
         self.state = state
 
 
+class Refused(Exception):
+    """A sign-in by other means (federation, wallet) cannot go on; the description is shown to
+    the person signing in."""
+
+    def __init__(self, description: str, *, status: int = 403) -> None:
+        super().__init__(description)
+        self.description = description
+        self.status = status
+        # The authorization request the sign-in answers, once known: the login page shows again.
+        self.authorize_query: str | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class AuthorizationRequest:
     client: OidcClient

@@ -1,0 +1,296 @@
+"""The rules of the wallet sign-in: the tenant's trusted PID issuers, the OpenID4VP request a
+wallet answers (signed request object, DCQL query), the wallet's answer turned into a local user,
+and the waiting browser's sign-in once it is there."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import secrets
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+from joserfc import jwt
+from joserfc.errors import JoseError
+from joserfc.jwk import JWKRegistry
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from switchboard.identity.keys import Keyring
+from switchboard.identity.models import User
+from switchboard.identity.signin.service import Refused as Refused
+from switchboard.identity.wallet import repository
+from switchboard.identity.wallet.models import PresentationRequest, TrustedIssuer
+from switchboard.identity.wallet.verify import PID_VCT, Invalid, verify
+from switchboard.kit.crypto import random_token, sha256_hex
+from switchboard.kit.errors import BadRequest, Conflict, NotFound
+from switchboard.tenants.models import Tenant
+
+REQUEST_TTL = dt.timedelta(minutes=5)
+NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
+CLAIM_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
+REQUEST_TYP = "oauth-authz-req+jwt"
+CREDENTIAL_ID = "pid"
+
+
+# Trusted issuers -------------------------------------------------------------------------
+
+
+def _public_jwk(text: str) -> tuple[dict[str, Any], str]:
+    """The public part of a JWK (EC, OKP or RSA) and its kid (given, else its thumbprint)."""
+    try:
+        data = json.loads(text)
+        if not isinstance(data, dict):
+            raise ValueError("not an object")
+        if data.get("kty") not in ("EC", "OKP", "RSA"):
+            raise ValueError("kty is not EC, OKP or RSA")
+        key = JWKRegistry.import_key(data)
+    except (ValueError, KeyError, JoseError) as exc:
+        raise BadRequest(f"not a public JWK (EC, OKP or RSA): {exc}") from None
+    public = key.as_dict(private=False)
+    kid = str(data.get("kid") or key.thumbprint())
+    return {**public, "kid": kid}, kid
+
+
+async def add_issuer(
+    session: AsyncSession,
+    *,
+    tenant: Tenant,
+    name: str,
+    jwk: str,
+    username_claim: str,
+    now: dt.datetime,
+) -> TrustedIssuer:
+    if not NAME_RE.match(name):
+        raise BadRequest("name must be 1-64 of a-z, 0-9 and '-', starting with a letter or digit")
+    if not CLAIM_RE.match(username_claim):
+        raise BadRequest(f"{username_claim!r} is not a claim name")
+    public, kid = _public_jwk(jwk)
+    existing = await repository.list_issuers(session, tenant_id=tenant.id)
+    if any(row.name == name for row in existing):
+        raise Conflict(f"issuer {name!r} already exists", code="duplicate_issuer")
+    if any(row.kid == kid for row in existing):
+        raise Conflict(f"a trusted key with kid {kid!r} already exists", code="duplicate_key")
+    row = TrustedIssuer(
+        tenant_id=tenant.id, name=name, kid=kid, jwk=public, username_claim=username_claim,
+        created_at=now,
+    )  # fmt: skip
+    session.add(row)
+    await session.flush()
+    return row
+
+
+async def remove_issuer(session: AsyncSession, *, tenant: Tenant, name: str) -> None:
+    row = await repository.find_issuer(session, tenant_id=tenant.id, name=name)
+    if row is None:
+        raise NotFound(f"no issuer {name!r}")
+    await session.delete(row)
+    await session.flush()
+
+
+# The presentation request ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Verifier:
+    """Where this tenant's verifier is: its client_id (pre-registered with wallets) and URLs."""
+
+    client_id: str
+    base_url: str  # .../oidc.ashx/wallet
+
+    def request_uri(self, state: str) -> str:
+        return f"{self.base_url}/request/{state}"
+
+    @property
+    def response_uri(self) -> str:
+        return f"{self.base_url}/response"
+
+    def wallet_link(self, state: str) -> str:
+        query = urlencode({"client_id": self.client_id, "request_uri": self.request_uri(state)})
+        return f"openid4vp://?{query}"
+
+
+async def begin(
+    session: AsyncSession, *, tenant: Tenant, authorize_query: str, now: dt.datetime
+) -> tuple[PresentationRequest, str]:
+    """A new presentation request and the token binding it to this browser (its cookie)."""
+    if not await repository.list_issuers(session, tenant_id=tenant.id):
+        raise Refused("signing in with a wallet is not offered here", status=404)
+    browser_token = random_token(nbytes=32)
+    row = PresentationRequest(
+        state=secrets.token_urlsafe(32), tenant_id=tenant.id,
+        browser_hash=sha256_hex(browser_token), nonce=secrets.token_urlsafe(32),
+        authorize_query=authorize_query, expires_at=now + REQUEST_TTL,
+    )  # fmt: skip
+    session.add(row)
+    await session.flush()
+    return row, browser_token
+
+
+async def _pending(
+    session: AsyncSession, *, tenant: Tenant, state: str, now: dt.datetime
+) -> PresentationRequest:
+    row = await repository.find_request(session, tenant_id=tenant.id, state=state)
+    if row is None or row.expires_at <= now:
+        raise Refused("this wallet request is unknown or expired", status=400)
+    return row
+
+
+async def pending_request(
+    session: AsyncSession, *, tenant: Tenant, state: str
+) -> PresentationRequest:
+    row = await repository.find_request(session, tenant_id=tenant.id, state=state)
+    if row is None:
+        raise Refused("this wallet request is unknown", status=400)
+    return row
+
+
+def dcql_query(issuers: list[TrustedIssuer]) -> dict[str, Any]:
+    """DCQL (OpenID4VP 1.0 section 6): one PID as SD-JWT VC with the claims the tenant maps."""
+    claims = sorted({issuer.username_claim for issuer in issuers})
+    return {
+        "credentials": [
+            {
+                "id": CREDENTIAL_ID,
+                "format": "dc+sd-jwt",
+                "meta": {"vct_values": [PID_VCT]},
+                "claims": [{"path": [claim]} for claim in claims],
+            }
+        ]
+    }
+
+
+async def request_object(
+    session: AsyncSession,
+    *,
+    tenant: Tenant,
+    state: str,
+    verifier: Verifier,
+    keyring: Keyring,
+    now: dt.datetime,
+) -> str:
+    """The signed authorization request (JAR, RFC 9101) a wallet fetches from request_uri."""
+    row = await _pending(session, tenant=tenant, state=state, now=now)
+    if row.response_hash is not None:
+        raise Refused("this wallet request is answered already", status=400)
+    issuers = await repository.list_issuers(session, tenant_id=tenant.id)
+    kid, key = await keyring.ensure_signer(session)
+    claims = {
+        "iss": verifier.client_id,
+        "aud": "https://self-issued.me/v2",
+        "client_id": verifier.client_id,
+        "response_type": "vp_token",
+        "response_mode": "direct_post",
+        "response_uri": verifier.response_uri,
+        "nonce": row.nonce,
+        "state": row.state,
+        "dcql_query": dcql_query(issuers),
+        "iat": int(now.timestamp()),
+        "exp": int(row.expires_at.timestamp()),
+    }
+    header = {"alg": "RS256", "kid": kid, "typ": REQUEST_TYP}
+    return jwt.encode(header, claims, key, algorithms=["RS256"])
+
+
+def _presentation(vp_token: str) -> str:
+    """The one PID presentation of a vp_token (a JSON object keyed by the DCQL credential id)."""
+    try:
+        token = json.loads(vp_token)
+    except ValueError:
+        raise Invalid("vp_token is not JSON") from None
+    value = token.get(CREDENTIAL_ID) if isinstance(token, dict) else None
+    if not isinstance(value, list) or len(value) != 1 or not isinstance(value[0], str):
+        raise Invalid(f"vp_token holds no single {CREDENTIAL_ID!r} presentation")
+    return value[0]
+
+
+async def accept_response(
+    session: AsyncSession,
+    *,
+    tenant: Tenant,
+    state: str | None,
+    vp_token: str | None,
+    error: str | None,
+    verifier: Verifier,
+    now: dt.datetime,
+) -> None:
+    """The wallet's direct_post answer: verified and recorded on its request (once only)."""
+    if not state:
+        raise Invalid("state is missing")
+    row = await repository.find_request(session, tenant_id=tenant.id, state=state)
+    if row is None or row.expires_at <= now:
+        raise Invalid("the request is unknown or expired")
+    if row.response_hash is not None:
+        raise Invalid("the request is answered already")
+    row.response_hash = sha256_hex(vp_token or error or "")
+    if error or not vp_token:
+        row.failure = "the wallet did not share your identity"
+        await session.flush()
+        return
+    try:
+        presented = verify(
+            _presentation(vp_token),
+            trusted=await repository.list_issuers(session, tenant_id=tenant.id),
+            audience=verifier.client_id, nonce=row.nonce, now=int(now.timestamp()),
+        )  # fmt: skip
+    except Invalid as exc:
+        row.failure = "the identity your wallet shared could not be verified"
+        await session.flush()
+        raise exc from None
+    row.user_id, row.failure = await _local_user(session, tenant=tenant, presented=presented)
+    await session.flush()
+
+
+async def _local_user(
+    session: AsyncSession, *, tenant: Tenant, presented: Any
+) -> tuple[int | None, str | None]:
+    """The user the mapped claim names (linked by username), or why there is none."""
+    claim = presented.issuer.username_claim
+    username = presented.claims.get(claim)
+    if not isinstance(username, str) or not username:
+        return None, f"your identity has no {claim!r} to name you by"
+    user = await repository.find_user_by_username(session, tenant_id=tenant.id, username=username)
+    if user is None:
+        return None, "no account here is linked to your identity; ask an administrator"
+    if user.disabled:
+        return None, "your account is disabled"
+    return user.id, None
+
+
+async def finish(
+    session: AsyncSession,
+    *,
+    tenant: Tenant,
+    state: str | None,
+    browser_token: str | None,
+    now: dt.datetime,
+) -> tuple[User, str] | None:
+    """For the waiting browser: the signed-in user and the authorization request's query once the
+    wallet answered, ``None`` while it has not."""
+    if not state:
+        raise Refused("this wallet request is unknown", status=400)
+    row = await repository.find_request(session, tenant_id=tenant.id, state=state)
+    if row is None or row.used_at is not None:
+        raise Refused("this wallet request is unknown or used; please start again", status=400)
+    if not browser_token or sha256_hex(browser_token) != row.browser_hash:
+        raise Refused("this sign-in was started in another browser; please start again", status=400)
+    refusal: Refused | None = None
+    if row.failure is not None:
+        refusal = Refused(row.failure)
+    elif row.user_id is None:
+        if row.expires_at > now:
+            return None
+        refusal = Refused("the wallet did not answer in time; please start again", status=400)
+    row.used_at = now
+    await session.flush()
+    user = None
+    if refusal is None and row.user_id is not None:
+        user = await repository.find_user(session, tenant_id=tenant.id, user_id=row.user_id)
+        if user is None or user.disabled:
+            refusal = Refused("your account is disabled")
+    if refusal is not None or user is None:
+        refusal = refusal or Refused("your account is disabled")
+        refusal.authorize_query = row.authorize_query
+        raise refusal
+    return user, row.authorize_query
