@@ -280,6 +280,12 @@ PUBLIC = {
     # (tests/identity/test_federation_isolation.py).
     ("GET", "/oidc.ashx/federation/{name}/start"),
     ("GET", "/oidc.ashx/federation/{name}/callback"),
+    # Wallet sign-in: a request is looked up in the Host's tenant only
+    # (tests/identity/test_wallet.py::test_another_tenants_host_neither_sees_nor_answers_a_request).
+    ("GET", "/oidc.ashx/wallet/start"),
+    ("GET", "/oidc.ashx/wallet/request/{state}"),
+    ("POST", "/oidc.ashx/wallet/response"),
+    ("GET", "/oidc.ashx/wallet/status"),
 }
 
 

@@ -347,3 +347,31 @@ async def test_old_requests_are_purged(
     fetched = await browser.get(urljoin(first.status_url, f"request/{first.request['state']}"))
     assert fetched.status_code == 400
     assert (await browser.get(second.status_url)).status_code == 400  # expired, not yet purged
+
+
+async def test_another_tenants_host_neither_sees_nor_answers_a_request(
+    app: Starlette, browser: AsyncClient, holder: SoftwareWallet, globex: TenantFixture
+) -> None:
+    """A request belongs to the Host's tenant: on globex's host acme's request is unknown, and
+    globex, which trusts no issuer, offers no wallet."""
+    started = await start(browser)
+    request = started.request
+    transport = ASGITransport(app=app)
+    async with AsyncClient(transport=transport, base_url=f"http://{globex.host}") as other:
+        fetched = await other.get(f"/oidc.ashx/wallet/request/{request['state']}")
+        assert fetched.status_code in (400, 404)
+        assert "oauth-authz-req+jwt" not in fetched.headers.get("content-type", "")
+        presentation = holder.present(
+            holder.issue(), nonce=request["nonce"], aud=request["client_id"],
+            holder_key=holder.holder_key,
+        )  # fmt: skip
+        form = {"vp_token": json.dumps({"pid": [presentation]}), "state": request["state"]}
+        posted = await other.post(urlsplit(request["response_uri"]).path, data=form)
+        assert posted.status_code in (400, 404), posted.text
+        status = urlsplit(started.status_url)
+        assert (await other.get(f"{status.path}?{status.query}")).status_code in (400, 404)
+        start_page = await other.get("/oidc.ashx/wallet/start")
+        assert start_page.status_code in (400, 404)
+    # acme's request is untouched: its wallet still signs in.
+    assert (await answer(browser, started, presentation)).status_code == 200
+    assert (await browser.get(started.status_url)).status_code == 302
