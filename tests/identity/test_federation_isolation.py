@@ -49,3 +49,16 @@ async def test_another_tenants_provider_is_not_offered(
             "/oidc.ashx/federation/partners/callback?state=x&code=y", headers=headers
         )
         assert callback.status_code == 400
+
+
+async def test_a_name_no_route_matches_is_the_documented_json_404(
+    app_client: AsyncClient, acme: TenantFixture
+) -> None:
+    """A provider name with a line break matches no route: the API's JSON 404, which the
+    document names beside the page a known route answers with."""
+    answer = await app_client.get("/oidc.ashx/federation/a%0Ab/start")
+    assert answer.status_code == 404
+    assert answer.headers["content-type"] == "application/json"
+    document = (await app_client.get("/openapi.json")).json()
+    for path in ("/oidc.ashx/federation/{name}/start", "/oidc.ashx/federation/{name}/callback"):
+        assert "application/json" in document["paths"][path]["get"]["responses"]["404"]["content"]

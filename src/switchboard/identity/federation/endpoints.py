@@ -31,13 +31,17 @@ PAGE_PREFIX = "../../"  # from /oidc.ashx/federation/<name>/ back to the login p
 START: dict[int | str, dict[str, Any]] = {
     302: {"description": "To the provider's authorization endpoint (code flow, PKCE S256)"},
     400: {"content": {"text/html": {}}, "description": "Unknown client or redirect URI"},
-    404: {"content": {"text/html": {}}, "description": "No such enabled provider"},
+    404: {
+        "content": {"text/html": {}, "application/json": {}},
+        "description": "No such enabled provider (a page), or no such path (the API's error body)",
+    },
     502: {"content": {"text/html": {}}, "description": "The provider cannot be reached"},
 }
 CALLBACK: dict[int | str, dict[str, Any]] = {
     302: {"description": "Signed in: back to the client's redirect URI with `code`"},
     400: {"content": {"text/html": {}}, "description": "Unknown, used or foreign state"},
     403: {"content": {"text/html": {}}, "description": "The login page, telling why not"},
+    404: {"content": {"application/json": {}}, "description": "No such path"},
 }
 
 

@@ -99,6 +99,7 @@ async def start(request: Request, runtime: RuntimeDep) -> Response:
             "description": "The signed authorization request (JAR)",
         },
         400: {"description": "Unknown, expired or answered request (OAuth error)"},
+        404: {"description": "No such path, or no tenant serves this host"},
     },
     response_class=Response,
     operation_id="getWalletRequestObject",
