@@ -123,8 +123,11 @@ async def test_a_calls_events_arrive_in_emission_order(
         by_call[post.call_id].append(post)
     assert set(by_call) == set(CALLS)
     for call_id, posts in by_call.items():
-        # every event, in order, each one's attempts finished before the next one's first
-        assert [p.event for p in posts if p.status == 200 or p.attempt == 4] == STEPS, call_id
+        # every event, in order, each one's attempts finished before the next one's first;
+        # delivery is at least once (a lease that lapses under load may send an answered
+        # event again), so a repeat right after the same event is allowed, never a reordering
+        ended = [p.event for p in posts if p.status == 200 or p.attempt == 4]
+        assert [e for e, _ in itertools.groupby(ended)] == STEPS, call_id
         for earlier, later in itertools.pairwise(STEPS):
             last_of_earlier = max(p.answered for p in posts if p.event == earlier)
             first_of_later = min(p.arrived for p in posts if p.event == later)
