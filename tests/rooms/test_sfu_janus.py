@@ -280,6 +280,8 @@ async def test_three_peers_move_to_janus_with_media_flowing(
             return all(
                 p.mode == "sfu" and not p.mesh and len(p.subscribers) == 2
                 and all(pc.connectionState == "connected" for pc in p.subscribers.values())
+                # the mesh edge's "closed" state arrives once its close has finished
+                and len(set(p.mesh_closed)) == 2
                 for p in peers
             )  # fmt: skip
 
@@ -377,6 +379,8 @@ async def test_the_room_page_moves_to_janus_with_two_aiortc_peers(
             await until(lambda: all(
                 p.mode == "sfu" and not p.mesh and len(p.subscribers) == 2
                 and all(pc.connectionState == "connected" for pc in p.subscribers.values())
+                # the mesh edge's "closed" state arrives once its close has finished
+                and len(set(p.mesh_closed)) == 2
                 for p in peers
             ), 30, lambda: describe(peers))  # fmt: skip
             # the page closed its mesh edges; it now holds its publisher and two subscriptions
