@@ -95,6 +95,26 @@ async def delivered(
     return bodies()
 
 
+async def call_through_sipp(
+    platform: Platform, bridge: BridgeProcess, tmp_path: Path, scenario: str, number: str,
+    **place: Any,
+) -> tuple[str, dict[str, Any]]:  # fmt: skip
+    """Route ``number`` to the bridge's carrier trunk, where a sipp callee runs ``scenario``;
+    place the call and wait until it ended and sipp's scenario passed (it saw its BYE)."""
+    port: int = bridge.carrier_port  # type: ignore[attr-defined]
+    callee = await Sipp(scenario, port).start(tmp_path, extra=["-mi", "127.0.0.1"])
+    try:
+        async with asyncio.timeout(45):
+            await platform.route(number, ["carrier"])
+            call_id = await platform.place(number, **place)
+            record = await platform.ended(call_id, within=30)
+            exit_code = await callee.exit_code(within=10)
+            assert exit_code == 0, callee.log.read_text()  # type: ignore[union-attr]
+    finally:
+        await callee.stop()
+    return call_id, record
+
+
 async def test_a_gemini_call_end_to_end(
     platform: Platform, gemini_bridge: BridgeProcess, live: LiveEndpoint, receiver: Receiver,
     tmp_path: Path,
@@ -113,16 +133,9 @@ async def test_a_gemini_call_end_to_end(
         AwaitToolResponse(),
     ]]  # fmt: skip
     await subscribe(platform.runtime, platform.fixture, receiver.url("/hooks"), CALL_EVENTS)
-    port: int = gemini_bridge.carrier_port  # type: ignore[attr-defined]
-    callee = await Sipp("uas_talk.xml", port).start(tmp_path, extra=["-mi", "127.0.0.1"])
-    try:
-        async with asyncio.timeout(45):
-            await platform.route("+14155550160", ["carrier"])
-            call_id = await platform.place("+14155550160", model=MODEL, voice="Puck")
-            record = await platform.ended(call_id, within=30)
-            assert await callee.exit_code(within=10) == 0  # sipp saw its BYE
-    finally:
-        await callee.stop()
+    call_id, record = await call_through_sipp(
+        platform, gemini_bridge, tmp_path, "uas_talk.xml", "+14155550160", model=MODEL, voice="Puck"
+    )
 
     assert (record["status"], record["endedReason"], record["errorDetail"]) == (
         "ended-success", "finished", "",
@@ -172,18 +185,11 @@ async def test_a_transfer_the_far_end_accepts_hands_the_call_on(
         AwaitToolResponse(),
     ]]  # fmt: skip
     await subscribe(platform.runtime, platform.fixture, receiver.url("/hooks"), CALL_EVENTS)
-    port: int = gemini_bridge.carrier_port  # type: ignore[attr-defined]
     # sipp answers the REFER with 202 and a NOTIFY whose sipfrag is "SIP/2.0 200 OK"; its
     # scenario fails unless Refer-To is <sip:+4930123456@127.0.0.1:port> (the trunk)
-    callee = await Sipp("uas_refer_accept.xml", port).start(tmp_path, extra=["-mi", "127.0.0.1"])
-    try:
-        async with asyncio.timeout(45):
-            await platform.route("+14155550161", ["carrier"])
-            call_id = await platform.place("+14155550161", model=MODEL)
-            record = await platform.ended(call_id, within=30)
-            assert await callee.exit_code(within=10) == 0, callee.log.read_text()  # type: ignore[union-attr]
-    finally:
-        await callee.stop()
+    call_id, record = await call_through_sipp(
+        platform, gemini_bridge, tmp_path, "uas_refer_accept.xml", "+14155550161", model=MODEL
+    )
 
     assert (record["status"], record["endedReason"], record["errorDetail"]) == (
         "ended-success", "transferred-to-vnum", "",
@@ -213,16 +219,9 @@ async def test_a_refused_transfer_keeps_the_caller_on_the_line(
         Send(tool_call("end_call", outcome="finished")),
     ]]  # fmt: skip
     await subscribe(platform.runtime, platform.fixture, receiver.url("/hooks"), CALL_EVENTS)
-    port: int = gemini_bridge.carrier_port  # type: ignore[attr-defined]
-    callee = await Sipp("uas_refer_refuse.xml", port).start(tmp_path, extra=["-mi", "127.0.0.1"])
-    try:
-        async with asyncio.timeout(45):
-            await platform.route("+14155550162", ["carrier"])
-            call_id = await platform.place("+14155550162", model=MODEL)
-            record = await platform.ended(call_id, within=30)
-            assert await callee.exit_code(within=10) == 0, callee.log.read_text()  # type: ignore[union-attr]
-    finally:
-        await callee.stop()
+    _, record = await call_through_sipp(
+        platform, gemini_bridge, tmp_path, "uas_refer_refuse.xml", "+14155550162", model=MODEL
+    )
 
     assert (record["status"], record["endedReason"], record["errorDetail"]) == (
         "ended-success", "finished", "",
@@ -250,16 +249,15 @@ async def test_a_voicemail_gets_the_tenants_message_and_a_prompt_slug_its_text(
         Send(tool_call("end_call", outcome="voicemail")),
         AwaitToolResponse(),
     ]]  # fmt: skip
-    port: int = gemini_bridge.carrier_port  # type: ignore[attr-defined]
-    callee = await Sipp("uas_talk.xml", port).start(tmp_path, extra=["-mi", "127.0.0.1"])
-    try:
-        async with asyncio.timeout(45):
-            await platform.route("+14155550163", ["carrier"])
-            call_id = await platform.place("+14155550163", model=MODEL, systemPrompt="front-desk")
-            record = await platform.ended(call_id, within=30)
-            assert await callee.exit_code(within=10) == 0
-    finally:
-        await callee.stop()
+    call_id, record = await call_through_sipp(
+        platform,
+        gemini_bridge,
+        tmp_path,
+        "uas_talk.xml",
+        "+14155550163",
+        model=MODEL,
+        systemPrompt="front-desk",
+    )
 
     instruction = live.connections[0].setup["systemInstruction"]["parts"][0]["text"]
     assert instruction.startswith(FRONT_DESK)  # the slug's text, not the slug
@@ -295,16 +293,9 @@ async def test_barge_in_and_go_away_keep_the_call_and_not_now_ends_it(
             AwaitToolResponse(),
         ],
     ]  # fmt: skip
-    port: int = gemini_bridge.carrier_port  # type: ignore[attr-defined]
-    callee = await Sipp("uas_talk.xml", port).start(tmp_path, extra=["-mi", "127.0.0.1"])
-    try:
-        async with asyncio.timeout(45):
-            await platform.route("+14155550164", ["carrier"])
-            call_id = await platform.place("+14155550164", model=MODEL)
-            record = await platform.ended(call_id, within=30)
-            assert await callee.exit_code(within=10) == 0
-    finally:
-        await callee.stop()
+    call_id, record = await call_through_sipp(
+        platform, gemini_bridge, tmp_path, "uas_talk.xml", "+14155550164", model=MODEL
+    )
 
     assert (record["endedReason"], record["errorDetail"]) == ("not-now", "")
     assert len(live.connections) == 2  # one SIP call, two Live sessions
@@ -325,16 +316,9 @@ async def test_a_bad_key_is_a_technical_failure_that_names_the_cause_not_the_key
 ) -> None:
     wrong = "AIzaWRONG-key-that-must-not-leak"
     live.scripts = [[]]
-    port: int = gemini_bridge.carrier_port  # type: ignore[attr-defined]
-    callee = await Sipp("uas_talk.xml", port).start(tmp_path, extra=["-mi", "127.0.0.1"])
-    try:
-        async with asyncio.timeout(45):
-            await platform.route("+14155550165", ["carrier"])
-            call_id = await platform.place("+14155550165", model=MODEL, apiKey=wrong)
-            record = await platform.ended(call_id, within=30)
-            assert await callee.exit_code(within=10) == 0  # answered, then hung up with a BYE
-    finally:
-        await callee.stop()
+    _, record = await call_through_sipp(
+        platform, gemini_bridge, tmp_path, "uas_talk.xml", "+14155550165", model=MODEL, apiKey=wrong
+    )
 
     assert record["endedReason"] != "finished"
     assert BAD_KEY_REASON in record["errorDetail"]
