@@ -53,19 +53,19 @@ async def test_the_third_human_promotes_when_the_threshold_is_two(
         "room": "x", "mode": "sfu", "reason": "auto-promote-join-human-count-3",
         "trigger": "auto-join", "humanCount": 3,
     }]  # fmt: skip
-    # A fifth peer finds the room in SFU mode; the simulated bridge carries no media, so its
-    # publisher offer fails, and the outcome is recorded.
+    # A fifth peer finds the room in SFU mode; its publisher offer is not SDP, the simulated
+    # bridge's SFU refuses it, and the outcome is recorded.
     await ai.ws.close()  # makes room (the test's limit is 4 peers)
     await first.expect("peer-left")
     late = Client(await server.peer(acme.host, "x"))
     await late.send(type="join", name="D")
     assert (await late.expect("welcome"))["mode"] == "sfu"
     await late.send(type="sfu-offer", sdp="v=0 publisher")
-    assert (await late.expect("error"))["code"] == "sfu_unavailable"
+    assert (await late.expect("error"))["code"] == "bad_sdp"
     offer = named(await hooks(8), "sfu.offer.received")
     assert offer == [{
         "room": "x", "peerId": offer[0]["peerId"], "role": "human", "offerLen": 13,
-        "outcome": "failed", "code": "sfu_unavailable", "phase": "publish", "httpStatus": 501,
+        "outcome": "failed", "code": "bad_sdp", "phase": "publish", "httpStatus": 400,
     }]  # fmt: skip
 
 

@@ -22,8 +22,9 @@ from tests.console.conftest import ARGS, CHROMIUM, needs_chromium
 from tests.mediabridge.components import BridgeProcess
 from tests.mediabridge.rooms.test_ai_peer import SpeechTrack
 from tests.rooms.conftest import Client, Server
+from tests.rooms.peers import RoomPeer, describe, inbound_packets, until
 from tests.rooms.test_browser import INBOUND_BYTES, MEDIA_ARGS, TRACK_PCS
-from tests.rooms.test_sfu_janus import RoomPeer, bridge, describe, inbound_packets, until
+from tests.rooms.test_sfu_janus import bridge
 from tests.webhooks.conftest import Receiver, subscribe
 
 __all__ = ["bridge"]

@@ -46,7 +46,7 @@ def serve_bridge(host: str, port: int) -> None:
         raise click.UsageError("set SWITCHBOARD_BRIDGE_SECRET, shared with the platform")
     simulator = SimulatedBridge(
         secret=settings.bridge_secret, speed=settings.sim_speed, clock=SystemClock(),
-        callback_client=httpx.AsyncClient(timeout=TIMEOUT),
+        callback_client=httpx.AsyncClient(timeout=TIMEOUT), platform_url=settings.public_base_url,
     )  # fmt: skip
     uvicorn.run(simulator.app, host=host, port=port, log_config=None, access_log=False)
 

@@ -32,11 +32,13 @@ from switchboard.bridge.protocol import (
     DialReply,
     DialRequest,
     EndedFields,
+    RoomCallback,
     StatusReply,
     Turn,
 )
 from switchboard.bridge.scenarios import Script, Step, inbound_script, outbound_script
 from switchboard.bridge.simulated_rooms import SimulatedRooms
+from switchboard.bridge.simulated_sfu import SimulatedSfu
 from switchboard.kit.clock import Clock, iso_utc
 
 if TYPE_CHECKING:
@@ -83,9 +85,12 @@ class SimulatedBridge:
         speed: float,
         clock: Clock,
         callback_client: httpx.AsyncClient | None = None,
+        platform_url: str = "",
     ) -> None:
         """``callback_client``: how callbacks reach the platform; by default plain HTTP to each
-        dial's ``callbackUrl``, created on first use."""
+        dial's ``callbackUrl``, created on first use. ``platform_url``: where the SFU's room
+        events go (``<platform_url>/bridge.ashx/v1/room-events``; empty: the callback client's
+        base URL)."""
         self.secret = secret
         self.speed = speed
         self.clock = clock
@@ -94,7 +99,9 @@ class SimulatedBridge:
         self._calls: dict[tuple[str, int], SimCall] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self.dials = 0
-        self.rooms = SimulatedRooms(secret)
+        self.room_events_url = platform_url.rstrip("/") + protocol.ROOM_EVENTS_PATH
+        self.sfu = SimulatedSfu(report=self._post_room_event, new_id=lambda: secrets.token_hex(8))
+        self.rooms = SimulatedRooms(secret, self.sfu)
         self.app = Starlette(
             routes=[
                 Route("/v1/health", self._health, methods=["GET"]),
@@ -192,7 +199,24 @@ class SimulatedBridge:
         while self._tasks:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
+    async def _post_room_event(self, event: RoomCallback) -> None:
+        body = orjson.dumps(event.model_dump(mode="json"))
+        headers = {
+            protocol.SIGNATURE_HEADER: protocol.sign(self.secret, body),
+            "Content-Type": "application/json",
+        }
+        if self._http is None:
+            self._http = httpx.AsyncClient(timeout=httpx.Timeout(10.0, connect=3.0))
+        try:
+            response = await self._http.post(self.room_events_url, content=body, headers=headers)
+        except httpx.HTTPError as exc:
+            log.warning("room event %s not reported: %s", event.type, exc)
+            return
+        if response.status_code >= 300:
+            log.warning("room event %s refused: %s", event.type, response.status_code)
+
     async def aclose(self) -> None:
+        await self.sfu.aclose()
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*list(self._tasks), return_exceptions=True)
