@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
 import logging
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
@@ -25,6 +26,29 @@ log = logging.getLogger("switchboard")
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 Worker = Callable[["Runtime", asyncio.Event], Coroutine[Any, Any, None]]
+Purge = Callable[[AsyncSession, dt.datetime], Awaitable[int]]
+
+PURGE_EVERY_SECONDS = 3600.0
+
+
+def purging_worker(purge: Purge, *, what: str, logger: str) -> Worker:
+    """A worker that runs ``purge`` (one transaction, the runtime's clock) once an hour until
+    stopped, logging how many ``what`` it deleted; a failure is logged and retried next hour."""
+    log = logging.getLogger(logger)
+
+    async def worker(runtime: Runtime, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            try:
+                async with runtime.db.transaction() as session:
+                    count = await purge(session, runtime.clock.now())
+                if count:
+                    log.info("purged %d %s", count, what)
+            except Exception:
+                log.exception("purge of %s failed", what)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=PURGE_EVERY_SECONDS)
+
+    return worker
 
 
 class Runtime:

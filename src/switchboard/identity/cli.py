@@ -6,11 +6,19 @@ import click
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.identity import clients, service
-from switchboard.identity.models import ROLES, OidcClient
-from switchboard.kit.cli import json_flag, print_json, read_secret_stdin, run_in_transaction
+from switchboard.identity.models import ROLES, ApiKey, OidcClient
+from switchboard.kit.cli import (
+    json_flag,
+    print_json,
+    read_secret_stdin,
+    run_in_transaction,
+    tenant_item_command,
+    tenant_list_command,
+)
 from switchboard.kit.clock import iso_utc
 from switchboard.runtime import Runtime
 from switchboard.tenants import service as tenants
+from switchboard.tenants.models import Tenant
 
 
 @click.group("user")
@@ -99,30 +107,19 @@ def user_set_password(username: str, tenant: str, password_stdin: bool) -> None:
     run_in_transaction(work)
 
 
-def _switch(name: str, disabled: bool) -> None:
-    @user_cli.command(name)
-    @click.argument("username")
-    @click.option("--tenant", required=True)
-    def command(username: str, tenant: str) -> None:
-        async def work(runtime: Runtime, session: AsyncSession) -> None:
-            row = await tenants.require_by_name(session, tenant)
-            await service.set_disabled(
-                session, tenant_id=row.id, username=username, disabled=disabled,
-                clock=runtime.clock,
-            )  # fmt: skip
-            click.echo(f"{name}d\t{username}")
+def _switch(name: str, disabled: bool, help: str) -> None:
+    async def act(runtime: Runtime, session: AsyncSession, tenant: Tenant, item: str) -> None:
+        await service.set_disabled(
+            session, tenant_id=tenant.id, username=item, disabled=disabled, clock=runtime.clock
+        )
 
-        run_in_transaction(work)
-
-    command.__doc__ = (
-        "Disable USERNAME: its tokens and API keys stop working on their next use."
-        if disabled
-        else "Enable USERNAME again."
-    )
+    tenant_item_command(user_cli, name, argument="USERNAME", help=help, act=act, done=f"{name}d")
 
 
-_switch("disable", True)
-_switch("enable", False)
+_switch(
+    "disable", True, "Disable USERNAME: its tokens and API keys stop working on their next use."
+)
+_switch("enable", False, "Enable USERNAME again.")
 
 
 @user_cli.command("set-role")
@@ -140,18 +137,14 @@ def user_set_role(username: str, tenant: str, role: str) -> None:
     run_in_transaction(work)
 
 
-@user_cli.command("delete")
-@click.argument("username")
-@click.option("--tenant", required=True)
-def user_delete(username: str, tenant: str) -> None:
-    """Delete USERNAME with its API keys; its tokens stop working on their next use."""
+async def _delete_user(runtime: Runtime, session: AsyncSession, tenant: Tenant, item: str) -> None:
+    await service.delete_user(session, tenant_id=tenant.id, username=item)
 
-    async def work(runtime: Runtime, session: AsyncSession) -> None:
-        row = await tenants.require_by_name(session, tenant)
-        await service.delete_user(session, tenant_id=row.id, username=username)
-        click.echo(f"deleted\t{username}")
 
-    run_in_transaction(work)
+tenant_item_command(
+    user_cli, "delete", argument="USERNAME", act=_delete_user, done="deleted",
+    help="Delete USERNAME with its API keys; its tokens stop working on their next use.",
+)  # fmt: skip
 
 
 @click.group("client")
@@ -267,40 +260,37 @@ def apikey_create(tenant: str, username: str, name: str) -> None:
     run_in_transaction(work)
 
 
-@apikey_cli.command("list")
-@click.option("--tenant", required=True)
-@json_flag
-def apikey_list(tenant: str, as_json: bool) -> None:
-    """One line per key: id, prefix, owner, created, revoked."""
-
-    async def work(runtime: Runtime, session: AsyncSession) -> None:
-        row = await tenants.require_by_name(session, tenant)
-        for key, owner in await service.list_api_keys(session, tenant_id=row.id):
-            if as_json:
-                print_json({
-                    "id": key.id, "prefix": key.prefix, "createdBy": owner,
-                    "createdAtUtc": iso_utc(key.created_at),
-                    "revokedAtUtc": iso_utc(key.revoked_at),
-                })  # fmt: skip
-                continue
-            revoked = iso_utc(key.revoked_at) or "-"
-            click.echo(f"{key.id}\t{key.prefix}\t{owner}\t{iso_utc(key.created_at)}\t{revoked}")
-
-    run_in_transaction(work)
+def _key_line(item: tuple[ApiKey, str]) -> str:
+    key, owner = item
+    revoked = iso_utc(key.revoked_at) or "-"
+    return f"{key.id}\t{key.prefix}\t{owner}\t{iso_utc(key.created_at)}\t{revoked}"
 
 
-@apikey_cli.command("revoke")
-@click.argument("key_id")
-@click.option("--tenant", required=True)
-def apikey_revoke(key_id: str, tenant: str) -> None:
-    """Revoke one key; the others keep working."""
+def _key_view(item: tuple[ApiKey, str]) -> dict[str, object]:
+    key, owner = item
+    return {
+        "id": key.id, "prefix": key.prefix, "createdBy": owner,
+        "createdAtUtc": iso_utc(key.created_at), "revokedAtUtc": iso_utc(key.revoked_at),
+    }  # fmt: skip
 
-    async def work(runtime: Runtime, session: AsyncSession) -> None:
-        row = await tenants.require_by_name(session, tenant)
-        await service.revoke_api_key(session, tenant_id=row.id, key_id=key_id, clock=runtime.clock)
-        click.echo(f"revoked\t{key_id}")
 
-    run_in_transaction(work)
+tenant_list_command(
+    apikey_cli,
+    help="One line per key: id, prefix, owner, created, revoked.",
+    rows=lambda session, tenant: service.list_api_keys(session, tenant_id=tenant.id),
+    line=_key_line,
+    view=_key_view,
+)
+
+
+async def _revoke_key(runtime: Runtime, session: AsyncSession, tenant: Tenant, item: str) -> None:
+    await service.revoke_api_key(session, tenant_id=tenant.id, key_id=item, clock=runtime.clock)
+
+
+tenant_item_command(
+    apikey_cli, "revoke", argument="KEY_ID", act=_revoke_key, done="revoked",
+    help="Revoke one key; the others keep working.",
+)  # fmt: skip
 
 
 @click.group("keys")

@@ -10,10 +10,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from switchboard.identity.federation import repository, service
 from switchboard.identity.federation.models import FIRST_LOGIN, ExternalProvider
 from switchboard.identity.models import ROLES
-from switchboard.kit.cli import json_flag, print_json, run_in_transaction
+from switchboard.kit.cli import run_in_transaction, tenant_item_command, tenant_list_command
 from switchboard.kit.clock import iso_utc
 from switchboard.runtime import Runtime
 from switchboard.tenants import service as tenants
+from switchboard.tenants.models import Tenant
 
 
 @click.group("federation")
@@ -84,59 +85,38 @@ def _view(row: ExternalProvider) -> dict[str, object]:
     }
 
 
-@federation_cli.command("list")
-@click.option("--tenant", required=True)
-@json_flag
-def federation_list(tenant: str, as_json: bool) -> None:
-    """The tenant's providers: name, enabled|disabled, issuer, client id, first-login policy."""
-
-    async def work(runtime: Runtime, session: AsyncSession) -> None:
-        row = await tenants.require_by_name(session, tenant)
-        for provider in await repository.list_providers(session, tenant_id=row.id):
-            if as_json:
-                print_json(_view(provider))
-                continue
-            state = "enabled" if provider.enabled else "disabled"
-            click.echo(
-                f"{provider.name}\t{state}\t{provider.issuer}\t{provider.client_id}\t"
-                f"{provider.first_login}"
-            )
-
-    run_in_transaction(work)
+def _line(row: ExternalProvider) -> str:
+    state = "enabled" if row.enabled else "disabled"
+    return f"{row.name}\t{state}\t{row.issuer}\t{row.client_id}\t{row.first_login}"
 
 
-def _switch(name: str, enabled: bool) -> None:
-    @federation_cli.command(name)
-    @click.argument("provider")
-    @click.option("--tenant", required=True)
-    def command(provider: str, tenant: str) -> None:
-        async def work(runtime: Runtime, session: AsyncSession) -> None:
-            row = await tenants.require_by_name(session, tenant)
-            await service.set_enabled(session, tenant=row, name=provider, enabled=enabled)
-            click.echo(f"{name}d\t{provider}")
+tenant_list_command(
+    federation_cli,
+    help="The tenant's providers: name, enabled|disabled, issuer, client id, first-login policy.",
+    rows=lambda session, tenant: repository.list_providers(session, tenant_id=tenant.id),
+    line=_line,
+    view=_view,
+)
 
-        run_in_transaction(work)
 
-    command.__doc__ = (
-        "Offer PROVIDER again on the login page."
-        if enabled
-        else "Stop offering PROVIDER; sign-ins under way through it are refused."
+def _switch(name: str, enabled: bool, help: str) -> None:
+    async def act(runtime: Runtime, session: AsyncSession, tenant: Tenant, item: str) -> None:
+        await service.set_enabled(session, tenant=tenant, name=item, enabled=enabled)
+
+    tenant_item_command(
+        federation_cli, name, argument="PROVIDER", help=help, act=act, done=f"{name}d"
     )
 
 
-_switch("enable", True)
-_switch("disable", False)
+_switch("enable", True, "Offer PROVIDER again on the login page.")
+_switch("disable", False, "Stop offering PROVIDER; sign-ins under way through it are refused.")
 
 
-@federation_cli.command("remove")
-@click.argument("provider")
-@click.option("--tenant", required=True)
-def federation_remove(provider: str, tenant: str) -> None:
-    """Delete PROVIDER and its account links (the linked users stay)."""
+async def _remove(runtime: Runtime, session: AsyncSession, tenant: Tenant, item: str) -> None:
+    await service.remove_provider(session, tenant=tenant, name=item)
 
-    async def work(runtime: Runtime, session: AsyncSession) -> None:
-        row = await tenants.require_by_name(session, tenant)
-        await service.remove_provider(session, tenant=row, name=provider)
-        click.echo(f"removed\t{provider}")
 
-    run_in_transaction(work)
+tenant_item_command(
+    federation_cli, "remove", argument="PROVIDER", act=_remove, done="removed",
+    help="Delete PROVIDER and its account links (the linked users stay).",
+)  # fmt: skip

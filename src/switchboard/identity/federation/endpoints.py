@@ -10,9 +10,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
 
 from switchboard.identity.deps import request_host
+from switchboard.identity.federation import repository
 from switchboard.identity.federation import service as federation
 from switchboard.identity.signin import endpoints as signin_pages
-from switchboard.identity.signin import pages
+from switchboard.identity.signin import options, pages
 from switchboard.identity.signin.endpoints import (
     issuer_url,
     login_page,
@@ -21,6 +22,7 @@ from switchboard.identity.signin.endpoints import (
 )
 from switchboard.runtime import Runtime, RuntimeDep
 from switchboard.tenants import service as tenants
+from switchboard.tenants.models import Tenant
 
 router = APIRouter(tags=["identity provider (OIDC)"])
 
@@ -43,6 +45,15 @@ CALLBACK: dict[int | str, dict[str, Any]] = {
     403: {"content": {"text/html": {}}, "description": "The login page, telling why not"},
     404: {"content": {"application/json": {}}, "description": "No such path"},
 }
+
+
+@options.register
+async def _login_options(session: AsyncSession, tenant: Tenant) -> list[options.LoginOption]:
+    rows = await repository.list_providers(session, tenant_id=tenant.id, enabled_only=True)
+    return [
+        options.LoginOption(f"Sign in with {row.display_name}", f"federation/{row.name}/start")
+        for row in rows
+    ]
 
 
 def _redirect_uri(request: Request, runtime: RuntimeDep, name: str) -> str:

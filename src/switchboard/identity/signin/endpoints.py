@@ -21,10 +21,8 @@ from switchboard.identity import service as identity
 from switchboard.identity.bearer import issuer_for
 from switchboard.identity.deps import request_host
 from switchboard.identity.errors import OAuthError
-from switchboard.identity.federation import repository as federation
-from switchboard.identity.signin import pages
+from switchboard.identity.signin import options, pages
 from switchboard.identity.signin import service as signin
-from switchboard.identity.wallet import repository as wallet
 from switchboard.runtime import Runtime, RuntimeDep
 from switchboard.tenants import service as tenants
 from switchboard.tenants.models import Tenant
@@ -81,14 +79,11 @@ async def login_page(
     """The login page; ``prefix`` leads from the answering URL's folder back to ``/oidc.ashx/``
     (its links are relative)."""
     csrf, fresh = pages.csrf_token(request)
-    providers = await federation.list_providers(session, tenant_id=tenant.id, enabled_only=True)
-    issuers = await wallet.list_issuers(session, tenant_id=tenant.id)
     response = pages.render(
         "login.html",
         prefix=prefix,
         static_prefix=prefix,
-        providers=[(p.name, p.display_name) for p in providers],
-        wallet=bool(issuers),
+        options=await options.for_tenant(session, tenant),
         query=request.url.query,
         status=status,
         headers=headers,

@@ -6,21 +6,15 @@ still recognised (and revokes what the code issued); later it is simply unknown.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import datetime as dt
-import logging
 
 from sqlalchemy import delete, or_
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.identity.models import AuthorizationCode, BrowserSession
-from switchboard.runtime import Runtime
-
-log = logging.getLogger("switchboard.identity")
+from switchboard.runtime import purging_worker
 
 KEEP_CODES = dt.timedelta(days=1)
-PURGE_EVERY_SECONDS = 3600.0
 
 
 async def purge(session: AsyncSession, *, now: dt.datetime) -> tuple[int, int]:
@@ -36,15 +30,10 @@ async def purge(session: AsyncSession, *, now: dt.datetime) -> tuple[int, int]:
     return getattr(codes, "rowcount", 0), getattr(sessions, "rowcount", 0)
 
 
-async def purger(runtime: Runtime, stop: asyncio.Event) -> None:
-    """Worker: purge once an hour until stopped."""
-    while not stop.is_set():
-        try:
-            async with runtime.db.transaction() as session:
-                codes, sessions = await purge(session, now=runtime.clock.now())
-            if codes or sessions:
-                log.info("purged %d authorization codes and %d IdP sessions", codes, sessions)
-        except Exception:
-            log.exception("sign-in purge failed")
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), timeout=PURGE_EVERY_SECONDS)
+async def _purge_count(session: AsyncSession, now: dt.datetime) -> int:
+    return sum(await purge(session, now=now))
+
+
+purger = purging_worker(
+    _purge_count, what="authorization codes and IdP sessions", logger="switchboard.identity"
+)

@@ -9,10 +9,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.identity.wallet import repository, service
 from switchboard.identity.wallet.models import TrustedIssuer
-from switchboard.kit.cli import json_flag, print_json, run_in_transaction
+from switchboard.kit.cli import run_in_transaction, tenant_item_command, tenant_list_command
 from switchboard.kit.clock import iso_utc
 from switchboard.runtime import Runtime
 from switchboard.tenants import service as tenants
+from switchboard.tenants.models import Tenant
 
 
 @click.group("wallet")
@@ -59,32 +60,20 @@ def _view(row: TrustedIssuer) -> dict[str, object]:
     }
 
 
-@issuer_cli.command("list")
-@click.option("--tenant", required=True)
-@json_flag
-def issuer_list(tenant: str, as_json: bool) -> None:
-    """The tenant's trusted issuers: name, kid, username claim."""
-
-    async def work(runtime: Runtime, session: AsyncSession) -> None:
-        row = await tenants.require_by_name(session, tenant)
-        for issuer in await repository.list_issuers(session, tenant_id=row.id):
-            if as_json:
-                print_json(_view(issuer))
-            else:
-                click.echo(f"{issuer.name}\t{issuer.kid}\t{issuer.username_claim}")
-
-    run_in_transaction(work)
+tenant_list_command(
+    issuer_cli,
+    help="The tenant's trusted issuers: name, kid, username claim.",
+    rows=lambda session, tenant: repository.list_issuers(session, tenant_id=tenant.id),
+    line=lambda row: f"{row.name}\t{row.kid}\t{row.username_claim}",
+    view=_view,
+)
 
 
-@issuer_cli.command("remove")
-@click.argument("name")
-@click.option("--tenant", required=True)
-def issuer_remove(name: str, tenant: str) -> None:
-    """Stop trusting issuer NAME (its PIDs no longer sign anyone in)."""
+async def _remove(runtime: Runtime, session: AsyncSession, tenant: Tenant, item: str) -> None:
+    await service.remove_issuer(session, tenant=tenant, name=item)
 
-    async def work(runtime: Runtime, session: AsyncSession) -> None:
-        row = await tenants.require_by_name(session, tenant)
-        await service.remove_issuer(session, tenant=row, name=name)
-        click.echo(f"removed\t{name}")
 
-    run_in_transaction(work)
+tenant_item_command(
+    issuer_cli, "remove", argument="NAME", act=_remove, done="removed",
+    help="Stop trusting issuer NAME (its PIDs no longer sign anyone in).",
+)  # fmt: skip

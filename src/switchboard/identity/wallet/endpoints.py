@@ -17,18 +17,20 @@ from starlette.responses import Response
 from switchboard.identity.deps import request_host
 from switchboard.identity.errors import OAuthError
 from switchboard.identity.signin import endpoints as signin_pages
-from switchboard.identity.signin import pages
+from switchboard.identity.signin import options, pages
 from switchboard.identity.signin.endpoints import (
     issuer_url,
     login_page,
     parse_authorization,
     secure_cookies,
 )
+from switchboard.identity.wallet import repository
 from switchboard.identity.wallet import service as wallet
 from switchboard.identity.wallet.models import PresentationRequest
 from switchboard.identity.wallet.verify import Invalid
 from switchboard.runtime import Runtime, RuntimeDep
 from switchboard.tenants import service as tenants
+from switchboard.tenants.models import Tenant
 
 router = APIRouter(tags=["identity provider (OIDC)"])
 
@@ -43,6 +45,13 @@ PAGE: dict[int | str, dict[str, Any]] = {
     403: {"content": {"text/html": {}}, "description": "The login page, telling why not"},
     404: {"content": {"text/html": {}}, "description": "No wallet sign-in for this tenant"},
 }
+
+
+@options.register
+async def _login_options(session: AsyncSession, tenant: Tenant) -> list[options.LoginOption]:
+    if not await repository.list_issuers(session, tenant_id=tenant.id):
+        return []
+    return [options.LoginOption("Sign in with the EU Digital Identity Wallet", "wallet/start")]
 
 
 def verifier(runtime: Runtime, request: Request) -> wallet.Verifier:
