@@ -25,7 +25,7 @@ from pathlib import Path
 
 import httpx
 
-from report import WrkResult, check, record, scratch_postgres, wrk
+from report import check, interleaved, print_compared, record, scratch_postgres
 from switchboard.identity import clients
 from switchboard.identity import service as identity
 from switchboard.kit.db import Base
@@ -123,7 +123,6 @@ def run(args: argparse.Namespace) -> None:
         data_dir=workdir, database_url=args.postgres, public_base_url=f"http://127.0.0.1:{port}"
     )
     workdir.mkdir(exist_ok=True)
-    rows: list[tuple[str, WrkResult]] = []
     api_key, _ = asyncio.run(prepare(settings))
     (workdir / "hello.py").write_text(HELLO_APP)
     app = serve(env, "switchboard.app:create_app", port, str(workdir))
@@ -145,15 +144,11 @@ def run(args: argparse.Namespace) -> None:
         check(httpx.get(catalogue).status_code == 200, "catalogue did not answer 200")
         load = {"duration": args.duration, "connections": args.connections}
         subjects = [
-            ("catalogue", "GET /api.ashx/v1", catalogue, {}),
-            ("list.oidc", "list, OIDC token", url, oidc),
-            ("list.key", "list, API key", url, key),
+            ("catalogue", catalogue, {}),
+            ("list.oidc", url, oidc),
+            ("list.key", url, key),
         ]
-        hello_url = f"http://127.0.0.1:{hello_port}/"
-        hellos = [wrk(hello_url, **load)]
-        for _, name, target, headers in subjects:
-            rows.append((name, wrk(target, headers=headers, **load)))
-            hellos.append(wrk(hello_url, **load))
+        compared = interleaved(f"http://127.0.0.1:{hello_port}/", subjects, **load)
     finally:
         app.terminate()
         hello.terminate()
@@ -162,16 +157,9 @@ def run(args: argparse.Namespace) -> None:
         shutil.rmtree(workdir, ignore_errors=True)
     backend = "PostgreSQL" if args.postgres else "SQLite"
     print(f"backend: {backend}; {args.connections} connections; {args.duration} s each")
-    print(f"{'endpoint':<20} {'req/s':>10} {'p99 ms':>10} {'/ hello':>8}")
-    for i, (name, result) in enumerate(rows):
-        base = (hellos[i].rps + hellos[i + 1].rps) / 2
-        print(f"{'bare ASGI hello':<20} {hellos[i].rps:>10.0f} {hellos[i].p99_ms:>10.2f}")
-        share = 100 * result.rps / base
-        print(f"{name:<20} {result.rps:>10.0f} {result.p99_ms:>10.2f} {share:>7.1f}%")
-    print(f"{'bare ASGI hello':<20} {hellos[-1].rps:>10.0f} {hellos[-1].p99_ms:>10.2f}")
-    for i, (key_part, *_rest) in enumerate(subjects):
-        base = (hellos[i].rps + hellos[i + 1].rps) / 2
-        record(f"api.{key_part}.{backend.lower()}", 100 * rows[i][1].rps / base)
+    print_compared(compared)
+    for row in compared:
+        record(f"api.{row.name}.{backend.lower()}", row.share)
 
 
 if __name__ == "__main__":

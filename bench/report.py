@@ -23,7 +23,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import orjson
 
@@ -45,44 +45,26 @@ class Goal:
         return f"{sign} {self.threshold:g}{self.unit}"
 
 
-GOALS: dict[str, Goal] = {}
-for _backend in ("sqlite", "postgresql"):
-    _name = "SQLite" if _backend == "sqlite" else "PostgreSQL"
-    GOALS |= {
-        f"api.list.oidc.{_backend}": Goal(
-            f"{_name}: 50-item list, OIDC token / bare ASGI hello", 25, "%", True
-        ),
-        f"api.list.key.{_backend}": Goal(
-            f"{_name}: 50-item list, API key / bare ASGI hello", 25, "%", True
-        ),
-        f"api.catalogue.{_backend}": Goal(
-            f"{_name}: GET /api.ashx/v1 / bare ASGI hello", 80, "%", True
-        ),
-        f"webhooks.ratio.{_backend}": Goal(
-            f"{_name}: webhook sender / bare aiohttp, same bodies", 0.8, "x", True
-        ),
-        f"webhooks.rate.{_backend}": Goal(
-            f"{_name}: webhook deliveries per sender core", 2000, "/s", True
-        ),
-        f"webhooks.first_attempt_p99.{_backend}": Goal(
-            f"{_name}: event -> first webhook attempt p99", 100, "ms", False
-        ),
-        f"calls.dispatch_p99.{_backend}": Goal(
-            f"{_name}: dispatch lateness p99, 2,000 due in 20 s on 100 k", 1000, "ms", False
-        ),
-        f"calls.dial_rate.{_backend}": Goal(
-            f"{_name}: dials per second with the simulator", 500, "/s", True
-        ),
-        f"calls.create_p99.{_backend}": Goal(
-            f"{_name}: POST /v1/calls p99 at 16 connections", 50, "ms", False
-        ),
-        f"transcripts.rare_p99.{_backend}": Goal(
-            f"{_name}: transcript q, rare term p99 at 1 M rows", 50, "ms", False
-        ),
-        f"transcripts.common_p99.{_backend}": Goal(
-            f"{_name}: transcript q, common term p99 at 1 M rows", 50, "ms", False
-        ),
-    }
+# (key suffix, label, threshold, unit, higher is better): one row per goal of issue 19's table,
+# each measured on both backends.
+_GOAL_ROWS: tuple[tuple[str, str, float, str, bool], ...] = (
+    ("api.list.oidc", "50-item list, OIDC token / bare ASGI hello", 25, "%", True),
+    ("api.list.key", "50-item list, API key / bare ASGI hello", 25, "%", True),
+    ("api.catalogue", "GET /api.ashx/v1 / bare ASGI hello", 80, "%", True),
+    ("webhooks.ratio", "webhook sender / bare aiohttp, same bodies", 0.8, "x", True),
+    ("webhooks.rate", "webhook deliveries per sender core", 2000, "/s", True),
+    ("webhooks.first_attempt_p99", "event -> first webhook attempt p99", 100, "ms", False),
+    ("calls.dispatch_p99", "dispatch lateness p99, 2,000 due in 20 s on 100 k", 1000, "ms", False),
+    ("calls.dial_rate", "dials per second with the simulator", 500, "/s", True),
+    ("calls.create_p99", "POST /v1/calls p99 at 16 connections", 50, "ms", False),
+    ("transcripts.rare_p99", "transcript q, rare term p99 at 1 M rows", 50, "ms", False),
+    ("transcripts.common_p99", "transcript q, common term p99 at 1 M rows", 50, "ms", False),
+)
+GOALS: dict[str, Goal] = {
+    f"{key}.{backend}": Goal(f"{name}: {label}", threshold, unit, higher)
+    for backend, name in (("sqlite", "SQLite"), ("postgresql", "PostgreSQL"))
+    for key, label, threshold, unit, higher in _GOAL_ROWS
+}
 
 
 def fail(message: str) -> NoReturn:
@@ -180,6 +162,47 @@ def wrk(
         p99_ms=figures["p99_us"] / 1000,
         max_ms=figures["max_us"] / 1000,
     )
+
+
+@dataclasses.dataclass(frozen=True)
+class Compared:
+    """One subject's wrk run and its share of the baseline runs just before and after it."""
+
+    name: str
+    result: WrkResult
+    before: WrkResult
+    after: WrkResult
+
+    @property
+    def share(self) -> float:
+        """Requests/s as a percentage of the mean of the two neighbouring baseline runs."""
+        return 100 * self.result.rps / ((self.before.rps + self.after.rps) / 2)
+
+
+def interleaved(
+    baseline: str, subjects: list[tuple[str, str, dict[str, str]]], **load: Any
+) -> list[Compared]:
+    """Run baseline, subject, baseline, subject, ..., baseline with wrk: each subject is compared
+    with the baseline runs on either side of it, so a change in the machine's load cancels.
+    ``subjects`` are (name, url, headers); ``load`` goes to every ``wrk`` call alike."""
+    runs = [wrk(baseline, **load)]
+    compared = []
+    for name, url, headers in subjects:
+        result = wrk(url, headers=headers, **load)
+        runs.append(wrk(baseline, **load))
+        compared.append(Compared(name, result, runs[-2], runs[-1]))
+    return compared
+
+
+def print_compared(compared: list[Compared], baseline: str = "bare ASGI hello") -> None:
+    print(f"{'endpoint':<20} {'req/s':>10} {'p99 ms':>10} {'/ base':>8}")
+    for row in compared:
+        print(f"{baseline:<20} {row.before.rps:>10.0f} {row.before.p99_ms:>10.2f}")
+        line = f"{row.name:<20} {row.result.rps:>10.0f} {row.result.p99_ms:>10.2f}"
+        print(f"{line} {row.share:>7.1f}%")
+    if compared:
+        last = compared[-1].after
+        print(f"{baseline:<20} {last.rps:>10.0f} {last.p99_ms:>10.2f}")
 
 
 @contextlib.contextmanager

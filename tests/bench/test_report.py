@@ -88,3 +88,19 @@ async def test_wrk_reads_its_figures_and_fails_on_any_failed_request() -> None:
     finally:
         await ok.cleanup()
         await bad.cleanup()
+
+
+def test_every_goal_is_measured_on_both_backends() -> None:
+    sqlite = {k.removesuffix(".sqlite") for k in report.GOALS if k.endswith(".sqlite")}
+    postgres = {k.removesuffix(".postgresql") for k in report.GOALS if k.endswith(".postgresql")}
+    assert sqlite == postgres
+    assert len(report.GOALS) == 2 * len(sqlite) == 22
+    assert report.GOALS["api.list.key.postgresql"].label.startswith("PostgreSQL: 50-item list")
+
+
+def test_compared_share_is_against_the_mean_of_its_neighbouring_baselines() -> None:
+    def run(rps: float) -> object:
+        return report.WrkResult(requests=1, rps=rps, p50_ms=1, p99_ms=1, max_ms=1)
+
+    row = report.Compared("list", run(300), run(1000), run(2000))
+    assert row.share == 20.0
