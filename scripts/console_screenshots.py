@@ -9,23 +9,16 @@ per page under docs/console/.
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
-import socket
-import tempfile
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
-import uvicorn
-from playwright.sync_api import sync_playwright
+from _screenshots import PASSWORD, chromium, served, sign_in
 
-from switchboard.app import create_app
 from switchboard.identity import clients
 from switchboard.identity import service as identity
-from switchboard.migrate import upgrade
 from switchboard.platform.numbers import service as numbers
 from switchboard.platform.routing import service as routing
 from switchboard.platform.transcripts.service import TranscriptInput, Turn, save_transcript
@@ -35,8 +28,6 @@ from switchboard.settings import Settings
 from switchboard.tenants import service as tenants
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "console"
-PASSWORD = "screenshots only"  # noqa: S105 (a scratch tenant that lives for one run)
-CHROMIUM = "/usr/bin/chromium"
 PAGES = [
     ("calls", "/admin/calls"),
     ("transcripts", "/admin/transcripts"),
@@ -49,13 +40,6 @@ PAGES = [
     ("users", "/admin/users"),
     ("settings", "/admin/settings"),
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
 
 
 async def seed(settings: Settings, host: str) -> str:
@@ -168,50 +152,24 @@ class Receiver(BaseHTTPRequestHandler):
 
 
 def main() -> None:
-    port = free_port()
-    host = f"127.0.0.1:{port}"
-    base = f"http://{host}"
-    with tempfile.TemporaryDirectory() as scratch:
-        settings = Settings(
-            data_dir=Path(scratch), public_base_url=base,
-            secret_key="screenshots-secret-key-with-32-characters",  # noqa: S106 (scratch)
-            sim_speed=20,
-            argon2_time_cost=1, argon2_memory_kib=64, argon2_parallelism=1,
-            webhook_allow_private=("127.0.0.0/8",),
-        )  # fmt: skip
-        upgrade(settings.resolved_database_url)
-        key = asyncio.run(seed(settings, host))
-        server = uvicorn.Server(
-            uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_config=None,
-                           access_log=False, timeout_graceful_shutdown=2)
-        )  # fmt: skip
-        thread = threading.Thread(target=server.run, daemon=True)
-        thread.start()
-        while not server.started:
-            time.sleep(0.05)
-        receiver = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
-        threading.Thread(target=receiver.serve_forever, daemon=True).start()
-        try:
+    receiver = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    threading.Thread(target=receiver.serve_forever, daemon=True).start()
+    try:
+        with served(seed, sim_speed=20, webhook_allow_private=("127.0.0.0/8",)) as (base, key):
             place_calls(base, key)
             shoot(base, f"http://127.0.0.1:{receiver.server_address[1]}/hooks")
-        finally:
-            receiver.shutdown()
-            server.should_exit = True
-            thread.join(timeout=15)
+    finally:
+        receiver.shutdown()
 
 
 def shoot(base: str, hook_url: str) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+    with chromium() as browser:
         page = browser.new_page(viewport={"width": 1280, "height": 860})
         page.goto(f"{base}/admin/")
         page.wait_for_selector('input[name="password"]')
         page.screenshot(path=str(OUT / "sign-in.png"))
-        page.fill('input[name="username"]', "admin")
-        page.fill('input[name="password"]', PASSWORD)
-        page.press('input[name="password"]', "Enter")
-        page.wait_for_url(f"{base}/admin/calls")
+        sign_in(page, base, "/admin", "/admin/calls")
         page.wait_for_timeout(1500)  # let the simulated calls move on
         page.goto(f"{base}/admin/webhooks")
         page.fill('#new-webhook [name="url"]', hook_url)
@@ -235,7 +193,6 @@ def shoot(base: str, hook_url: str) -> None:
         page.goto(f"{base}/admin/transcripts/oac-5d2e8a41c0b7")
         page.click("#new-share button")
         page.screenshot(path=str(OUT / "share-created.png"), full_page=True)
-        browser.close()
 
 
 if __name__ == "__main__":

@@ -13,13 +13,12 @@ from starlette.responses import HTMLResponse
 from switchboard.identity.bearer import Caller
 from switchboard.identity.models import User
 from switchboard.kit.clock import iso_utc
-from switchboard.kit.errors import ApiError
 from switchboard.runtime import RuntimeDep, Session
 from switchboard.tenants import service as tenants
 from switchboard.tenants.models import Tenant
 from switchboard.web.cookies import WebSession
 from switchboard.web.pages import NotSignedIn, form_int, form_text, require_csrf, static_urls
-from switchboard.web.signin import WebApp, cookie_jar, signed_in_user
+from switchboard.web.signin import RoleRefused, WebApp, cookie_jar, signed_in_user
 
 __all__ = ["cookie_jar", "form_int", "form_text"]
 
@@ -31,19 +30,12 @@ templates.env.globals["iso"] = iso_utc
 
 templates.env.globals["static"] = static_urls(STATIC, "/admin/static")
 CONSOLE = WebApp(
-    mount="/admin", client_id="console", landing="/admin/calls", roles=frozenset({"admin"})
+    mount="/admin",
+    client_id="console",
+    landing="/admin/calls",
+    roles=frozenset({"admin"}),
+    audience="the console is for admins only",
 )
-
-
-class RoleRefused(ApiError):
-    """Signed in, but not as an admin of the tenant."""
-
-    def __init__(self, username: str, role: str) -> None:
-        super().__init__(
-            f"{username} has role {role!r}; the console is for admins only",
-            code="insufficient_role",
-            status=403,
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,8 +68,8 @@ class Operator:
 
 async def get_operator(request: Request, runtime: RuntimeDep, session: Session) -> Operator:
     found, user = await signed_in_user(request, runtime, session)
-    if user.role != "admin":
-        raise RoleRefused(user.username, user.role)
+    if user.role not in CONSOLE.roles:
+        raise RoleRefused(CONSOLE, user.username, user.role)
     home = await session.get(Tenant, user.tenant_id)
     if home is None:
         raise NotSignedIn()

@@ -45,6 +45,17 @@ class WebApp:
     client_id: str
     landing: str
     roles: frozenset[str]
+    audience: str
+    """Who the app is for, in the words of its refusal: ``the console is for admins only``."""
+
+
+class RoleRefused(ApiError):
+    """Signed in, but with a role the web app does not admit."""
+
+    def __init__(self, web: WebApp, username: str, role: str) -> None:
+        super().__init__(
+            f"{username} has role {role!r}; {web.audience}", code="insufficient_role", status=403
+        )
 
 
 def cookie_jar(request: Request) -> CookieJar:
@@ -79,12 +90,10 @@ def base_url(runtime: RuntimeDep, request: Request) -> str:
 def signin_router(
     web: WebApp,
     *,
-    refuse: Callable[[str, str], ApiError],
     signed_in: Callable[..., Any],
     signed_out: Callable[[Request], Response],
 ) -> APIRouter:
-    """``refuse(username, role)``: the error for a role the app does not admit;
-    ``signed_in``: the app's CSRF-checked dependency (logout is a form post)."""
+    """``signed_in``: the app's CSRF-checked dependency (logout is a form post)."""
     router = APIRouter()
 
     @router.get("/login")
@@ -135,7 +144,7 @@ def signin_router(
         if user is None or host_tenant is None or user.tenant_id != host_tenant.id:
             raise ApiError("the ID token names no user of this tenant", code="sign_in_failed")
         if user.role not in web.roles:
-            raise refuse(user.username, user.role)
+            raise RoleRefused(web, user.username, user.role)
         response = RedirectResponse(web.landing, status_code=303)
         jar.clear(response, jar.login_cookie)
         jar.set_session(

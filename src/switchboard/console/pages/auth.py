@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Request
 from starlette.responses import RedirectResponse, Response
 
-from switchboard.console.deps import CONSOLE, FormOperator, RoleRefused, check_csrf, render
+from switchboard.console.deps import CONSOLE, FormOperator, check_csrf, render
 from switchboard.kit.errors import Forbidden
 from switchboard.runtime import Session
 from switchboard.tenants import service as tenants
@@ -18,7 +18,6 @@ router = APIRouter()
 router.include_router(
     signin_router(
         CONSOLE,
-        refuse=RoleRefused,
         signed_in=check_csrf,
         signed_out=lambda request: render(request, "signed_out.html", None),
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 from starlette.types import ASGIApp
 
-from switchboard.linen.web.deps import LINEN, STATIC, RoleRefused, check_csrf, render
+from switchboard.linen.web.deps import LINEN, STATIC, check_csrf, render
 from switchboard.linen.web.pages import ROUTERS
 from switchboard.runtime import Runtime
 from switchboard.web.cookies import CookieJar
@@ -29,7 +29,6 @@ def create_linen_web_app(runtime: Runtime, *, backchannel: ASGIApp | None = None
     app.include_router(
         signin_router(
             LINEN,
-            refuse=RoleRefused,
             signed_in=check_csrf,
             signed_out=lambda request: render(request, "signed_out.html", None),
         )

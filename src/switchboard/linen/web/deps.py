@@ -20,14 +20,14 @@ from switchboard.identity.bearer import Caller
 from switchboard.identity.deps import request_host
 from switchboard.identity.models import User
 from switchboard.kit.clock import iso_utc
-from switchboard.kit.errors import ApiError, Forbidden
+from switchboard.kit.errors import Forbidden
 from switchboard.linen.deps import REVEAL_ROLES, WRITE_ROLES
 from switchboard.runtime import RuntimeDep, Session
 from switchboard.tenants import service as tenants
 from switchboard.tenants.models import Tenant
 from switchboard.web.cookies import WebSession
 from switchboard.web.pages import NotSignedIn, require_csrf, static_urls
-from switchboard.web.signin import WebApp, signed_in_user
+from switchboard.web.signin import RoleRefused, WebApp, signed_in_user
 
 HERE = Path(__file__).parent
 STATIC = HERE / "static"
@@ -36,6 +36,7 @@ LINEN = WebApp(
     client_id="linen",
     landing="/app/today",
     roles=frozenset({"admin", "power-user", "user"}),
+    audience="the linen portal is for admin, power-user and user",
 )
 templates = Jinja2Templates(directory=HERE / "templates")
 templates.env.globals["iso"] = iso_utc
@@ -50,17 +51,6 @@ def money(amount: int | None, currency: str | None = "") -> str:
 
 
 templates.env.filters["money"] = money
-
-
-class RoleRefused(ApiError):
-    """Signed in with a role the portal does not know."""
-
-    def __init__(self, username: str, role: str) -> None:
-        super().__init__(
-            f"{username} has role {role!r}; the linen portal is for admin, power-user and user",
-            code="insufficient_role",
-            status=403,
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +90,7 @@ class Viewer:
 async def get_viewer(request: Request, runtime: RuntimeDep, session: Session) -> Viewer:
     found, user = await signed_in_user(request, runtime, session)
     if user.role not in LINEN.roles:
-        raise RoleRefused(user.username, user.role)
+        raise RoleRefused(LINEN, user.username, user.role)
     tenant = await tenants.resolve_host(session, request_host(request))
     if tenant is None or tenant.id != user.tenant_id:
         raise NotSignedIn()  # the tenant is the host's: a session of another one is no session
