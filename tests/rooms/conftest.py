@@ -87,8 +87,9 @@ class Client:
     async def send(self, **message: Any) -> None:
         await self.ws.send(orjson.dumps(message).decode())
 
-    async def expect(self, kind: str) -> dict[str, Any]:
-        async with asyncio.timeout(5):
+    async def expect(self, kind: str, within: float = 15.0) -> dict[str, Any]:
+        # generous: a join on PostgreSQL in a loaded two-worker suite once took over 5 s
+        async with asyncio.timeout(within):
             while True:
                 for i, message in enumerate(self.inbox):
                     if message["type"] == kind:
