@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
-import ipaddress
 import ssl
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -15,10 +13,8 @@ from typing import Any
 
 import pytest
 from aiosmtpd.smtp import SMTP, AuthResult, LoginPassword
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
+
+from tests.certs import write_self_signed
 
 USER = "mailer"
 PASSWORD = "smtp-password-7f3a"
@@ -58,34 +54,7 @@ class Mailbox:
 
 def self_signed(directory: Path) -> tuple[Path, Path]:
     """A certificate for 127.0.0.1 and its key; the certificate is its own CA file."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = dt.datetime.now(dt.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=5))
-        .not_valid_after(now + dt.timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-            critical=False,
-        )
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    cert_path, key_path = directory / "smtp-cert.pem", directory / "smtp-key.pem"
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    return cert_path, key_path
+    return write_self_signed(directory / "smtp-cert.pem", directory / "smtp-key.pem")
 
 
 @pytest.fixture

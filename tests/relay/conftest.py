@@ -21,10 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 from switchboard.kit.clock import ManualClock, SystemClock
 from switchboard.kit.db import Database
@@ -32,6 +28,7 @@ from switchboard.relay.credentials import turn_credentials
 from switchboard.relay.server import RelayServer
 from switchboard.relay.settings import RelaySettings
 from tests import ports
+from tests.certs import self_signed_pem
 
 CLIENT = Path(__file__).with_name("hostclient.py")
 SECRET = "relay-test-shared-secret"
@@ -132,25 +129,8 @@ class Certificates:
     def issue(self, common_name: str) -> None:
         """Write a fresh self-signed certificate (and its key) in place; the CA file trusts
         every certificate issued so far."""
-        key = ec.generate_private_key(ec.SECP256R1())
-        name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
-        now = dt.datetime.now(dt.UTC)
-        cert = (
-            x509.CertificateBuilder()
-            .subject_name(name).issuer_name(name).public_key(key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - dt.timedelta(days=1))
-            .not_valid_after(now + dt.timedelta(days=2))
-            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-            .sign(key, hashes.SHA256())
-        )  # fmt: skip
-        pem = cert.public_bytes(serialization.Encoding.PEM)
-        self.key_file.write_bytes(
-            key.private_bytes(
-                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                serialization.NoEncryption(),
-            )
-        )  # fmt: skip
+        pem, key = self_signed_pem(common_name, valid_for=dt.timedelta(days=2))
+        self.key_file.write_bytes(key)
         self.cert_file.write_bytes(pem)
         with self.ca_file.open("ab") as handle:
             handle.write(pem)

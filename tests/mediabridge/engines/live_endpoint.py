@@ -13,8 +13,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-import datetime as dt
-import ipaddress
 import json
 import ssl
 from collections.abc import AsyncIterator
@@ -22,12 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
+
+from tests.certs import write_self_signed
 
 LIVE_PATH = "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent"
 BAD_KEY_CODE = 1007
@@ -43,36 +39,12 @@ SERVED_MODELS = frozenset({"models/gemini-live-test"})
 
 def self_signed(directory: Path) -> tuple[Path, Path]:
     """A certificate for 127.0.0.1 and localhost, and its key, as PEM files."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "live-endpoint.test")])
-    now = dt.datetime.now(dt.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=5))
-        .not_valid_after(now + dt.timedelta(hours=2))
-        .add_extension(
-            x509.SubjectAlternativeName(
-                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
-            ),
-            critical=False,
-        )
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
+    return write_self_signed(
+        directory / "live.crt",
+        directory / "live.key",
+        "live-endpoint.test",
+        dns_names=["localhost"],
     )
-    cert_file, key_file = directory / "live.crt", directory / "live.key"
-    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_file.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    return cert_file, key_file
 
 
 # Script steps --------------------------------------------------------------------------------
