@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Mapping
 from functools import cached_property
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal, Self
 from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 DEV_SECRET = "dev-insecure-secret-change-me"  # noqa: S105 (the refused placeholder)
+# Cached properties derived from the fields: a copy with other fields computes them anew.
+_DERIVED = ("resolved_database_url", "primary_domain", "public_scheme")
 
 
 class Settings(BaseSettings):
@@ -109,6 +112,13 @@ class Settings(BaseSettings):
         if self.env == "production" and len(self.secret_key) < 32:
             raise ValueError("SWITCHBOARD_SECRET_KEY must be at least 32 characters")
         return self
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy whose derived values (the cached properties below) follow the update."""
+        copy = super().model_copy(update=update, deep=deep)
+        for name in _DERIVED:
+            copy.__dict__.pop(name, None)
+        return copy
 
     @cached_property
     def resolved_database_url(self) -> str:
