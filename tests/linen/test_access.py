@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import re
 import socket
+import sqlite3
 from pathlib import Path
 
+import pytest
 from httpx import ASGITransport, AsyncClient
 
 from switchboard.app import create_app
@@ -220,3 +222,23 @@ async def test_version_reports_an_unreachable_database(tmp_path: Path) -> None:
         response = await client.get("/api/version")
     assert response.status_code == 503
     assert response.json()["database"] == "unavailable"
+
+
+async def test_version_answers_while_another_writer_holds_sqlite(
+    app_client: AsyncClient, runtime: Runtime, acme: TenantFixture
+) -> None:
+    """The health check reads in a read-only transaction: a writer elsewhere (another process
+    holding SQLite's write lock) neither delays it nor makes it report the database down."""
+    url = runtime.settings.resolved_database_url
+    if not url.startswith("sqlite"):
+        pytest.skip("SQLite's write lock")
+    writer = sqlite3.connect(url.split("///", 1)[1], timeout=0)
+    try:
+        writer.execute("BEGIN IMMEDIATE")
+        version = await app_client.get("/api/version", headers={"Host": acme.host})
+        ready = await app_client.get("/readyz")
+    finally:
+        writer.rollback()
+        writer.close()
+    assert (version.status_code, version.json()["database"]) == (200, "ok")
+    assert ready.json()["database"] == "ok"

@@ -14,7 +14,7 @@ from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, MetaData, event
+from sqlalchemy import JSON, DateTime, MetaData, event, text
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.exc import OperationalError
@@ -187,6 +187,16 @@ class Database:
                 await session.rollback()
                 log.warning("SQLite stayed locked at BEGIN; retrying (%d)", attempt + 1)
                 await asyncio.sleep(0.005 * (attempt + 1))
+
+    async def answers(self) -> bool:
+        """Whether the database answers a query, in a read-only transaction (on SQLite it takes
+        no write lock, so a health check never waits behind or blocks a writer)."""
+        try:
+            async with self.transaction(read_only=True) as session:
+                await session.execute(text("SELECT 1"))
+        except Exception:  # any failure to answer is "no", never an error of the caller's
+            return False
+        return True
 
     async def dispose(self) -> None:
         await self.engine.dispose()

@@ -12,7 +12,6 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.routing import APIRouter
 from pydantic import BaseModel
-from sqlalchemy import text
 
 from switchboard import __version__
 from switchboard.kit.build import build_id
@@ -74,12 +73,7 @@ def create_linen_app(runtime: Runtime) -> FastAPI:
         tags=["service"],
     )
     async def version() -> JsonResponse:
-        database = "ok"
-        try:
-            async with runtime.db.engine.connect() as conn:
-                await conn.execute(text("SELECT 1"))
-        except Exception:  # any failure to answer is "unavailable", never a 500
-            database = "unavailable"
+        database = "ok" if await runtime.db.answers() else "unavailable"
         body = {"version": __version__, "build": build_id(), "database": database}
         return JsonResponse(body, status_code=200 if database == "ok" else 503)
 

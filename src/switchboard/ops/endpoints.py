@@ -32,10 +32,7 @@ def migration_heads() -> frozenset[str]:
 
 
 async def _database(runtime: Runtime) -> tuple[str, str]:
-    try:
-        async with runtime.db.transaction(read_only=True) as session:
-            await session.execute(text("SELECT 1"))
-    except Exception:  # any failure to answer is "unavailable", never a 500
+    if not await runtime.db.answers():
         return "unavailable", "unknown"
     try:
         async with runtime.db.transaction(read_only=True) as session:
