@@ -55,7 +55,7 @@ _GOAL_ROWS: tuple[tuple[str, str, float, str, bool], ...] = (
     ("webhooks.rate", "webhook deliveries per sender core", 2000, "/s", True),
     ("webhooks.first_attempt_p99", "event -> first webhook attempt p99", 100, "ms", False),
     ("calls.dispatch_p99", "dispatch lateness p99, 2,000 due in 20 s on 100 k", 1000, "ms", False),
-    ("calls.dial_rate", "dials per second with the simulator", 500, "/s", True),
+    ("calls.dial_rate", "dials per second, 2,000 due at once on 100 k", 500, "/s", True),
     ("calls.create_p99", "POST /v1/calls p99 at 16 connections", 50, "ms", False),
     ("transcripts.rare_p99", "transcript q, rare term p99 at 1 M rows", 50, "ms", False),
     ("transcripts.common_p99", "transcript q, common term p99 at 1 M rows", 50, "ms", False),

@@ -29,6 +29,10 @@ log = logging.getLogger("switchboard.bridge")
 
 SIMULATOR_BASE = "http://bridge-sim.internal"
 TIMEOUT = httpx.Timeout(10.0, connect=3.0)
+# A small pool of kept-alive connections: httpx's pool checks every connection of the pool for
+# each request it assigns, so a pool as large as the dispatcher's concurrent dials
+# (tasks.DIAL_CONCURRENCY) spends most of a burst in those checks (decision 0930).
+LIMITS = httpx.Limits(max_connections=8, max_keepalive_connections=8)
 
 
 class BridgeRejected(ApiError):
@@ -70,7 +74,9 @@ class BridgeClient:
         self.callback_url = callback_url
         self.simulator = simulator
         self._secret = secret
-        self._http = httpx.AsyncClient(base_url=self.base_url, transport=transport, timeout=TIMEOUT)
+        self._http = httpx.AsyncClient(
+            base_url=self.base_url, transport=transport, timeout=TIMEOUT, limits=LIMITS
+        )
 
     async def aclose(self) -> None:
         if self._keeper is not None:
