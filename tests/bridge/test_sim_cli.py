@@ -61,8 +61,20 @@ async def test_vnum_call_from_a_browser(
     assert ended["outcome"] == ("transferred-to-vnum" if middle else "finished")
     detail = await app_client.get(f"/api.ashx/v1/transcripts/{call_id}", headers=org.headers)
     assert detail.status_code == 200, detail.text
-    assert detail.json()["callerSource"] == "vnum"
-    assert "front desk" in detail.json()["turns"][0]["text"].lower()
+    transcript = detail.json()
+    assert transcript["callerSource"] == "vnum"
+    assert "front desk" in transcript["turns"][0]["text"].lower()
+    # Real figures: the AI peer answered, talked for the call's length, and spent tokens; every
+    # turn lies between the start and the end.
+    assert transcript["answered"] is True
+    assert transcript["durationSec"] == ended["durationSec"] > 0
+    assert transcript["tokensTotal"] == ended["tokens"] > 0
+    assert transcript["startedUtc"] <= transcript["answeredUtc"] <= transcript["endedUtc"]
+    stamps = [turn["ts"] for turn in transcript["turns"]]
+    assert transcript["startedUtc"] <= min(stamps) <= max(stamps) <= transcript["endedUtc"]
+    listed = await app_client.get("/api.ashx/v1/transcripts?source=vnum", headers=org.headers)
+    item = listed.json()["data"][0]
+    assert (item["durationSec"], item["tokensTotal"]) == (ended["durationSec"], ended["tokens"])
 
 
 async def test_sip_call_to_the_receptionist(

@@ -58,6 +58,9 @@ class SimCall:
     state: BridgeCallState = "ringing"
     turns: list[Turn] = field(default_factory=list)
     answered_at: float | None = None
+    # A browser's call to a virtual number has no SIP answer: it is connected once the AI peer
+    # is (``ai-started``), and its talk time runs from the start, as the bridge's AI peer counts.
+    connected: bool = False
     position: float = 0.0
     ended: EndedFields | None = None
     task: asyncio.Task[None] | None = None
@@ -297,8 +300,9 @@ class SimulatedBridge:
         ai = sum(1 for t in call.turns if t.speaker == "AI")
         prompt_tokens = max(1, len(call.dial.system_prompt) // 4)
         spoken = sum(len(t.text) // 4 + 1 for t in call.turns)
-        answered = call.answered_at is not None
-        talk = round(at - call.answered_at) if call.answered_at is not None else 0
+        since = call.answered_at if call.answered_at is not None else 0.0
+        answered = call.answered_at is not None or call.connected
+        talk = round(at - since) if answered else 0
         return EndedFields(
             outcome=outcome,
             answered=answered,
@@ -339,6 +343,8 @@ class SimulatedBridge:
                     final = step
                     break
                 extra: dict[str, object] = dict(inbound)
+                if step.kind == "ai-started" and call.answered_at is None:
+                    call.connected = True
                 if step.kind == "answered":
                     call.state = "answered"
                     call.answered_at = step.at

@@ -105,6 +105,8 @@ async def apply_inbound(session: AsyncSession, *, runtime: Runtime, event: Callb
             number = await find_number(session, tenant_id=row.tenant_id, number=row.number)
             save = number is None or number.save_transcripts
         if save and ended.turns:
+            # A browser's call (vnum) has no SIP answer: the AI peer answers it when it connects.
+            answered = row.answered_at if sip else row.ai_started_at
             started = row.answered_at or row.started_at
             file = await save_transcript(
                 session,
@@ -115,7 +117,7 @@ async def apply_inbound(session: AsyncSession, *, runtime: Runtime, event: Callb
                     phone=row.from_number, display_name=event.display_name, email="",
                     number=row.number, rule=event.rule or event.display_name or row.number,
                     voice=event.voice, language=event.language, model=event.model, trunk_id="",
-                    started=started, answered=row.answered_at,
+                    started=started, answered=answered,
                     ended=started + dt.timedelta(seconds=ended.talk_sec),
                     outcome=outcome, error_detail=error_detail,
                     tokens_prompt=ended.tokens_prompt, tokens_total=ended.tokens_total,
