@@ -16,6 +16,7 @@ from switchboard.platform.calls.endpoints import router as calls_router
 from switchboard.platform.catalogue.endpoints import router as catalogue_router
 from switchboard.platform.numbers.endpoints import router as numbers_router
 from switchboard.platform.rooms.endpoints import router as rooms_router
+from switchboard.platform.rooms.openapi import describe_sfu_mode
 from switchboard.platform.rooms.page import router as room_page_router
 from switchboard.platform.rooms.page import static_files as room_static
 from switchboard.platform.routing.endpoints import router as routing_router
@@ -69,6 +70,7 @@ def create_platform_app(runtime: Runtime, *, extra_openapi: FastAPI | None = Non
                     schema["paths"][f"/oidc.ashx{path}"] = item
                 components = schema.setdefault("components", {}).setdefault("schemas", {})
                 components.update(extra.get("components", {}).get("schemas", {}))
+            describe_sfu_mode(schema)
             app.openapi_schema = schema
         return app.openapi_schema
 
