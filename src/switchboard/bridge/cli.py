@@ -14,6 +14,7 @@ from switchboard.bridge import protocol
 from switchboard.bridge.client import TIMEOUT, bridge_secret
 from switchboard.bridge.simulator import SimulatedBridge
 from switchboard.kit.clock import SystemClock
+from switchboard.platform.rooms.simulate import sim_room
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
 
@@ -29,6 +30,9 @@ RECEPTIONIST_PROMPT = (
 @click.group("sim")
 def sim_cli() -> None:
     """The simulated media bridge: serve it, or produce inbound calls on demand."""
+
+
+sim_cli.add_command(sim_room)
 
 
 @sim_cli.command("bridge")

@@ -71,14 +71,21 @@ def lobby(tenant: str, room: str, on: bool) -> None:
     click.echo(f"{room}\t{'lobby' if on else 'open'}")
 
 
-def _flip(tenant: str, room: str, mode: str, url: str | None, reason: str) -> None:
+def tenant_endpoint(tenant: str) -> tuple[str, str, str]:
+    """How this machine reaches a tenant's rooms: the Host (the tenant's first domain), the
+    server's public base URL, and the tenant's signaling secret."""
+
     async def work(runtime: Runtime, session: AsyncSession) -> tuple[str, str, str]:
         row = await tenants.require_by_name(session, tenant)
         stmt = select(TenantDomain.domain).where(TenantDomain.tenant_id == row.id).limit(1)
         host = (await session.execute(stmt)).scalar_one_or_none() or ""
-        return host, runtime.box.open(row.signaling_secret), runtime.settings.public_base_url
+        return host, runtime.settings.public_base_url, runtime.box.open(row.signaling_secret)
 
-    host, secret, base = run_in_transaction(work)
+    return run_in_transaction(work)
+
+
+def _flip(tenant: str, room: str, mode: str, url: str | None, reason: str) -> None:
+    host, base, secret = tenant_endpoint(tenant)
     body = orjson.dumps({"reason": reason}) if reason else b""
     signature = whitelist.sign(secret, canonical_string(tenant, room, mode, len(body)))
 
