@@ -49,4 +49,7 @@ def parse_iso_utc(text: str) -> dt.datetime:
     value = dt.datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:  # e.g. 0001-01-01T00:00:00+05:00 lies before year 1 in UTC
+        raise ValueError(f"{text!r} lies outside the years 1 to 9999 in UTC") from None

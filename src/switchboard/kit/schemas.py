@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Generic, TypeVar, get_args
+from typing import Annotated, Any, Generic, TypeVar, get_args, get_origin
 
 from pydantic import (
     AliasChoices,
@@ -103,10 +103,12 @@ _EXPECTED = {
 def _scalar_kind(annotation: Any) -> type | None:
     """The scalar type of a field (``X`` or ``X | None``) whose JSON type pydantic would coerce."""
     candidates = [a for a in get_args(annotation) if a is not type(None)] or [annotation]
-    if len(candidates) == 1 and candidates[0] in _EXPECTED:
-        kind: type = candidates[0]
-        return kind
-    return None
+    if len(candidates) != 1:
+        return None
+    kind = candidates[0]
+    if get_origin(kind) is Annotated:  # ``Annotated[int, Field(...)] | None``
+        kind = get_args(kind)[0]
+    return kind if kind in _EXPECTED else None
 
 
 def _is_json_type(value: Any, kind: type) -> bool:
