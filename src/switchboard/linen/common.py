@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, TypeVar
 
 from fastapi import Path, Query
@@ -36,16 +37,44 @@ Id = Annotated[int, Field(ge=1, le=ID_MAX)]
 IdPath = Annotated[int, Path(ge=1, le=ID_MAX)]
 IdQuery = Query(ge=1, le=ID_MAX)
 
-SortQuery = Annotated[
-    str | None,
-    Query(
+
+@functools.cache
+def list_pattern(values: tuple[str, ...], *, signed: bool = False) -> str:
+    """A comma-separated list of ``values`` (each with an optional leading ``-`` when
+    ``signed``), or the empty string: the pattern the document states and the API enforces."""
+    one = ("-?" if signed else "") + "(" + "|".join(re.escape(v) for v in sorted(values)) + ")"
+    return rf"^$|^{one}(,{one})*$"
+
+
+def sort_param(columns: Mapping[str, Any]) -> Any:
+    """The ``sort`` query parameter of a list sorted by ``columns`` (their wire names)."""
+    return Query(
         description=(
             "Comma-separated sort keys; a leading `-` sorts descending, e.g. `-serviceDate,id`. "
-            "The keys each list accepts are named in its description."
+            f"Keys: {', '.join(f'`{key}`' for key in sorted(columns))}."
         ),
         max_length=200,
-    ),
-]
+        # Described, and enforced by ``order_by`` (400 ``invalid_sort``), not by the validator.
+        json_schema_extra={"pattern": list_pattern(tuple(columns), signed=True)},
+    )
+
+
+def status_param(statuses: Sequence[str]) -> Any:
+    """A ``status`` filter: a comma-separated list of ``statuses``."""
+    return Query(
+        description=f"Comma-separated: {', '.join(statuses)}",
+        max_length=100,
+        json_schema_extra={"pattern": list_pattern(tuple(statuses))},
+    )
+
+
+def parse_statuses(value: str | None, allowed: Sequence[str]) -> tuple[str, ...]:
+    """The values of a ``status`` filter (empty: no filter); 400 unless each is allowed."""
+    if not value:
+        return ()
+    if not re.fullmatch(list_pattern(tuple(allowed)), value):
+        raise BadRequest(f"status: comma-separated values of {', '.join(allowed)}")
+    return tuple(value.split(","))
 
 
 def _calendar_day(value: Any) -> Any:
@@ -68,18 +97,16 @@ def order_by(
     tiebreak: Any,
 ) -> list[Any]:
     """ORDER BY clauses for a ``sort`` parameter, restricted to ``columns``; 400 otherwise."""
+    if not re.fullmatch(list_pattern(tuple(columns), signed=True), sort or ""):
+        allowed = ", ".join(sorted(columns))
+        raise BadRequest(
+            f"sort: comma-separated keys, each with an optional leading '-', of {allowed}",
+            code="invalid_sort",
+        )
     clauses: list[Any] = []
-    for raw in (sort or default).split(","):
-        key = raw.strip()
-        descending = key.startswith("-")
-        key = key.lstrip("-+")
-        if not key:
-            continue
-        column = columns.get(key)
-        if column is None:
-            allowed = ", ".join(sorted(columns))
-            raise BadRequest(f"cannot sort by {key!r}; use one of {allowed}", code="invalid_sort")
-        clauses.append(column.desc() if descending else column.asc())
+    for key in (sort or default).split(","):
+        column = columns[key.removeprefix("-")]
+        clauses.append(column.desc() if key.startswith("-") else column.asc())
     clauses.append(tiebreak.asc())
     return clauses
 

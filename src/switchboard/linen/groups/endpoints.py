@@ -10,10 +10,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from switchboard.kit.clock import iso_utc
 from switchboard.kit.paging import Paging
 from switchboard.kit.schemas import Ok, Page
-from switchboard.linen.common import ID_MAX, READ_ERRORS, WRITE_ERRORS, IdPath, SortQuery, page
+from switchboard.linen.common import ID_MAX, READ_ERRORS, WRITE_ERRORS, IdPath, page, sort_param
 from switchboard.linen.deps import PortalAdmin, PortalCaller
 from switchboard.linen.groups import service
 from switchboard.linen.groups.models import PropertyGroup
+from switchboard.linen.groups.repository import SORTS
 from switchboard.linen.groups.schemas import GroupCreate, GroupKind, GroupOut, GroupUpdate
 from switchboard.runtime import RuntimeDep, Session
 
@@ -53,7 +54,7 @@ async def list_groups(
     paging: Paging,
     kind: Annotated[GroupKind | None, Query()] = None,
     property_id: Annotated[int | None, Query(ge=1, le=ID_MAX, alias="propertyId")] = None,
-    sort: SortQuery = None,
+    sort: Annotated[str | None, sort_param(SORTS)] = None,
 ) -> Page[GroupOut]:
     rows, total = await service.list_groups(
         session, tenant_id=caller.tenant_id, kind=kind, property_id=property_id, paging=paging,

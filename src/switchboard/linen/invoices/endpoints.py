@@ -20,14 +20,15 @@ from switchboard.linen.common import (
     DateFrom,
     DateTo,
     IdPath,
-    SortQuery,
     error_responses,
     page,
+    sort_param,
+    status_param,
 )
 from switchboard.linen.deps import PortalAdmin, PortalCaller
 from switchboard.linen.invoices import service
 from switchboard.linen.invoices.models import Invoice
-from switchboard.linen.invoices.repository import InvoiceFilter
+from switchboard.linen.invoices.repository import SORTS, InvoiceFilter
 from switchboard.linen.invoices.schemas import (
     DisputeIn,
     InvoiceMeta,
@@ -157,10 +158,10 @@ async def list_invoices(
     laundry_id: Annotated[int | None, Query(ge=1, le=ID_MAX, alias="laundryId")] = None,
     property_id: Annotated[int | None, Query(ge=1, le=ID_MAX, alias="propertyId")] = None,
     group_id: Annotated[int | None, Query(ge=1, le=ID_MAX, alias="groupId")] = None,
-    status: Annotated[str | None, Query(max_length=100)] = None,
+    status: Annotated[str | None, status_param(service.STATUSES)] = None,
     date_from: DateFrom = None,
     date_to: DateTo = None,
-    sort: SortQuery = None,
+    sort: Annotated[str | None, sort_param(SORTS)] = None,
 ) -> Page[InvoiceOut]:
     where = InvoiceFilter(
         laundry_id=laundry_id,

@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from switchboard.kit.clock import Clock
 from switchboard.kit.errors import ApiError, BadRequest, Conflict, NotFound, PayloadTooLarge
 from switchboard.kit.paging import PageParams
+from switchboard.linen import common
 from switchboard.linen.common import check_range
 from switchboard.linen.invoices import repository
 from switchboard.linen.invoices.models import Invoice, InvoiceLine, InvoicePdf
@@ -183,13 +184,7 @@ async def pdf_of(
 
 
 def parse_statuses(value: str | None) -> tuple[str, ...]:
-    if not value:
-        return ()
-    wanted = tuple(s.strip() for s in value.split(",") if s.strip())
-    unknown = [s for s in wanted if s not in STATUSES]
-    if unknown:
-        raise BadRequest(f"status: unknown value {unknown[0]!r}; use {', '.join(STATUSES)}")
-    return wanted
+    return common.parse_statuses(value, STATUSES)
 
 
 async def list_invoices(

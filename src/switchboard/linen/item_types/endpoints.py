@@ -9,10 +9,11 @@ from fastapi import APIRouter, Query
 from switchboard.kit.clock import iso_utc
 from switchboard.kit.paging import Paging
 from switchboard.kit.schemas import Ok, Page
-from switchboard.linen.common import READ_ERRORS, WRITE_ERRORS, IdPath, SortQuery, page
+from switchboard.linen.common import READ_ERRORS, WRITE_ERRORS, IdPath, page, sort_param
 from switchboard.linen.deps import PortalAdmin, PortalCaller
 from switchboard.linen.item_types import service
 from switchboard.linen.item_types.models import ItemType
+from switchboard.linen.item_types.repository import SORTS
 from switchboard.linen.item_types.schemas import (
     Category,
     ComponentOut,
@@ -54,7 +55,7 @@ async def list_item_types(
     paging: Paging,
     category: Annotated[Category | None, Query()] = None,
     active: Annotated[bool | None, Query()] = None,
-    sort: SortQuery = None,
+    sort: Annotated[str | None, sort_param(SORTS)] = None,
 ) -> Page[ItemTypeOut]:
     rows, total = await service.list_item_types(
         session, tenant_id=caller.tenant_id, category=category, active=active, paging=paging,

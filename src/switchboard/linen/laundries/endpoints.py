@@ -9,10 +9,11 @@ from fastapi import APIRouter, Query
 from switchboard.kit.clock import iso_utc
 from switchboard.kit.paging import Paging
 from switchboard.kit.schemas import Ok, Page
-from switchboard.linen.common import READ_ERRORS, WRITE_ERRORS, IdPath, SortQuery, page
+from switchboard.linen.common import READ_ERRORS, WRITE_ERRORS, IdPath, page, sort_param
 from switchboard.linen.deps import PortalAdmin, PortalCaller
 from switchboard.linen.laundries import service
 from switchboard.linen.laundries.models import Laundry, LaundryKey, PriceList
+from switchboard.linen.laundries.repository import SORTS
 from switchboard.linen.laundries.schemas import (
     AddressOut,
     KeyCreate,
@@ -91,7 +92,7 @@ async def list_laundries(
     session: Session,
     paging: Paging,
     active: Annotated[bool | None, Query()] = None,
-    sort: SortQuery = None,
+    sort: Annotated[str | None, sort_param(SORTS)] = None,
 ) -> Page[LaundryOut]:
     rows, total = await service.list_laundries(
         session, tenant_id=caller.tenant_id, active=active, paging=paging, sort=sort

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
 
@@ -16,10 +16,11 @@ from switchboard.linen.common import (
     DateFrom,
     DateTo,
     IdPath,
-    SortQuery,
     check_range,
     error_responses,
     page,
+    sort_param,
+    status_param,
 )
 from switchboard.linen.invoices import service as invoices
 from switchboard.linen.invoices.endpoints import (
@@ -29,8 +30,10 @@ from switchboard.linen.invoices.endpoints import (
     read_upload,
     upload_body,
 )
+from switchboard.linen.invoices.repository import SORTS as INVOICE_SORTS
 from switchboard.linen.invoices.repository import InvoiceFilter
 from switchboard.linen.invoices.schemas import InvoiceMeta, InvoiceOut
+from switchboard.linen.invoices.service import STATUSES as INVOICE_STATUSES
 from switchboard.linen.item_types import service as item_types
 from switchboard.linen.laundries.models import Laundry
 from switchboard.linen.laundries.schemas import AddressOut
@@ -39,9 +42,11 @@ from switchboard.linen.laundry_api.deps import CurrentLaundry
 from switchboard.linen.laundry_api.schemas import JobItemType, JobOut, JobProperty, LaundryMe
 from switchboard.linen.properties import service as properties
 from switchboard.linen.sheets import service as sheets
-from switchboard.linen.sheets.endpoints import parse_since
+from switchboard.linen.sheets.endpoints import UpdatedSince, parse_since
 from switchboard.linen.sheets.models import LinenSheet
+from switchboard.linen.sheets.repository import SORTS as SHEET_SORTS
 from switchboard.linen.sheets.schemas import DeliveryReport, sheet_out
+from switchboard.linen.sheets.service import STATUSES as SHEET_STATUSES
 from switchboard.runtime import RuntimeDep, Session
 
 router = APIRouter(
@@ -127,11 +132,11 @@ async def list_jobs(
     laundry: CurrentLaundry,
     session: Session,
     paging: Paging,
-    updated_since: Annotated[str | None, Query(alias="updatedSince", max_length=40)] = None,
-    status: Annotated[str | None, Query(max_length=100)] = None,
+    updated_since: Annotated[str | None, UpdatedSince] = None,
+    status: Annotated[str | None, status_param(SHEET_STATUSES)] = None,
     date_from: DateFrom = None,
     date_to: DateTo = None,
-    sort: SortQuery = None,
+    sort: Annotated[str | None, sort_param(SHEET_SORTS)] = None,
 ) -> Page[JobOut]:
     check_range(date_from, date_to)
     rows, total = await service.list_jobs(
@@ -180,10 +185,10 @@ async def list_invoices(
     laundry: CurrentLaundry,
     session: Session,
     paging: Paging,
-    status: Annotated[str | None, Query(max_length=100)] = None,
+    status: Annotated[str | None, status_param(INVOICE_STATUSES)] = None,
     date_from: DateFrom = None,
     date_to: DateTo = None,
-    sort: SortQuery = None,
+    sort: Annotated[str | None, sort_param(INVOICE_SORTS)] = None,
 ) -> Page[InvoiceOut]:
     where = InvoiceFilter(
         laundry_id=laundry.id,

@@ -16,14 +16,15 @@ from switchboard.linen.common import (
     WRITE_ERRORS,
     Day,
     IdPath,
-    SortQuery,
     page,
+    sort_param,
 )
 from switchboard.linen.deps import PortalAdmin, PortalCaller
 from switchboard.linen.groups import service as groups
 from switchboard.linen.laundries.schemas import AddressOut
 from switchboard.linen.properties import service
 from switchboard.linen.properties.models import Property
+from switchboard.linen.properties.repository import SORTS
 from switchboard.linen.properties.schemas import (
     BedOut,
     ParLineOut,
@@ -88,7 +89,7 @@ async def list_properties(
     group_id: Annotated[int | None, Query(ge=1, le=ID_MAX, alias="groupId")] = None,
     laundry_id: Annotated[int | None, Query(ge=1, le=ID_MAX, alias="laundryId")] = None,
     q: Annotated[str | None, Query(max_length=100)] = None,
-    sort: SortQuery = None,
+    sort: Annotated[str | None, sort_param(SORTS)] = None,
 ) -> Page[PropertyOut]:
     rows, total = await service.list_properties(
         session, tenant_id=caller.tenant_id, active=active, group_id=group_id,

@@ -19,14 +19,15 @@ from switchboard.linen.common import (
     DateFrom,
     DateTo,
     IdPath,
-    SortQuery,
     check_range,
     page,
+    sort_param,
+    status_param,
 )
 from switchboard.linen.deps import PortalAdmin, PortalCaller
 from switchboard.linen.sheets import service
 from switchboard.linen.sheets.models import LinenSheet
-from switchboard.linen.sheets.repository import SheetFilter
+from switchboard.linen.sheets.repository import SORTS, SheetFilter
 from switchboard.linen.sheets.schemas import (
     CancelIn,
     DeliveryReport,
@@ -39,13 +40,13 @@ from switchboard.runtime import RuntimeDep, Session
 
 router = APIRouter(prefix="/v1/sheets", tags=["linen sheets"])
 
-StatusQuery = Annotated[
-    str | None,
-    Query(
-        description="Comma-separated: draft, confirmed, delivered, invoiced, cancelled",
-        max_length=100,
-    ),
-]
+StatusQuery = Annotated[str | None, status_param(service.STATUSES)]
+UpdatedSince = Query(
+    alias="updatedSince",
+    max_length=40,
+    description="Only sheets changed at or after this RFC 3339 date-time",
+    json_schema_extra={"format": "date-time"},
+)
 
 
 async def sheets_out(
@@ -80,8 +81,8 @@ async def list_sheets(
     status: StatusQuery = None,
     date_from: DateFrom = None,
     date_to: DateTo = None,
-    updated_since: Annotated[str | None, Query(alias="updatedSince", max_length=40)] = None,
-    sort: SortQuery = None,
+    updated_since: Annotated[str | None, UpdatedSince] = None,
+    sort: Annotated[str | None, sort_param(SORTS)] = None,
 ) -> Page[SheetOut]:
     check_range(date_from, date_to)
     where = SheetFilter(

@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from switchboard.kit.clock import Clock
 from switchboard.kit.errors import BadRequest, Conflict, NotFound
 from switchboard.kit.paging import PageParams
+from switchboard.linen import common
 from switchboard.linen.item_types import service as item_types
 from switchboard.linen.item_types.models import ItemType
 from switchboard.linen.laundries import service as laundries
@@ -134,13 +135,7 @@ async def list_sheets(
 
 
 def parse_statuses(value: str | None) -> tuple[str, ...]:
-    if not value:
-        return ()
-    wanted = tuple(s.strip() for s in value.split(",") if s.strip())
-    unknown = [s for s in wanted if s not in STATUSES]
-    if unknown:
-        raise BadRequest(f"status: unknown value {unknown[0]!r}; use {', '.join(STATUSES)}")
-    return wanted
+    return common.parse_statuses(value, STATUSES)
 
 
 def _require_active(inactive: Sequence[object], what: str) -> None:

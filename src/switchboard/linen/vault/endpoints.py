@@ -14,13 +14,14 @@ from switchboard.linen.common import (
     READ_ERRORS,
     WRITE_ERRORS,
     IdPath,
-    SortQuery,
     error_responses,
     page,
+    sort_param,
 )
 from switchboard.linen.deps import PortalAdmin, PortalCaller, VaultRevealer
 from switchboard.linen.vault import service
 from switchboard.linen.vault.models import VaultEntry
+from switchboard.linen.vault.repository import SORTS
 from switchboard.linen.vault.schemas import (
     MASK,
     RevealLogItem,
@@ -71,7 +72,7 @@ async def list_entries(
     property_id: Annotated[int | None, Query(ge=1, le=ID_MAX, alias="propertyId")] = None,
     group_id: Annotated[int | None, Query(ge=1, le=ID_MAX, alias="groupId")] = None,
     kind: Annotated[VaultKind | None, Query()] = None,
-    sort: SortQuery = None,
+    sort: Annotated[str | None, sort_param(SORTS)] = None,
 ) -> Page[VaultOut]:
     rows, total = await service.list_entries(
         session, tenant_id=caller.tenant_id, property_id=property_id, group_id=group_id,
