@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Any, Generic, TypeVar, get_args, get_origin
+from types import UnionType
+from typing import Annotated, Any, Generic, TypeVar, Union, get_args, get_origin
 
 from pydantic import (
     AliasChoices,
@@ -102,7 +103,10 @@ _EXPECTED = {
 
 def _scalar_kind(annotation: Any) -> type | None:
     """The scalar type of a field (``X`` or ``X | None``) whose JSON type pydantic would coerce."""
-    candidates = [a for a in get_args(annotation) if a is not type(None)] or [annotation]
+    if get_origin(annotation) in (Union, UnionType):
+        candidates = [a for a in get_args(annotation) if a is not type(None)]
+    else:
+        candidates = [annotation]
     if len(candidates) != 1:
         return None
     kind = candidates[0]
