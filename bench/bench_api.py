@@ -1,7 +1,8 @@
 """Authenticated list endpoint and the API catalogue vs a bare ASGI hello, on one server core.
 
 Both apps are served by uvicorn pinned to CPU 0; wrk (Debian package ``wrk``) drives them from
-CPU 1 over loopback. The list is ``GET /api.ashx/v1/api-keys`` returning a 50-item page, called
+CPU 1 over loopback. The list is ``GET /api.ashx/v1/calls?limit=50`` (a full page of 50 of 60
+calls, with the total), called
 with an OIDC access token (verified once, then served from the verified-token cache) and with an
 API key. The runs alternate: hello, subject, hello, subject...; each subject's ratio is taken
 against the mean of the hello runs just before and after it, so the machine's load cancels.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime as dt
 import os
 import shutil
 import socket
@@ -24,14 +26,19 @@ import time
 from pathlib import Path
 
 import httpx
+from sqlalchemy import insert
 
 from report import check, interleaved, print_compared, record, scratch_postgres
+from seed import CallRows
 from switchboard.identity import clients
 from switchboard.identity import service as identity
 from switchboard.kit.db import Base
+from switchboard.platform.calls.models import Call
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
 from switchboard.tenants import service as tenants
+
+CALLS = 60
 
 HELLO_APP = """
 async def app(scope, receive, send):
@@ -63,11 +70,16 @@ async def prepare(settings: Settings) -> tuple[str, str]:
             role="admin", clock=runtime.clock, passwords=runtime.passwords,
         )  # fmt: skip
         await clients.create_client(session, tenant=tenant, client_id="cli", clock=runtime.clock)
-        key = ""
-        for i in range(50):
-            _, key = await identity.create_api_key(
-                session, tenant_id=tenant.id, user=user, name=f"k{i}", clock=runtime.clock
-            )
+        _, key = await identity.create_api_key(
+            session, tenant_id=tenant.id, user=user, name="bench", clock=runtime.clock
+        )
+        # More calls than a page, so the list serves a full page of 50 and counts the rest.
+        now = dt.datetime.now(dt.UTC)
+        rows = CallRows(runtime, tenant.id)
+        await session.execute(insert(Call), [
+            rows.row(f"oac-{i:012x}", now + dt.timedelta(days=1, minutes=i), now)
+            for i in range(CALLS)
+        ])  # fmt: skip
     await runtime.db.dispose()
     return key, ""
 
@@ -133,7 +145,9 @@ def run(args: argparse.Namespace) -> None:
             data={"grant_type": "password", "client_id": "cli", "username": "admin",
                   "password": "bench-password"},
         ).json()["access_token"]  # fmt: skip
-        url = f"http://127.0.0.1:{port}/api.ashx/v1/api-keys"
+        url = f"http://127.0.0.1:{port}/api.ashx/v1/calls?limit=50"
+        page = httpx.get(url, headers={"Authorization": f"Bearer {api_key}"}).json()
+        check(len(page["data"]) == 50 and page["total"] == CALLS, f"the list answered {page}")
         catalogue = f"http://127.0.0.1:{port}/api.ashx/v1"
         oidc = {"Authorization": f"Bearer {token}"}
         key = {"Authorization": f"Bearer {api_key}"}

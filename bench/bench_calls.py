@@ -35,6 +35,7 @@ from aiohttp import web
 from sqlalchemy import insert, text
 
 from report import check, percentile, record, scratch_postgres, wrk
+from seed import CallRows
 from switchboard.identity import service as identity
 from switchboard.models import Base
 from switchboard.platform.calls import tasks
@@ -184,21 +185,8 @@ async def bench_lateness(
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", bridge_port).start()
 
-    sealed_key, sealed_prompt = runtime.box.seal("bench-ai-key"), runtime.box.seal("Say hi.")
+    row = CallRows(runtime, tenant_id).row
     due: dict[str, dt.datetime] = {}
-
-    def row(call_id: str, when: dt.datetime, now: dt.datetime) -> dict[str, object]:
-        return {
-            "call_id": call_id, "tenant_id": tenant_id, "requested_by": "bench",
-            "phone": "+14155550100", "display_name": "Bench", "email": "b@example.com",
-            "voice": "Aoede", "language": "en-US", "model": "m",
-            "system_prompt_sealed": sealed_prompt, "api_key_sealed": sealed_key,
-            "max_seconds": 300, "retry_delay_minutes": 5, "attempt": 1, "retries_left": 0,
-            "trunk_ids": ["default"], "trunk_id": "default", "status": "scheduled",
-            "created_at": now, "scheduled_for": when, "due_at": when, "ended_reason": "",
-            "outcome": "", "duration_sec": 0, "transcript_path": "", "error_detail": "",
-            "cancelled_by": "", "attempt_open": False, "dial_failures": 0, "bridge_reply": "",
-        }  # fmt: skip
 
     async def insert_rows(rows: list[dict[str, object]]) -> None:
         for offset in range(0, len(rows), 5000):
