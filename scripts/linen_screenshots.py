@@ -33,6 +33,10 @@ PAGES = [
     ("laundry", "/app/laundries/1"),
     ("statistics", "/app/statistics?groupBy=property"),
     ("catalogue", "/app/catalogue"),
+    ("price-list-form", "/app/laundries/1/prices/1/edit"),
+    ("invoice-form", "/app/invoices/new"),
+    ("vault-form", "/app/vault/new?owner=property:1"),
+    ("item-type-form", "/app/catalogue/item-types/1/edit"),
 ]
 
 

@@ -38,7 +38,7 @@ from switchboard.workers import all_workers
 
 # Bodies allowed above SWITCHBOARD_MAX_BODY_BYTES: the invoice uploads and a whitelist write.
 LARGER_BODIES = (
-    (re.compile(r"/(v1|laundry)/invoices$"), UPLOAD_LIMIT),
+    (re.compile(r"/(v1|laundry|app)/invoices$"), UPLOAD_LIMIT),
     (re.compile(r"/signal\.ashx$"), WHITELIST_LIMIT),
 )
 

@@ -184,3 +184,98 @@ def test_a_turnover_day_in_the_browser(seeded: Seeded, browser: Any) -> None:
         phone.goto(f"{base}{path}")
         width = phone.evaluate("document.documentElement.scrollWidth")
         assert width <= 390, (path, width)
+
+
+def _chart(page: Any, title: str) -> dict[str, str]:
+    bars = page.locator(f'svg[data-chart="{title}"] g')
+    return {
+        bars.nth(i).get_attribute("data-label"): bars.nth(i).get_attribute("data-value")
+        for i in range(bars.count())
+    }
+
+
+def test_the_back_office_in_the_browser(seeded: Seeded, browser: Any, tmp_path: Path) -> None:
+    """An admin edits the catalogue, prices, the vault and records a paper invoice; statistics
+    narrow to one property; a power user sees none of the forms and is refused if posting."""
+    base = seeded.base
+    page = browser.new_page()
+    page.set_default_timeout(TIMEOUT)
+    sign_in(page, base, "admin")
+
+    page.click("header >> text=Catalogue")
+    page.click('[data-code="TEA_TOWEL"] >> text=Edit')
+    page.fill('input[name="name"]', "Kitchen towel")
+    page.click("#item-type-form button")
+    page.wait_for_url(f"{base}/app/catalogue")
+    assert "Kitchen towel" in page.locator('[data-code="TEA_TOWEL"]').inner_text()
+
+    page.click("header >> text=Laundries")
+    page.click("text=Lavandaria Atlântico")
+    page.click("text=New price list")
+    page.fill('input[name="name"]', "Sterling")
+    page.fill('input[name="currency"]', "GBP")
+    page.fill('input[name="validFrom"]', "2027-01-01")
+    page.fill('[data-code="TOWEL_BATH"] input[name^="price_"]', "1.20")
+    page.click("#price-list-form button")
+    assert "1.20 GBP" in page.locator("#price-lists").inner_text()
+
+    page.goto(f"{base}/app/properties?q=SEA")
+    page.click("text=SEA-01")
+    page.click("text=Add vault entry")
+    page.select_option('select[name="kind"]', "alarm")
+    page.fill('input[name="label"]', "Alarm panel")
+    page.fill('input[name="secret"]', "8642")
+    page.click("#vault-form button")
+    assert "Alarm panel" in page.locator("h1").inner_text()
+    assert "8642" not in page.content()
+
+    pdf = tmp_path / "paper-invoice.pdf"
+    pdf.write_bytes(make_pdf("PAPER-1"))
+    page.click("header >> text=Invoices")
+    page.click("text=Record an invoice")
+    page.select_option('select[name="laundryId"]', label="Lavandaria Atlântico")
+    page.fill('input[name="invoiceNumber"]', "PAPER-1")
+    page.fill('input[name="invoiceDate"]', "2027-01-31")
+    page.fill('input[name="net"]', "12.00")
+    page.fill('input[name="tax"]', "2.76")
+    page.fill('input[name="otherDescription"]', "Lost towels")
+    page.fill('input[name="otherNet"]', "12.00")
+    page.set_input_files('input[name="file"]', str(pdf))
+    page.click("#invoice-form button")
+    page.wait_for_selector("[data-status]:has-text('received')")
+    facts = page.locator("dl.facts").inner_text()
+    assert "admin" in facts
+    assert "14.76 EUR" in facts
+    pdf_link = page.locator("a[href$='/pdf?download=1']").get_attribute("href")
+    assert httpx.get(f"{base}{pdf_link}", cookies=_cookies(page)).content == pdf.read_bytes()
+
+    page.click("header >> text=Statistics")
+    page.select_option('select[name="groupBy"]', "property")
+    page.click("form.filters button")
+    page.wait_for_url("**groupBy=property**")
+    per_property = _chart(page, "Items")
+    page.select_option('select[name="groupBy"]', "month")
+    page.select_option('select[name="propertyId"]', label="HILL-03")
+    page.click("form.filters button")
+    page.wait_for_url("**propertyId=**")
+    per_month = _chart(page, "Items")
+    assert per_month
+    assert sum(int(v) for v in per_month.values()) == int(per_property["HILL-03 Hillside Villa"])
+
+    page.click("text=Sign out")
+    sign_in(page, base, "power", switch=True)
+    page.goto(f"{base}/app/laundries/1")
+    assert page.locator("text=New price list").count() == 0
+    assert page.locator("#price-lists form").count() == 0
+    csrf = page.locator('header input[name="csrf"]').input_value()
+    refused = page.request.post(
+        f"{base}/app/laundries/1/prices",
+        form={"csrf": csrf, "currency": "USD", "validFrom": "2027-01-01"},
+    )
+    assert refused.status == 403
+    page.goto(f"{base}/app/laundries/1")
+    assert "USD" not in page.locator("#price-lists").inner_text()
+
+
+def _cookies(page: Any) -> dict[str, str]:
+    return {c["name"]: c["value"] for c in page.context.cookies()}

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from pydantic import Field, ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
-from starlette.datastructures import UploadFile
+from starlette.datastructures import FormData, UploadFile
 from starlette.responses import Response
 
 from switchboard.kit.errors import BadRequest, PayloadTooLarge
@@ -82,6 +82,17 @@ def upload_body(meta_schema: type[InvoiceMeta]) -> dict[str, Any]:
     }
 
 
+async def pdf_part(form: FormData) -> tuple[bytes, str | None]:
+    """The form's ``file`` part, at most ``MAX_PDF_BYTES`` (413 above), and its file name."""
+    upload = form.get("file")
+    if not isinstance(upload, UploadFile):
+        raise BadRequest("file: the PDF part is missing")
+    content = await upload.read(service.MAX_PDF_BYTES + 1)
+    if len(content) > service.MAX_PDF_BYTES:
+        raise PayloadTooLarge(f"the PDF is larger than {service.MAX_PDF_BYTES} bytes")
+    return content, upload.filename
+
+
 async def read_upload(
     request: Request, meta_schema: type[InvoiceMeta]
 ) -> tuple[InvoiceMeta, bytes, str | None]:
@@ -96,18 +107,12 @@ async def read_upload(
     except Exception as exc:  # starlette reports malformed multipart in several ways
         raise BadRequest(f"the multipart body cannot be read: {exc}") from None
     try:
-        upload = form.get("file")
         metadata = form.get("metadata")
-        if not isinstance(upload, UploadFile):
-            raise BadRequest("file: the PDF part is missing")
         if not isinstance(metadata, str):
             raise BadRequest("metadata: the JSON part is missing")
-        content = await upload.read(service.MAX_PDF_BYTES + 1)
-        filename = upload.filename
+        content, filename = await pdf_part(form)
     finally:
         await form.close()
-    if len(content) > service.MAX_PDF_BYTES:
-        raise PayloadTooLarge(f"the PDF is larger than {service.MAX_PDF_BYTES} bytes")
     try:
         meta = meta_schema.model_validate_json(metadata)
     except ValidationError as exc:

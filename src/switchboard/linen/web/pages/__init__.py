@@ -8,6 +8,7 @@ from switchboard.linen.web.pages import (
     catalogue,
     invoices,
     laundries,
+    price_lists,
     properties,
     sheets,
     statistics,
@@ -22,6 +23,7 @@ ROUTERS: list[APIRouter] = [
     vault.router,
     invoices.router,
     laundries.router,
+    price_lists.router,
     statistics.router,
     catalogue.router,
 ]

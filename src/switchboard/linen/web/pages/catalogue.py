@@ -1,25 +1,38 @@
-"""Item types (sets and their components) and property groups: listed for every role, created by
-admins."""
+"""Item types (sets and their components) and property groups: listed for every role, created
+and edited by admins."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from fastapi import APIRouter, Request
-from starlette.responses import RedirectResponse, Response
+from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.responses import Response
 
-from switchboard.kit.schemas import FORM
+from switchboard.linen.common import IdPath
 from switchboard.linen.groups import service as groups
-from switchboard.linen.groups.schemas import GroupCreate
+from switchboard.linen.groups.schemas import GroupCreate, GroupUpdate
 from switchboard.linen.item_types import service as item_types
-from switchboard.linen.item_types.schemas import ItemTypeCreate
+from switchboard.linen.item_types.schemas import ItemTypeCreate, ItemTypeUpdate
 from switchboard.linen.properties import service as properties
-from switchboard.linen.web.deps import ViewerDep, Writer, render
+from switchboard.linen.properties.models import Property
+from switchboard.linen.web.deps import Editor, ViewerDep, Writer, render
+from switchboard.linen.web.forms import form_flag, quantities, read_body, see
 from switchboard.linen.web.pages._shared import ALL, all_item_types
 from switchboard.runtime import RuntimeDep, Session
-from switchboard.web.pages import form_int
+from switchboard.web.pages import form_int, form_text
 
 router = APIRouter(prefix="/catalogue")
+BACK = "/app/catalogue"
+
+
+async def _all_properties(session: AsyncSession, tenant_id: int) -> list[Property]:
+    rows, _ = await properties.list_properties(
+        session, tenant_id=tenant_id, active=None, group_id=None, laundry_id=None, q=None,
+        paging=ALL, sort="code",
+    )  # fmt: skip
+    return rows
 
 
 @router.get("")
@@ -32,55 +45,102 @@ async def catalogue_page(request: Request, viewer: ViewerDep, session: Session) 
     members = await groups.property_ids_of(
         session, tenant_id=tenant_id, group_ids=[g.id for g in group_rows]
     )
-    props, _ = await properties.list_properties(
-        session, tenant_id=tenant_id, active=None, group_id=None, laundry_id=None, q=None,
-        paging=ALL, sort="code",
-    )  # fmt: skip
+    props = await _all_properties(session, tenant_id)
     return render(
         request, "catalogue.html", viewer, kinds=kinds, by_id={k.id: k for k in kinds},
         groups=group_rows, members=members, properties={p.id: p for p in props},
     )  # fmt: skip
 
 
-@router.post("/item-types")
-async def create_item_type(
-    request: Request, viewer: Writer, session: Session, runtime: RuntimeDep
-) -> Response:
-    form = await request.form()
-    components = []
-    for name, value in form.multi_items():
-        qty = form_int(value, name, default=0) if name.startswith("part_") else 0
-        if qty:
-            components.append(
-                {"itemTypeId": form_int(name.removeprefix("part_"), name), "qty": qty}
-            )
+def _item_type_body(form: Any, *, editing: bool) -> dict[str, Any]:
+    """The Data API's item type body: a set when any component has a quantity."""
+    components = quantities(form, "part_")
     body: dict[str, Any] = {
         "code": str(form.get("code", "")),
         "name": str(form.get("name", "")),
         "category": str(form.get("category", "other")),
+        "size": form_text(form.get("size")),
         "unit": "set" if components else "piece",
         "weightGrams": form_int(form.get("weightGrams"), "weightGrams", default=0),
         "components": components,
     }
-    await item_types.create(
-        session, tenant_id=viewer.tenant.id, body=ItemTypeCreate.model_validate(body, context=FORM),
+    if editing:
+        body["active"] = form_flag(form, "active")
+    return body
+
+
+@router.post("/item-types")
+async def create_item_type(
+    request: Request, viewer: Writer, session: Session, runtime: RuntimeDep
+) -> Response:
+    body = await read_body(request, ItemTypeCreate, partial(_item_type_body, editing=False))
+    await item_types.create(session, tenant_id=viewer.tenant.id, body=body, clock=runtime.clock)
+    return see(BACK)
+
+
+@router.get("/item-types/{item_type_id}/edit")
+async def edit_item_type_page(
+    request: Request, item_type_id: IdPath, viewer: Editor, session: Session
+) -> Response:
+    kind = await item_types.get(session, tenant_id=viewer.tenant.id, item_type_id=item_type_id)
+    parts = [
+        k for k in await all_item_types(session, viewer.tenant.id)
+        if k.unit != "set" and k.id != kind.id
+    ]  # fmt: skip
+    counts = {int(c["itemTypeId"]): int(c["qty"]) for c in kind.components}
+    return render(request, "item_type_form.html", viewer, kind=kind, parts=parts, counts=counts)
+
+
+@router.post("/item-types/{item_type_id}")
+async def update_item_type(
+    request: Request, item_type_id: IdPath, viewer: Writer, session: Session, runtime: RuntimeDep
+) -> Response:
+    body = await read_body(request, ItemTypeUpdate, partial(_item_type_body, editing=True))
+    await item_types.update(
+        session, tenant_id=viewer.tenant.id, item_type_id=item_type_id, body=body,
         clock=runtime.clock,
     )  # fmt: skip
-    return RedirectResponse("/app/catalogue", status_code=303)
+    return see(BACK)
+
+
+def _group_body(form: Any) -> dict[str, Any]:
+    return {
+        "name": str(form.get("name", "")),
+        "kind": str(form.get("kind", "")),
+        "notes": str(form.get("notes", "")),
+        "propertyIds": [form_int(v, "propertyIds") for v in form.getlist("propertyIds")],
+    }
 
 
 @router.post("/groups")
 async def create_group(
     request: Request, viewer: Writer, session: Session, runtime: RuntimeDep
 ) -> Response:
-    form = await request.form()
-    body = GroupCreate.model_validate(
-        {
-            "name": str(form.get("name", "")),
-            "kind": str(form.get("kind", "")),
-            "propertyIds": [form_int(v, "propertyIds") for v in form.getlist("propertyIds")],
-        },
-        context=FORM,
-    )
+    body = await read_body(request, GroupCreate, _group_body)
     await groups.create(session, tenant_id=viewer.tenant.id, body=body, clock=runtime.clock)
-    return RedirectResponse("/app/catalogue", status_code=303)
+    return see(BACK)
+
+
+@router.get("/groups/{group_id}/edit")
+async def edit_group_page(
+    request: Request, group_id: IdPath, viewer: Editor, session: Session
+) -> Response:
+    group = await groups.get(session, tenant_id=viewer.tenant.id, group_id=group_id)
+    members = await groups.property_ids_of(
+        session, tenant_id=viewer.tenant.id, group_ids=[group.id]
+    )
+    return render(
+        request, "group_form.html", viewer, group=group, members=set(members.get(group.id, [])),
+        properties=await _all_properties(session, viewer.tenant.id),
+    )  # fmt: skip
+
+
+@router.post("/groups/{group_id}")
+async def update_group(
+    request: Request, group_id: IdPath, viewer: Writer, session: Session, runtime: RuntimeDep
+) -> Response:
+    body = await read_body(request, GroupUpdate, _group_body)
+    await groups.update(
+        session, tenant_id=viewer.tenant.id, group_id=group_id, body=body, clock=runtime.clock
+    )
+    return see(BACK)

@@ -1,17 +1,20 @@
-"""Laundries: list, detail with price lists, and API keys (shown once, rotate, revoke)."""
+"""Laundries: list, create and edit, detail with price lists, and API keys (shown once,
+rotate, revoke). The price-list forms are in ``price_lists``."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, Request
 from sqlalchemy.ext.asyncio import AsyncSession
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import Response
 
 from switchboard.linen.common import IdPath
 from switchboard.linen.laundries import service
 from switchboard.linen.laundries.models import LaundryKey
-from switchboard.linen.web.deps import Viewer, ViewerDep, Writer, render
+from switchboard.linen.laundries.schemas import LaundryCreate, LaundryUpdate
+from switchboard.linen.web.deps import Editor, Viewer, ViewerDep, Writer, render
+from switchboard.linen.web.forms import form_flag, read_body, see
 from switchboard.linen.web.pages._shared import ALL, all_item_types
 from switchboard.runtime import RuntimeDep, Session
 
@@ -24,6 +27,49 @@ async def list_page(request: Request, viewer: ViewerDep, session: Session) -> Re
         session, tenant_id=viewer.tenant.id, active=None, paging=ALL, sort="name"
     )
     return render(request, "laundries.html", viewer, laundries=rows)
+
+
+@router.get("/new")
+async def new_page(request: Request, viewer: Editor) -> Response:
+    return render(request, "laundry_form.html", viewer, laundry=None)
+
+
+def _body(form: Any) -> dict[str, Any]:
+    """The Data API's laundry body from the form."""
+    return {
+        **{k: str(form.get(k, "")) for k in ("name", "contactName", "email", "phone", "vatId")},
+        "address": {k: str(form.get(k, "")) for k in ("street", "postalCode", "city")}
+        | {"countryCode": str(form.get("countryCode", "")).strip().upper()},
+        "active": form_flag(form, "active"),
+    }
+
+
+@router.post("")
+async def create(
+    request: Request, viewer: Writer, session: Session, runtime: RuntimeDep
+) -> Response:
+    body = await read_body(request, LaundryCreate, _body)
+    row = await service.create(session, tenant_id=viewer.tenant.id, body=body, clock=runtime.clock)
+    return see(f"/app/laundries/{row.id}")
+
+
+@router.get("/{laundry_id}/edit")
+async def edit_page(
+    request: Request, laundry_id: IdPath, viewer: Editor, session: Session
+) -> Response:
+    laundry = await service.get(session, tenant_id=viewer.tenant.id, laundry_id=laundry_id)
+    return render(request, "laundry_form.html", viewer, laundry=laundry)
+
+
+@router.post("/{laundry_id}")
+async def update(
+    request: Request, laundry_id: IdPath, viewer: Writer, session: Session, runtime: RuntimeDep
+) -> Response:
+    body = await read_body(request, LaundryUpdate, _body)
+    await service.update(
+        session, tenant_id=viewer.tenant.id, laundry_id=laundry_id, body=body, clock=runtime.clock
+    )
+    return see(f"/app/laundries/{laundry_id}")
 
 
 async def _detail(
@@ -97,4 +143,4 @@ async def revoke_key(
         session, tenant_id=viewer.tenant.id, laundry_id=laundry_id, key_id=key_id,
         clock=runtime.clock,
     )  # fmt: skip
-    return RedirectResponse(f"/app/laundries/{laundry_id}", status_code=303)
+    return see(f"/app/laundries/{laundry_id}")

@@ -7,9 +7,8 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from sqlalchemy.ext.asyncio import AsyncSession
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import Response
 
-from switchboard.kit.schemas import FORM
 from switchboard.linen.groups import service as groups
 from switchboard.linen.laundries import service as laundries
 from switchboard.linen.properties import service
@@ -19,6 +18,7 @@ from switchboard.linen.sheets import service as sheets
 from switchboard.linen.sheets.repository import SheetFilter
 from switchboard.linen.vault import service as vault
 from switchboard.linen.web.deps import Editor, ViewerDep, Writer, render
+from switchboard.linen.web.forms import quantities, read_body, see
 from switchboard.linen.web.pages._shared import ALL, all_item_types, sheets_where
 from switchboard.runtime import RuntimeDep, Session
 from switchboard.web.pages import form_int
@@ -65,12 +65,6 @@ async def new_page(request: Request, viewer: Editor, session: Session) -> Respon
 
 def _body(form: Any) -> dict[str, Any]:
     """The Data API's property body from the form (camelCase, as the API reads it)."""
-    par = []
-    for name, value in form.multi_items():
-        if name.startswith("par_"):
-            qty = form_int(value, name, default=0) or 0
-            if qty > 0:
-                par.append({"itemTypeId": form_int(name.removeprefix("par_"), name), "qty": qty})
     beds = []
     for bed_type in ("single", "double", "queen", "king", "sofa"):
         count = form_int(form.get(f"bed_{bed_type}"), bed_type, default=0) or 0
@@ -88,7 +82,7 @@ def _body(form: Any) -> dict[str, Any]:
         "address": address,
         "defaultLaundryId": form_int(form.get("defaultLaundryId"), "defaultLaundryId"),
         "groupIds": [form_int(g, "groupIds") for g in form.getlist("groupIds")],
-        "linenPar": par,
+        "linenPar": quantities(form, "par_"),
         "beds": beds,
     }
 
@@ -97,9 +91,9 @@ def _body(form: Any) -> dict[str, Any]:
 async def create(
     request: Request, viewer: Writer, session: Session, runtime: RuntimeDep
 ) -> Response:
-    body = PropertyCreate.model_validate(_body(await request.form()), context=FORM)
+    body = await read_body(request, PropertyCreate, _body)
     prop = await service.create(session, tenant_id=viewer.tenant.id, body=body, clock=runtime.clock)
-    return RedirectResponse(f"/app/properties/{prop.id}", status_code=303)
+    return see(f"/app/properties/{prop.id}")
 
 
 @router.get("/{property_id}")
@@ -147,9 +141,9 @@ async def edit_page(
 async def update(
     request: Request, property_id: int, viewer: Writer, session: Session, runtime: RuntimeDep
 ) -> Response:
-    body = PropertyUpdate.model_validate(_body(await request.form()), context=FORM)
+    body = await read_body(request, PropertyUpdate, _body)
     await service.update(
         session, tenant_id=viewer.tenant.id, property_id=property_id, body=body,
         clock=runtime.clock,
     )  # fmt: skip
-    return RedirectResponse(f"/app/properties/{property_id}", status_code=303)
+    return see(f"/app/properties/{property_id}")

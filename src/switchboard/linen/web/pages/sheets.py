@@ -8,9 +8,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, Form, Request
 from sqlalchemy.ext.asyncio import AsyncSession
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import Response
 
-from switchboard.kit.errors import BadRequest
 from switchboard.kit.schemas import FORM
 from switchboard.linen.common import IdPath
 from switchboard.linen.sheets import service
@@ -18,15 +17,15 @@ from switchboard.linen.sheets.models import LinenSheet, SheetLine
 from switchboard.linen.sheets.schemas import LineIn, SheetCreate, SheetUpdate
 from switchboard.linen.web import pdf
 from switchboard.linen.web.deps import ViewerDep, Writer, render
+from switchboard.linen.web.forms import quantities, see
 from switchboard.linen.web.pages._shared import Names, all_item_types, names_for
 from switchboard.runtime import RuntimeDep, Session
-from switchboard.web.pages import form_int
 
 router = APIRouter(prefix="/sheets")
 
 
 def _to(sheet: LinenSheet) -> Response:
-    return RedirectResponse(f"/app/sheets/{sheet.id}", status_code=303)
+    return see(f"/app/sheets/{sheet.id}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,17 +79,10 @@ async def edit_lines(
     request: Request, sheet_id: IdPath, viewer: Writer, session: Session, runtime: RuntimeDep
 ) -> Response:
     """Every ``qty_<itemTypeId>`` field of the form; zero or blank drops the line."""
-    form = await request.form()
-    lines = []
-    for name, value in form.multi_items():
-        if not name.startswith("qty_"):
-            continue
-        item = form_int(name.removeprefix("qty_"), "item type")
-        qty = form_int(value, name, default=0)
-        if item is None or qty is None:
-            raise BadRequest(f"{name}: not a line")
-        if qty > 0:
-            lines.append(LineIn(item_type_id=item, qty_ordered=qty))
+    lines = [
+        LineIn(item_type_id=q["itemTypeId"], qty_ordered=q["qty"])
+        for q in quantities(await request.form(), "qty_")
+    ]
     sheet = await service.update(
         session, tenant_id=viewer.tenant.id, sheet_id=sheet_id, body=SheetUpdate(lines=lines),
         clock=runtime.clock,

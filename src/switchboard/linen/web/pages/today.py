@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from fastapi import APIRouter, Request
 from sqlalchemy.ext.asyncio import AsyncSession
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import Response
 
 from switchboard.linen.item_types import service as item_types
 from switchboard.linen.properties.models import Property
@@ -17,6 +17,7 @@ from switchboard.linen.sheets.models import LinenSheet
 from switchboard.linen.sheets.repository import SheetFilter
 from switchboard.linen.web import pdf
 from switchboard.linen.web.deps import LINEN, ViewerDep, parse_day, render
+from switchboard.linen.web.forms import see
 from switchboard.linen.web.pages._shared import expand_sets, names_for, sheets_where
 from switchboard.runtime import RuntimeDep, Session
 
@@ -54,7 +55,7 @@ async def packing_list(session: AsyncSession, tenant_id: int, day: dt.date) -> l
 
 @router.get("/", include_in_schema=False)
 async def home() -> Response:
-    return RedirectResponse(LINEN.landing, status_code=303)
+    return see(LINEN.landing)
 
 
 @router.get("/today")

@@ -1,18 +1,27 @@
-"""The vault: masked entries; reveal after a confirmation, audited; the audit trail for admins."""
+"""The vault: masked entries; reveal after a confirmation, audited; the audit trail for admins;
+entries created, edited (a new secret rotates it, a blank one keeps it) and deleted by admins."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from fastapi import APIRouter, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
 
+from switchboard.kit.errors import BadRequest
+from switchboard.kit.schemas import FORM
 from switchboard.linen.common import IdPath
+from switchboard.linen.groups import service as groups
 from switchboard.linen.properties import service as properties
 from switchboard.linen.vault import service
 from switchboard.linen.vault.models import VaultEntry, VaultReveal
-from switchboard.linen.web.deps import Revealer, Viewer, ViewerDep, render
+from switchboard.linen.vault.schemas import VaultCreate, VaultUpdate
+from switchboard.linen.web.deps import Editor, Revealer, Viewer, ViewerDep, Writer, render
+from switchboard.linen.web.forms import form_date, see
 from switchboard.linen.web.pages._shared import ALL
 from switchboard.runtime import RuntimeDep, Session
+from switchboard.web.pages import form_int, form_text
 
 router = APIRouter(prefix="/vault")
 
@@ -25,12 +34,40 @@ async def _page(
         audit, _ = await service.reveals(
             session, tenant_id=viewer.tenant.id, entry_id=entry.id, paging=ALL
         )
-    prop = None
+    prop = group = None
     if entry.property_id is not None:
         prop = await properties.get(
             session, tenant_id=viewer.tenant.id, property_id=entry.property_id
         )
-    return render(request, "vault.html", viewer, entry=entry, prop=prop, audit=audit, secret=secret)
+    if entry.group_id is not None:
+        group = await groups.get(session, tenant_id=viewer.tenant.id, group_id=entry.group_id)
+    return render(
+        request, "vault.html", viewer, entry=entry, prop=prop, group=group, audit=audit,
+        secret=secret,
+    )  # fmt: skip
+
+
+async def _form(
+    request: Request, viewer: Viewer, session: AsyncSession, entry: VaultEntry | None, owner: str
+) -> Response:
+    tenant_id = viewer.tenant.id
+    props, _ = await properties.list_properties(
+        session, tenant_id=tenant_id, active=None, group_id=None, laundry_id=None, q=None,
+        paging=ALL, sort="code",
+    )  # fmt: skip
+    group_rows, _ = await groups.list_groups(
+        session, tenant_id=tenant_id, kind=None, property_id=None, paging=ALL, sort="name"
+    )
+    return render(
+        request, "vault_form.html", viewer, entry=entry, owner=owner, properties=props,
+        groups=group_rows,
+    )  # fmt: skip
+
+
+@router.get("/new")
+async def new_page(request: Request, viewer: Editor, session: Session, owner: str = "") -> Response:
+    """``owner``: ``property:<id>`` or ``group:<id>``, preselected (from a property's page)."""
+    return await _form(request, viewer, session, None, owner)
 
 
 @router.get("/{entry_id}")
@@ -40,6 +77,68 @@ async def entry_page(
     """The masked entry and, for those who may, the confirmation before a reveal."""
     entry = await service.get(session, tenant_id=viewer.tenant.id, entry_id=entry_id)
     return await _page(request, viewer, session, entry, None)
+
+
+def _fields(form: Any) -> dict[str, Any]:
+    return {
+        "kind": str(form.get("kind", "")),
+        "label": str(form.get("label", "")),
+        "validFrom": form_date(form.get("validFrom"), "validFrom"),
+        "validTo": form_date(form.get("validTo"), "validTo"),
+        "notes": str(form.get("notes", "")),
+    }
+
+
+@router.post("")
+async def create(
+    request: Request, viewer: Writer, session: Session, runtime: RuntimeDep
+) -> Response:
+    form = await request.form()
+    kind, _, number = str(form.get("owner", "")).partition(":")
+    if kind not in ("property", "group"):
+        raise BadRequest("owner: choose a property or a group")
+    body = VaultCreate.model_validate(
+        {**_fields(form), f"{kind}Id": form_int(number, "owner"), "secret": form.get("secret", "")},
+        context=FORM,
+    )
+    entry = await service.create(
+        session, tenant_id=viewer.tenant.id, body=body, actor=viewer.user.username,
+        box=runtime.box, clock=runtime.clock,
+    )  # fmt: skip
+    return see(f"/app/vault/{entry.id}")
+
+
+@router.get("/{entry_id}/edit")
+async def edit_page(
+    request: Request, entry_id: IdPath, viewer: Editor, session: Session
+) -> Response:
+    entry = await service.get(session, tenant_id=viewer.tenant.id, entry_id=entry_id)
+    return await _form(request, viewer, session, entry, "")
+
+
+@router.post("/{entry_id}")
+async def update(
+    request: Request, entry_id: IdPath, viewer: Writer, session: Session, runtime: RuntimeDep
+) -> Response:
+    form = await request.form()
+    fields = _fields(form)
+    secret = form_text(form.get("secret"))
+    if secret is not None:
+        fields["secret"] = secret
+    await service.update(
+        session, tenant_id=viewer.tenant.id, entry_id=entry_id,
+        body=VaultUpdate.model_validate(fields, context=FORM), actor=viewer.user.username,
+        box=runtime.box, clock=runtime.clock,
+    )  # fmt: skip
+    return see(f"/app/vault/{entry_id}")
+
+
+@router.post("/{entry_id}/delete")
+async def delete(entry_id: IdPath, viewer: Writer, session: Session) -> Response:
+    entry = await service.get(session, tenant_id=viewer.tenant.id, entry_id=entry_id)
+    await service.delete(session, tenant_id=viewer.tenant.id, entry_id=entry_id)
+    back = f"/app/properties/{entry.property_id}" if entry.property_id else "/app/catalogue"
+    return see(back)
 
 
 @router.post("/{entry_id}/reveal")
