@@ -28,6 +28,7 @@ from tests import factories
 from tests.console.conftest import ARGS, CHROMIUM, free_port, needs_chromium, run, serve
 from tests.console.signin import console_clients
 from tests.linen.helpers import make_pdf
+from tests.linen.web.test_pages_http import pdf_text
 
 pytestmark = [pytest.mark.slow, needs_chromium]
 TIMEOUT = 15_000
@@ -275,6 +276,28 @@ def test_the_back_office_in_the_browser(seeded: Seeded, browser: Any, tmp_path: 
     assert refused.status == 403
     page.goto(f"{base}/app/laundries/1")
     assert "USD" not in page.locator("#price-lists").inner_text()
+
+    # The power user reveals the new alarm code after confirming; the admin sees the reveal.
+    page.goto(f"{base}/app/properties?q=SEA")
+    page.click("text=SEA-01")
+    page.click("text=Alarm panel")
+    assert page.locator("[data-secret]").count() == 0
+    page.check('#reveal input[name="confirm"]')
+    page.click("#reveal button")
+    assert page.locator("[data-secret]").inner_text() == "8642"
+    entry_url = page.url.removesuffix("/reveal")
+    # The control sheet opens as a PDF carrying the sheet's lines.
+    page.goto(f"{base}/app/sheets/1")
+    number = page.locator("h1").inner_text().split()[0]
+    control = page.request.get(f"{base}/app/sheets/1/control.pdf")
+    assert control.headers["content-type"] == "application/pdf"
+    text = pdf_text(control.body())
+    assert number in text
+    assert "Double bed set" in text
+    page.click("text=Sign out")
+    sign_in(page, base, "admin", switch=True)
+    page.goto(entry_url)
+    assert "power-user" in page.locator("#audit").inner_text()
 
 
 def _cookies(page: Any) -> dict[str, str]:
