@@ -31,6 +31,7 @@ from switchboard.ops.endpoints import ops_routes
 from switchboard.ops.metrics import Metrics
 from switchboard.ops.middleware import AccessLogMiddleware
 from switchboard.platform.app import create_platform_app
+from switchboard.platform.catalogue.fastpath import ServeCatalogue
 from switchboard.platform.whitelist.endpoints import MAX_BODY_BYTES as WHITELIST_LIMIT
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
@@ -80,6 +81,7 @@ def create_app(
         routes=routes,
         middleware=[
             Middleware(AccessLogMiddleware, metrics=metrics),
+            Middleware(ServeCatalogue, platform=platform),
             Middleware(
                 NoStoreMiddleware,
                 cacheable=(

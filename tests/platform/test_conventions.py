@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 from httpx import AsyncClient
 
@@ -125,6 +127,33 @@ async def test_catalogue_is_the_same_document_on_every_request(app_client: Async
     assert listed == described
     schema = paths["/api.ashx/v1"]["get"]["responses"]["200"]["content"]["application/json"]
     assert schema["schema"]["$ref"].endswith("/Catalogue")
+
+
+async def test_the_catalogue_answers_like_every_route(
+    app_client: AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Served ahead of the routing (decision 0940), it keeps the request id, the access log
+    line, the latency metric and no-store; HEAD is its GET without a body; a query string or
+    another method takes the full stack, which answers the same bytes or the same refusals."""
+    with caplog.at_level(logging.INFO, logger="switchboard.access"):
+        plain = await app_client.get("/api.ashx/v1", headers={"X-Request-Id": "cat-1"})
+    assert plain.headers["x-request-id"] == "cat-1"
+    assert plain.headers["cache-control"] == "no-store"
+    assert int(plain.headers["content-length"]) == len(plain.content)
+    (line,) = [r for r in caplog.records if r.name == "switchboard.access"]
+    assert (line.route, line.status, line.request_id) == ("/api.ashx/v1", 200, "cat-1")  # type: ignore[attr-defined]
+    head = await app_client.head("/api.ashx/v1")
+    assert (head.status_code, head.content) == (200, b"")
+    assert head.headers["content-length"] == plain.headers["content-length"]
+    queried = await app_client.get("/api.ashx/v1", params={"verbose": "1"})
+    assert queried.content == plain.content
+    assert queried.headers["cache-control"] == "no-store"
+    assert (await app_client.get("/api.ashx/v1", params={"x": "\x00"})).status_code == 400
+    refused = await app_client.post("/api.ashx/v1")
+    assert refused.status_code == 405
+    assert refused.json()["error"] == "method_not_allowed"
+    scrape = (await app_client.get("/metrics")).text
+    assert 'route="/api.ashx/v1",status="200"' in scrape
 
 
 async def test_openapi_served_at_both_paths(app_client: AsyncClient) -> None:

@@ -5,7 +5,7 @@ calls, deliveries and lateness, whichever of them did the work)."""
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Gauge, Histogram, Info, generate_latest
 from sqlalchemy import func, select
@@ -59,11 +59,18 @@ class Metrics:
             ("state",),
             registry=r,
         )
+        self._children: dict[tuple[str, str, int], Any] = {}
         self.build = Info("switchboard_build", "Version and build of the running code", registry=r)
         self.build.info({"version": __version__, "build": build_id()})
 
     def observe(self, method: str, route: str, status: int, seconds: float) -> None:
-        self.requests.labels(method, route, str(status)).observe(seconds)
+        # The labelled child is looked up once per (method, route, status): route templates,
+        # not paths, so the set is bounded by the application's routes.
+        key = (method, route, status)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = self.requests.labels(method, route, str(status))
+        child.observe(seconds)
 
     async def scrape(self, runtime: Runtime) -> bytes:
         await self._read_database(runtime)

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, FastAPI, Request, Response
 
 from switchboard import __version__
 from switchboard.kit.build import build_id
 from switchboard.platform.catalogue.schemas import Catalogue, CatalogueRoute
 
 router = APIRouter()
+CATALOGUE_PATH = "/api.ashx/v1"
 
 HTTP_METHODS = ("get", "post", "put", "patch", "delete")
 
@@ -39,7 +40,7 @@ def catalogue_routes(openapi: dict[str, Any]) -> list[CatalogueRoute]:
 
 
 @router.get(
-    "/api.ashx/v1",
+    CATALOGUE_PATH,
     operation_id="getCatalogue",
     response_model=Catalogue,
     summary="Catalogue of all routes, with the build string and links to the interactive "
@@ -47,12 +48,14 @@ def catalogue_routes(openapi: dict[str, Any]) -> list[CatalogueRoute]:
     tags=["catalogue"],
 )
 async def catalogue(request: Request) -> Response:
-    return Response(catalogue_body(request), media_type="application/json")
+    """Served by ``fastpath.ServeCatalogue`` in the full application; here for the standalone
+    platform app, the OpenAPI description and any request the fast path passes on."""
+    return Response(rendered_catalogue(request.app), media_type="application/json")
 
 
-def catalogue_body(request: Request) -> bytes:
-    openapi = request.app.openapi()
-    cached: tuple[dict[str, Any], bytes] | None = getattr(request.app.state, "catalogue", None)
+def rendered_catalogue(app: FastAPI) -> bytes:
+    openapi = app.openapi()
+    cached: tuple[dict[str, Any], bytes] | None = getattr(app.state, "catalogue", None)
     if cached is not None and cached[0] is openapi:
         return cached[1]
     body = Catalogue(
@@ -64,5 +67,5 @@ def catalogue_body(request: Request) -> bytes:
         openapi="/openapi.json",
         routes=catalogue_routes(openapi),
     ).model_dump_json(by_alias=True)
-    request.app.state.catalogue = (openapi, body.encode())
+    app.state.catalogue = (openapi, body.encode())
     return body.encode()
