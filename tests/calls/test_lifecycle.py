@@ -9,9 +9,12 @@ from typing import Any
 
 import pytest
 from httpx import AsyncClient
+from pydantic.alias_generators import to_camel
 
 from switchboard.kit.clock import ManualClock
+from switchboard.kit.schemas import Page
 from switchboard.platform.calls import repository, tasks
+from switchboard.platform.calls.schemas import CallRecord
 from switchboard.runtime import Runtime
 from tests.calls.conftest import Org, make_org
 from tests.calls.fakebridge import SECRET, FakeBridge
@@ -246,6 +249,30 @@ async def test_list_filters_by_status_and_pages(
     assert not re.fullmatch(pattern, "done")
     too_big = await app_client.get(CALLS, params={"limit": 501}, headers=org.headers)
     assert too_big.status_code == 400
+
+
+async def test_records_are_exactly_the_documented_model(
+    app_client: AsyncClient, runtime: Runtime, org: Org
+) -> None:
+    """The list and the single read build their JSON directly (not through the response
+    model): each body must be what ``Page[CallRecord]`` and ``CallRecord`` would send."""
+    await place(app_client, org.headers, scheduleAtUtc="2026-02-01T00:00:00Z")
+    await place(app_client, org.headers)
+    await settle(runtime)
+    listed = await app_client.get(CALLS, headers=org.headers)
+    body = listed.json()
+    assert body == Page[CallRecord].model_validate(body).model_dump(mode="json")
+    assert list(body) == ["data", "total", "limit", "offset", "next"]
+    for item in body["data"]:
+        assert set(item) == {to_camel(name) for name in CallRecord.model_fields}
+        one = await app_client.get(f"{CALLS}/{item['callId']}", headers=org.headers)
+        assert one.headers["content-type"] == "application/json"
+        assert one.json() == item
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", item["createdAtUtc"])
+    scheduled = next(i for i in body["data"] if i["status"] == "scheduled")
+    assert scheduled["scheduledForUtc"] == "2026-02-01T00:00:00Z"
+    assert scheduled["endedAtUtc"] is None
+    assert scheduled["dispatchedAtUtc"] == ""
 
 
 async def test_requires_admin_bearer(app_client: AsyncClient, org: Org) -> None:

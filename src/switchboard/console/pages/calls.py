@@ -14,7 +14,8 @@ from switchboard.console.deps import FormOperator, OperatorDep, render
 from switchboard.kit.errors import NotFound
 from switchboard.kit.schemas import FORM
 from switchboard.platform.calls import service
-from switchboard.platform.calls.schemas import CallCreate
+from switchboard.platform.calls.repository import record_values
+from switchboard.platform.calls.schemas import CallCreate, CallRecord
 from switchboard.platform.calls.tasks import PROCESS_OWNER
 from switchboard.platform.events import service as events
 from switchboard.platform.transcripts import service as transcripts
@@ -39,7 +40,7 @@ async def _page(
     rows, total = await service.list_calls(
         session, tenant_id=operator.tenant.id, statuses=statuses, limit=PAGE_SIZE, offset=0
     )
-    calls = [service.record(row, operator.tenant.name) for row in rows]
+    calls = [CallRecord.model_validate(service.record(row, operator.tenant.name)) for row in rows]
     return render(request, "calls.html", operator, calls=calls, total=total, voices=VOICES, **extra)
 
 
@@ -73,10 +74,11 @@ async def live(request: Request, operator: OperatorDep, runtime: RuntimeDep) -> 
             rows, _ = await service.list_calls(
                 session, tenant_id=tenant_id, statuses=[], limit=PAGE_SIZE, offset=0
             )
+        records = [service.record(row, "") for row in rows]
         return {
-            row.call_id: {"callId": row.call_id, "status": row.status,
-                          "endedReason": row.ended_reason}
-            for row in rows
+            r["callId"]: {"callId": r["callId"], "status": r["status"],
+                          "endedReason": r["endedReason"]}
+            for r in records
         }  # fmt: skip
 
     async def stream() -> AsyncIterator[bytes]:
@@ -110,8 +112,9 @@ async def call_detail(
         )  # fmt: skip
     except NotFound:
         transcript = None
+    record = service.record(record_values(call), operator.tenant.name)
     return render(
-        request, "call.html", operator, call=service.record(call, operator.tenant.name),
+        request, "call.html", operator, call=CallRecord.model_validate(record),
         events=history, transcript=transcript, placed=request.query_params.get("placed"),
     )  # fmt: skip
 

@@ -35,16 +35,31 @@ async def get(session: AsyncSession, *, tenant_id: int, call_id: str) -> Call | 
     return (await session.execute(stmt)).scalar_one_or_none()
 
 
+# What a call record (spec 2.4) reads: a page selects these columns only, not the sealed
+# prompt and key, the bridge's reply or the trunk list, which no record shows.
+RECORD_COLUMNS = (
+    Call.call_id, Call.requested_by, Call.phone, Call.display_name, Call.email, Call.voice,
+    Call.language, Call.model, Call.status, Call.created_at, Call.scheduled_for,
+    Call.dispatched_at, Call.answered_at, Call.ended_at, Call.ended_reason, Call.duration_sec,
+    Call.trunk_id, Call.transcript_path, Call.error_detail, Call.sip_status, Call.attempt,
+    Call.retries_left, Call.retry_delay_minutes,
+)  # fmt: skip
+
+
 async def page(
     session: AsyncSession, *, tenant_id: int, statuses: Sequence[str], limit: int, offset: int
-) -> tuple[list[Call], int]:
-    stmt = _scoped(tenant_id)
+) -> tuple[list[tuple[Any, ...]], int]:
+    """A page of call records' values (``RECORD_COLUMNS``, in order), newest first, and the
+    total."""
+    stmt = select(*RECORD_COLUMNS).where(Call.tenant_id == tenant_id)
     if statuses:
         stmt = stmt.where(Call.status.in_(statuses))
-    rows, total = await page_with_total(
-        session, stmt.order_by(Call.id.desc()), limit=limit, offset=offset
-    )
-    return [row[0] for row in rows], total
+    return await page_with_total(session, stmt.order_by(Call.id.desc()), limit=limit, offset=offset)
+
+
+def record_values(call: Call) -> tuple[Any, ...]:
+    """A loaded call's values in ``RECORD_COLUMNS`` order."""
+    return tuple(getattr(call, column.key) for column in RECORD_COLUMNS)
 
 
 def add(session: AsyncSession, call: Call) -> None:

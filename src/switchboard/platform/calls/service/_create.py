@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Sequence
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -149,7 +150,7 @@ async def get_call(session: AsyncSession, *, tenant_id: int, call_id: str) -> Ca
 
 async def list_calls(
     session: AsyncSession, *, tenant_id: int, statuses: Sequence[str], limit: int, offset: int
-) -> tuple[list[Call], int]:
+) -> tuple[list[tuple[Any, ...]], int]:
     return await repository.page(
         session, tenant_id=tenant_id, statuses=statuses, limit=limit, offset=offset
     )
