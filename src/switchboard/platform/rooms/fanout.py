@@ -20,6 +20,8 @@ import orjson
 import redis.asyncio as redis
 from redis.asyncio.client import PubSub
 from redis.asyncio.lock import Lock
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 
 log = logging.getLogger("switchboard.rooms")
@@ -48,7 +50,10 @@ class Fanout:
 
     def __init__(self, url: str, *, deliver: Deliver, lost: Lost) -> None:
         self.node = secrets.token_hex(6)
-        self.redis = redis.from_url(url, socket_connect_timeout=5, socket_timeout=10)
+        # No retries: a subscription silently re-made after a reconnect would hide lost frames.
+        self.redis = redis.from_url(
+            url, socket_connect_timeout=5, socket_timeout=10, retry=Retry(NoBackoff(), 0)
+        )
         self._deliver, self._lost = deliver, lost
         self._pubsub: PubSub | None = None
         self._reader: asyncio.Task[None] | None = None
