@@ -213,3 +213,52 @@ async def test_a_lost_redis_closes_the_sockets_so_peers_rejoin(
         await late.expect("welcome", within=15)
     assert refused.value.rcvd is not None
     assert refused.value.rcvd.reason == "room fan-out lost: rejoin"
+
+
+async def test_the_detector_and_the_lobby_across_processes(
+    settings: Settings, runtime: Runtime, acme: factories.TenantFixture, hooks: Any,
+    start: Callable[..., Any],
+) -> None:  # fmt: skip
+    from switchboard.platform.rooms import repository
+
+    await set_sfu(runtime, acme, MinStressedPeers="2", AutoPromoteBwMinHumans="2")
+    first, second = await asyncio.gather(start(settings), start(settings))
+    room, lobby = "bw-" + uuid.uuid4().hex[:8], "lobby-" + uuid.uuid4().hex[:8]
+
+    # One stressed human in each process: together they are the two the detector needs.
+    ann = await first.join(acme.host, room, "Ann")
+    await ann.expect("welcome")
+    ben = await second.join(acme.host, room, "Ben")
+    ben_id = (await ben.expect("welcome"))["peerId"]
+    bad = {"abrMbps": 0.8, "lossPct": 7.5, "packetsSent": 400, "rttMs": 350}
+    await ann.send(type="stats", **bad)
+    await ann.send(type="offer", to=ben_id, sdp="v=0")  # after the stress news, in order
+    await ben.expect("offer")
+    await ben.send(type="stats", **{**bad, "abrMbps": 1.2})
+    reason = "auto-promote-bandwidth-degraded-stressed-2-of-2"
+    for peer in (ann, ben):
+        assert await peer.expect("mode") == {"type": "mode", "mode": "sfu", "reason": reason}
+    events = await hooks(4)  # two joins, the degraded room, the promote
+    [degraded] = named(events, "room.bandwidth.degraded")
+    assert (degraded["stressedCount"], degraded["triggerPeerId"]) == (2, ben_id)
+    assert degraded["sampleMetrics"] == {"abrMbps": 0.8, "lossPct": 7.5, "rttMs": 350}
+    assert [e["reason"] for e in named(events, "room.cascade.promoted")] == [reason]
+
+    # A lobby: the guest waits on the second process, the verified host on the first admits.
+    async with runtime.db.transaction() as session:
+        row = await repository.get_or_create(
+            session, tenant_id=acme.id, name=lobby, now=runtime.clock.now()
+        )
+        row.lobby = True
+    key = await factories.api_key(runtime, acme)
+    host = await first.join(acme.host, lobby, "Host", token=key)
+    await host.expect("welcome")
+    guest = await second.join(acme.host, lobby, "Guest")
+    waiting = await guest.expect("waiting")
+    assert await host.expect("knock") == {
+        "type": "knock", "peerId": waiting["peerId"], "name": "Guest",
+    }  # fmt: skip
+    await host.send(type="admit", peerId=waiting["peerId"])
+    welcome = await guest.expect("welcome")
+    assert [p["name"] for p in welcome["peers"]] == ["Host"]
+    assert (await host.expect("peer-joined"))["peer"]["peerId"] == waiting["peerId"]

@@ -163,6 +163,12 @@ class Hub:
         if self.fanout is not None:
             await self.fanout.unsubscribe(room.channel)
 
+    def spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work`` beside the channel's reader (which must not wait on a room's lock)."""
+        task = asyncio.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
     def _by_channel(self, channel: str) -> LiveRoom | None:
         tenant, _, name = channel.rpartition(":")
         try:
@@ -191,9 +197,7 @@ class Hub:
         if op == "pref" and (found := room.remote.get(envelope["peerId"])) is not None:
             found.pref = envelope["pref"]
         elif op is not None and self.remote_op is not None:
-            task = asyncio.create_task(self.remote_op(room, envelope))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            await self.remote_op(room, envelope)
         if frame is None:
             return
         if (to := envelope.get("to")) is not None:

@@ -12,6 +12,7 @@ import contextlib
 import datetime as dt
 import logging
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -231,15 +232,30 @@ def ice_servers(runtime: Runtime, peer_id: str) -> list[dict[str, Any]]:
 # --- the detector and preferences -----------------------------------------------------------
 
 
-async def stats(runtime: Runtime, room: LiveRoom, peer: Peer, report: Report) -> None:
+@dataclass(frozen=True, slots=True)
+class Promotion:
+    """A promote the detector asks for: taken under the room's lock, if still in mesh."""
+
+    trigger: str
+    reason: str
+    extra: dict[str, Any]
+
+
+async def stats(runtime: Runtime, room: LiveRoom, peer: Peer, report: Report) -> Promotion | None:
     if peer.role != "human":  # the detector counts stressed humans (spec 8.1)
-        return
+        return None
     sfu = await _sfu_tunables(runtime, room.tenant_id)
-    found = room.detector.evaluate(
-        peer_id=peer.peer_id, report=report, now=runtime.clock.now(), tunables=Tunables.of(sfu)
-    )
+    tunables, now = Tunables.of(sfu), runtime.clock.now()
+    was_stressed = room.detector.is_stressed(peer.peer_id)
+    found = room.detector.evaluate(peer_id=peer.peer_id, report=report, now=now, tunables=tunables)
+    stressed = room.detector.is_stressed(peer.peer_id)
+    if room.fanout is not None and (was_stressed or stressed):  # news for the other processes
+        wire = [report.abr_mbps, report.loss_pct, report.packets_sent, report.rtt_ms]
+        await room.tell("stress", peerId=peer.peer_id, at=now.isoformat(),
+                        report=wire if stressed else None)  # fmt: skip
     if found is None:
-        return
+        return None
+    await room.tell("degraded", at=now.isoformat())
     humans, peers = room.human_count, room.peer_count
     await record(runtime, room, [(ev.ROOM_BANDWIDTH_DEGRADED, {
         "room": room.name, "stressedCount": found.stressed_count, "peerCount": peers,
@@ -248,13 +264,24 @@ async def stats(runtime: Runtime, room: LiveRoom, peer: Peer, report: Report) ->
         "sampleMetrics": {"abrMbps": found.abr_mbps, "lossPct": found.loss_pct,
                           "rttMs": found.rtt_ms},
     })])  # fmt: skip
-    if room.mode == "mesh" and humans >= int(sfu["AutoPromoteBwMinHumans"]):
-        await promote(
-            runtime, room, trigger="auto-bandwidth",
-            reason=f"auto-promote-bandwidth-degraded-stressed-{found.stressed_count}-of-{peers}",
-            extra={"humanCount": humans, "stressedCount": found.stressed_count,
-                   "peerCount": peers},
-        )  # fmt: skip
+    if room.mode != "mesh" or humans < int(sfu["AutoPromoteBwMinHumans"]):
+        return None
+    return Promotion(
+        trigger="auto-bandwidth",
+        reason=f"auto-promote-bandwidth-degraded-stressed-{found.stressed_count}-of-{peers}",
+        extra={"humanCount": humans, "stressedCount": found.stressed_count, "peerCount": peers},
+    )
+
+
+def remote_stress(room: LiveRoom, op: str, data: dict[str, Any]) -> None:
+    """The detector's news from another process (``stats``): a peer's stress, a firing."""
+    at = dt.datetime.fromisoformat(str(data["at"]))
+    if op == "degraded":
+        room.detector.fired(at)
+        return
+    wire = data.get("report")
+    report = Report(float(wire[0]), float(wire[1]), int(wire[2]), float(wire[3])) if wire else None
+    room.detector.note(peer_id=str(data["peerId"]), report=report, at=at)
 
 
 async def preference(runtime: Runtime, room: LiveRoom, peer: Peer, pref: Pref) -> None:

@@ -216,15 +216,23 @@ async def _locked(runtime: Runtime, room: LiveRoom) -> AsyncIterator[None]:
 
 
 async def _remote_op(runtime: Runtime, room: LiveRoom, envelope: dict[str, Any]) -> None:
-    """An operation another process asked of this one's sockets: admit a peer waiting here."""
-    if envelope.get("op") == "admit" and envelope.get("peerId") in room.waiting:
-        try:
-            async with service.locked(runtime, room):
-                waiting = room.waiting.pop(str(envelope["peerId"]), None)
-                if waiting is not None:
-                    await service.admit(runtime, room, waiting, join_path="admit")
-        except FanoutLost as exc:
-            log.error("room %s: admit from another process failed: %s", room.name, exc)
+    """An operation another process asked of this room: the detector's news (``stress``,
+    ``degraded``), or admitting a peer waiting here (``admit``)."""
+    op = str(envelope.get("op"))
+    if op in ("stress", "degraded"):
+        service.remote_stress(room, op, envelope)
+    elif op == "admit" and envelope.get("peerId") in room.waiting:
+        hub_for(runtime).spawn(_admit_here(runtime, room, str(envelope["peerId"])))
+
+
+async def _admit_here(runtime: Runtime, room: LiveRoom, waiting_id: str) -> None:
+    try:
+        async with service.locked(runtime, room):
+            waiting = room.waiting.pop(waiting_id, None)
+            if waiting is not None:
+                await service.admit(runtime, room, waiting, join_path="admit")
+    except FanoutLost as exc:
+        log.error("room %s: admit from another process failed: %s", room.name, exc)
 
 
 async def _close(websocket: WebSocket, code: int, reason: str) -> None:
@@ -253,7 +261,15 @@ async def _dispatch(runtime: Runtime, room: LiveRoom, peer: Peer, message: msg.M
     elif isinstance(message, msg.Stats):
         report = Report(message.abr_mbps, message.loss_pct, message.packets_sent, message.rtt_ms)
         async with room.lock:
-            await service.stats(runtime, room, peer, report)
+            wanted = await service.stats(runtime, room, peer, report)
+            if wanted is not None and room.fanout is None:
+                await service.promote(runtime, room, trigger=wanted.trigger,
+                                      reason=wanted.reason, extra=wanted.extra)  # fmt: skip
+        if wanted is not None and room.fanout is not None:
+            async with _locked(runtime, room):  # every process's lock; the mode read anew
+                if room.mode == "mesh":
+                    await service.promote(runtime, room, trigger=wanted.trigger,
+                                          reason=wanted.reason, extra=wanted.extra)  # fmt: skip
     elif isinstance(message, msg.Preference):
         await service.preference(runtime, room, peer, message.pref)
     else:
