@@ -17,6 +17,8 @@ from typing import Any
 
 import httpx
 import pytest
+import redis.asyncio as aioredis
+from sqlalchemy import text
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
@@ -262,3 +264,19 @@ async def test_the_detector_and_the_lobby_across_processes(
     welcome = await guest.expect("welcome")
     assert [p["name"] for p in welcome["peers"]] == ["Host"]
     assert (await host.expect("peer-joined"))["peer"]["peerId"] == waiting["peerId"]
+
+    # The second process dies without its peers leaving; once its liveness key is gone (here
+    # removed rather than waited for), the next join elsewhere drops its peers.
+    async with runtime.db.transaction(read_only=True) as session:
+        query = text("SELECT node FROM room_peers WHERE peer_id = :peer")
+        node = (await session.execute(query, {"peer": waiting["peerId"]})).scalar_one()
+    second.process.send_signal(signal.SIGKILL)
+    second.process.wait()
+    client = aioredis.from_url(SHARED_REDIS)
+    try:
+        assert await client.delete(f"switchboard:rooms:node:{node}") == 1
+    finally:
+        await client.aclose()
+    late = await first.join(acme.host, lobby, "Late", token=key)
+    assert [p["name"] for p in (await late.expect("welcome"))["peers"]] == ["Host"]
+    assert (await host.expect("peer-left"))["peerId"] == waiting["peerId"]

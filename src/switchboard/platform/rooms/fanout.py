@@ -52,8 +52,9 @@ class Fanout:
         self.node = secrets.token_hex(6)
         # No retries: a subscription silently re-made after a reconnect would hide lost frames.
         self.redis = redis.from_url(
-            url, socket_connect_timeout=5, socket_timeout=10, retry=Retry(NoBackoff(), 0)
-        )
+            url, socket_connect_timeout=5, socket_timeout=10, retry=Retry(NoBackoff(), 0),
+            health_check_interval=HEARTBEAT_SECONDS,
+        )  # fmt: skip
         self._deliver, self._lost = deliver, lost
         self._pubsub: PubSub | None = None
         self._reader: asyncio.Task[None] | None = None
