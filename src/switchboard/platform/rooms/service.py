@@ -70,8 +70,8 @@ async def record(
         if room.fanout is None:
             row.mode, row.peer_count, row.human_count = room.mode, len(room.peers), room.human_count
         else:
-            await _write_members(session, room, row, joined=joined, left=left, pref=pref,
-                                 now=runtime.clock.now())  # fmt: skip
+            await _write_members(session, row, joined=joined, left=left, pref=pref,
+                                 node=room.fanout.node, now=runtime.clock.now())  # fmt: skip
             row.peer_count, row.human_count = await repository.counts(session, room=row)
             if mode_changed:
                 row.mode = room.mode
@@ -84,14 +84,13 @@ async def record(
 
 
 async def _write_members(
-    session: AsyncSession, room: LiveRoom, row: Room, *, joined: Peer | None,
-    left: Peer | None, pref: Peer | None, now: dt.datetime,
+    session: AsyncSession, row: Room, *, joined: Peer | None, left: Peer | None,
+    pref: Peer | None, node: str, now: dt.datetime,
 ) -> None:  # fmt: skip
-    assert room.fanout is not None
     if joined is not None:
         member = RoomPeer(
             peer_id=joined.peer_id, name=joined.name, role=joined.role,
-            verified=joined.verified, pref=joined.pref, node=room.fanout.node,
+            verified=joined.verified, pref=joined.pref, node=node,
             joined_at=now,
         )  # fmt: skip
         await repository.add_member(session, room=row, member=member)
@@ -125,7 +124,9 @@ async def locked(runtime: Runtime, room: LiveRoom, *, required: bool = True) -> 
 
 
 async def load(runtime: Runtime, room: LiveRoom) -> None:
-    """A room coming alive in this process takes its mode and lobby from its row."""
+    """A room coming alive in this process takes its mode and lobby from its row; with the
+    fan-out, also the peers of the other processes still beating (rows of stopped ones are
+    dropped, with a ``peer-left`` to the room)."""
     async with runtime.db.transaction() as session:
         row = await repository.get_or_create(
             session, tenant_id=room.tenant_id, name=room.name, now=runtime.clock.now()
