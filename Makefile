@@ -5,8 +5,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 UV := $(BIN)/uv
 # Debian packages of the real components: the browser, the far SIP end, the offline voice, the
-# SFU, the TURN server, the packet filter of the relay guard, and wrk for `make bench`.
-APT_PACKAGES := chromium sip-tester espeak-ng janus coturn nftables wrk
+# SFU, the TURN server, the packet filter of the relay guard, Redis for the rooms' fan-out, and
+# wrk for `make bench`.
+APT_PACKAGES := chromium sip-tester espeak-ng janus coturn nftables redis-server wrk
 PG_TEST_URL ?= postgresql+asyncpg://127.0.0.1:5432/test
 
 .DEFAULT_GOAL := help

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+from pydantic import ValidationError
+
 from switchboard.settings import Settings
 
 
@@ -19,3 +22,13 @@ def test_a_copy_derives_its_values_from_its_own_fields(tmp_path: Path) -> None:
     assert (copy.primary_domain, copy.public_scheme) == ("other.test", "https")
     assert copy.resolved_database_url == "sqlite+aiosqlite:///x.db"
     assert settings.primary_domain == "primary.test:8000"
+
+
+def test_the_room_fanout_needs_redis_and_postgresql(tmp_path: Path) -> None:
+    postgres = "postgresql+asyncpg://127.0.0.1/db"
+    fanout = Settings(database_url=postgres, room_fanout_url="redis://127.0.0.1:6379/0")
+    assert fanout.room_fanout_url == "redis://127.0.0.1:6379/0"
+    with pytest.raises(ValidationError, match="needs PostgreSQL"):
+        Settings(data_dir=tmp_path, room_fanout_url="redis://127.0.0.1:6379/0")
+    with pytest.raises(ValidationError, match="redis://"):
+        Settings(database_url=postgres, room_fanout_url="http://127.0.0.1:6379")

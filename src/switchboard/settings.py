@@ -70,6 +70,9 @@ class Settings(BaseSettings):
     # The relay's TURN URLs and shared secret: room peers get time-limited credentials.
     room_turn_urls: Annotated[tuple[str, ...], NoDecode] = ()
     room_turn_secret: str = Field(default="", repr=False)
+    # Redis for the rooms of several ``serve`` processes on one PostgreSQL (decision 0840):
+    # frames between processes go through its pub/sub; empty keeps rooms in one process.
+    room_fanout_url: str = Field(default="", repr=False)
 
     run_workers: bool = True
 
@@ -104,6 +107,21 @@ class Settings(BaseSettings):
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise ValueError("must be an absolute http(s) URL")
         return value.rstrip("/")
+
+    @field_validator("room_fanout_url")
+    @classmethod
+    def _fanout_url(cls, value: str) -> str:
+        if value and urlsplit(value).scheme not in ("redis", "rediss", "unix"):
+            raise ValueError("must be a redis://, rediss:// or unix:// URL")
+        return value
+
+    @model_validator(mode="after")
+    def _fanout_needs_postgres(self) -> Settings:
+        if self.room_fanout_url and self.resolved_database_url.startswith("sqlite"):
+            raise ValueError(
+                "SWITCHBOARD_ROOM_FANOUT_URL needs PostgreSQL: SQLite runs one serve process"
+            )
+        return self
 
     @model_validator(mode="after")
     def _production_secrets(self) -> Settings:

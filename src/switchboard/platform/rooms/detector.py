@@ -82,6 +82,21 @@ class Detector:
     def forget(self, peer_id: str) -> None:
         self._stress.pop(peer_id, None)
 
+    def is_stressed(self, peer_id: str) -> bool:
+        return peer_id in self._stress
+
+    def note(self, *, peer_id: str, report: Report | None, at: dt.datetime) -> None:
+        """Another process's peer was found stressed by ``report`` at ``at``, or clear (None):
+        the room's detectors in every process hold the same stressed peers."""
+        if report is None:
+            self._stress.pop(peer_id, None)
+        else:
+            self._stress[peer_id] = (at, report)
+
+    def fired(self, at: dt.datetime) -> None:
+        """The room fired in another process: quiet here too until the suppression ends."""
+        self._fired_at = at
+
     def evaluate(
         self, *, peer_id: str, report: Report, now: dt.datetime, tunables: Tunables
     ) -> Degraded | None:

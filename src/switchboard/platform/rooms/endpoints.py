@@ -20,6 +20,7 @@ from switchboard.identity.deps import bearer_scheme, request_host
 from switchboard.kit.errors import ApiError, BadRequest, Forbidden, NotFound, Unauthorized
 from switchboard.kit.http import JsonResponse
 from switchboard.platform.rooms import service
+from switchboard.platform.rooms.fanout import FanoutLost
 from switchboard.platform.rooms.hub import LiveRoom, hub_for
 from switchboard.platform.rooms.schemas import Mode, SfuModeBody, SfuModeReply
 from switchboard.platform.rooms.signaling import ROOM_NAME, serve
@@ -123,19 +124,30 @@ async def flip(
     room = hub.find(tenant_id, room_name)
     live = room is not None
     if room is None:
-        room = LiveRoom(tenant_id, tenant_name, room_name)
-        await service.load(runtime, room)
-    async with room.lock:
-        target: Mode = "sfu" if mode == "sfu" else "mesh"
-        if room.mode == target:
-            return SfuModeReply(ok=True, tenant=tenant_name, room=room_name, mode=target,
-                                changed=False)  # fmt: skip
-        text = reason or "admin-override"
-        if target == "sfu":
-            answer = await service.promote(runtime, room, trigger="admin", reason=text,
-                                           actor=actor)  # fmt: skip
-        else:
-            answer = await service.demote(runtime, room, reason=text, actor=actor)
+        room = hub.detached(tenant_id, tenant_name, room_name)
+        if room.fanout is None:  # with the fan-out, ``locked`` reads the room
+            await service.load(runtime, room)
+    try:
+        async with service.locked(runtime, room):
+            return await _flip_locked(runtime, room, mode, actor, reason, live=live)
+    except FanoutLost as exc:
+        raise ApiError(str(exc), code="room_fanout_unavailable", status=503) from None
+
+
+async def _flip_locked(
+    runtime: Runtime, room: LiveRoom, mode: str, actor: str, reason: str, *, live: bool
+) -> SfuModeReply:
+    tenant_name, room_name = room.tenant_name, room.name
+    target: Mode = "sfu" if mode == "sfu" else "mesh"
+    if room.mode == target:
+        return SfuModeReply(ok=True, tenant=tenant_name, room=room_name, mode=target,
+                            changed=False)  # fmt: skip
+    text = reason or "admin-override"
+    if target == "sfu":
+        answer = await service.promote(runtime, room, trigger="admin", reason=text,
+                                       actor=actor)  # fmt: skip
+    else:
+        answer = await service.demote(runtime, room, reason=text, actor=actor)
     log.info("room %s sfu-mode=%s by %s (live=%s ok=%s)", room_name, mode, actor, live, answer.ok)
     extra: dict[str, Any] = {} if answer.ok else {"error": service.failure_text(answer)}
     return SfuModeReply(ok=answer.ok, tenant=tenant_name, room=room_name, mode=room.mode,

@@ -26,3 +26,22 @@ class Room(Base):
     peer_count: Mapped[int] = mapped_column(default=0)
     human_count: Mapped[int] = mapped_column(default=0)
     updated_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)
+
+
+class RoomPeer(Base):
+    """A peer in a room, whichever ``serve`` process holds its socket (``node``): written only
+    when rooms fan out across processes (decision 0841), in the transaction of its event."""
+
+    __tablename__ = "room_peers"
+    __table_args__ = (UniqueConstraint("room_id", "peer_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    room_id: Mapped[int] = mapped_column(ForeignKey("rooms.id", ondelete="CASCADE"), index=True)
+    peer_id: Mapped[str] = mapped_column(String(16))
+    name: Mapped[str] = mapped_column(String(100))
+    role: Mapped[str] = mapped_column(String(16))
+    verified: Mapped[bool] = mapped_column(default=False)
+    pref: Mapped[str] = mapped_column(String(16), default="auto")
+    node: Mapped[str] = mapped_column(String(16), index=True)
+    joined_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)

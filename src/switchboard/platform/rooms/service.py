@@ -1,12 +1,18 @@
 """The rules of a room: presence, relaying, the detector, preferences and the cascade.
 
 Every change that others must learn of is written as an event in its own transaction (the
-outbox of ``platform/events``), together with the room row's counts and mode.
+outbox of ``platform/events``), together with the room row's counts and mode. When rooms fan
+out across ``serve`` processes, the same transaction writes the peer's ``room_peers`` row, and
+``locked`` serialises the room across processes and reads its state anew (decision 0841).
 """
 
 from __future__ import annotations
 
+import contextlib
+import datetime as dt
 import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -18,8 +24,10 @@ from switchboard.platform.events import catalogue as ev
 from switchboard.platform.events.service import emit
 from switchboard.platform.rooms import repository
 from switchboard.platform.rooms.detector import Report, Tunables
-from switchboard.platform.rooms.hub import LiveRoom, Peer
-from switchboard.platform.rooms.schemas import Mode, Pref
+from switchboard.platform.rooms.fanout import FanoutLost
+from switchboard.platform.rooms.hub import LiveRoom, Member, Peer
+from switchboard.platform.rooms.models import Room, RoomPeer
+from switchboard.platform.rooms.schemas import Mode, Pref, Role
 from switchboard.runtime import Runtime
 from switchboard.tenants import service as tenants
 from switchboard.tenants.config import SFU_TUNABLES, TenantConfig
@@ -29,6 +37,15 @@ log = logging.getLogger("switchboard.rooms")
 
 ERROR_MAX = 200
 PREFS: tuple[Pref, ...] = ("auto", "prefer-mesh", "prefer-sfu")
+ROLES: tuple[Role, ...] = ("human", "ai-vnum", "sip-bridge")
+
+
+def _role(value: str) -> Role:
+    return next((role for role in ROLES if role == value), "human")
+
+
+def _pref(value: str) -> Pref:
+    return next((pref for pref in PREFS if pref == value), "auto")
 
 
 async def _sfu_tunables(runtime: Runtime, tenant_id: int) -> dict[str, float]:
@@ -39,14 +56,25 @@ async def _sfu_tunables(runtime: Runtime, tenant_id: int) -> dict[str, float]:
 
 
 async def record(
-    runtime: Runtime, room: LiveRoom, events: list[tuple[str, dict[str, Any]]]
-) -> None:
-    """Write ``events`` and the room's current counts and mode in one transaction."""
+    runtime: Runtime, room: LiveRoom, events: list[tuple[str, dict[str, Any]]], *,
+    joined: Peer | None = None, left: Peer | None = None, pref: Peer | None = None,
+    mode_changed: bool = False,
+) -> None:  # fmt: skip
+    """Write ``events`` and the room's current counts and mode in one transaction; with the
+    fan-out, the membership change too (``joined``, ``left``, ``pref``), the counts over every
+    process, and the mode only when it changed (another process may have changed it)."""
     async with runtime.db.transaction() as session:
         row = await repository.get_or_create(
             session, tenant_id=room.tenant_id, name=room.name, now=runtime.clock.now()
         )
-        row.mode, row.peer_count, row.human_count = room.mode, len(room.peers), room.human_count
+        if room.fanout is None:
+            row.mode, row.peer_count, row.human_count = room.mode, len(room.peers), room.human_count
+        else:
+            await _write_members(session, row, joined=joined, left=left, pref=pref,
+                                 node=room.fanout.node, now=runtime.clock.now())  # fmt: skip
+            row.peer_count, row.human_count = await repository.counts(session, room=row)
+            if mode_changed:
+                row.mode = room.mode
         row.updated_at = runtime.clock.now()
         for name, data in events:
             await emit(
@@ -55,13 +83,72 @@ async def record(
             )  # fmt: skip
 
 
+async def _write_members(
+    session: AsyncSession, row: Room, *, joined: Peer | None, left: Peer | None,
+    pref: Peer | None, node: str, now: dt.datetime,
+) -> None:  # fmt: skip
+    if joined is not None:
+        member = RoomPeer(
+            peer_id=joined.peer_id, name=joined.name, role=joined.role,
+            verified=joined.verified, pref=joined.pref, node=node,
+            joined_at=now,
+        )  # fmt: skip
+        await repository.add_member(session, room=row, member=member)
+    if left is not None:
+        await repository.remove_members(session, room=row, peer_ids=[left.peer_id])
+    if pref is not None:
+        await repository.set_pref(session, room=row, peer_id=pref.peer_id, pref=pref.pref)
+
+
+@contextlib.asynccontextmanager
+async def locked(runtime: Runtime, room: LiveRoom, *, required: bool = True) -> AsyncIterator[None]:
+    """The room's lock. With the fan-out, also every process's lock of it (Redis), under which
+    the room's mode, lobby and the peers of other processes are read anew. ``required``
+    false (a leave): when Redis is out of reach, go on under this process's lock alone."""
+    async with room.lock:
+        if room.fanout is None:
+            yield
+            return
+        try:
+            held = await room.fanout.acquire(room.channel)
+        except FanoutLost:
+            if required:
+                raise
+            held = None
+        try:
+            await load(runtime, room)
+            yield
+        finally:
+            if held is not None:
+                await room.fanout.release(held)
+
+
 async def load(runtime: Runtime, room: LiveRoom) -> None:
-    """A room coming alive in this process takes its mode and lobby from its row."""
+    """A room coming alive in this process takes its mode and lobby from its row; with the
+    fan-out, also the peers of the other processes still beating (rows of stopped ones are
+    dropped, with a ``peer-left`` to the room)."""
     async with runtime.db.transaction() as session:
         row = await repository.get_or_create(
             session, tenant_id=room.tenant_id, name=room.name, now=runtime.clock.now()
         )
         room.mode, room.lobby = "sfu" if row.mode == "sfu" else "mesh", row.lobby
+        if room.fanout is None:
+            return
+        others = [m for m in await repository.members(session, room=row)
+                  if m.node != room.fanout.node]  # fmt: skip
+        alive = await room.fanout.alive(m.node for m in others)
+        gone = [m.peer_id for m in others if m.node not in alive]
+        if gone:  # their process stopped beating without its peers leaving
+            log.warning("room %s: dropping %d peers of a stopped process", room.name, len(gone))
+            await repository.remove_members(session, room=row, peer_ids=gone)
+            row.peer_count, row.human_count = await repository.counts(session, room=row)
+    room.remote = {
+        m.peer_id: Member(m.peer_id, m.name, _role(m.role), m.verified, _pref(m.pref), m.node)
+        for m in others if m.node in alive
+    }  # fmt: skip
+    for peer_id in gone:
+        room.detector.forget(peer_id)
+        await room.broadcast({"type": "peer-left", "peerId": peer_id})
 
 
 # --- presence ----------------------------------------------------------------------------
@@ -69,7 +156,7 @@ async def load(runtime: Runtime, room: LiveRoom) -> None:
 
 def vote_tally(room: LiveRoom) -> dict[str, int]:
     tally: dict[str, int] = dict.fromkeys(PREFS, 0)
-    for peer in room.peers.values():
+    for peer in room.members():
         if peer.role == "human":
             tally[peer.pref] += 1
     return tally
@@ -91,14 +178,16 @@ async def admit(runtime: Runtime, room: LiveRoom, peer: Peer, *, join_path: str)
     await record(runtime, room, [(ev.ROOM_PEER_JOINED, {
         "room": room.name, "peerId": peer.peer_id, "name": peer.name, "role": peer.role,
         "verified": peer.verified, "ip": peer.ip, "joinPath": join_path,
-        "peerCount": len(room.peers),
-    })])  # fmt: skip
+        "peerCount": room.peer_count,
+    })], joined=peer)  # fmt: skip
     await peer.send({
         "type": "welcome", "peerId": peer.peer_id, "room": room.name, "mode": room.mode,
         "peers": [p.public() for p in room.others(peer.peer_id)],
         "iceServers": ice_servers(runtime, peer.peer_id),
     })  # fmt: skip
-    await room.broadcast({"type": "peer-joined", "peer": peer.public()}, skip=peer.peer_id)
+    member = {**peer.public(), "pref": peer.pref}
+    await room.broadcast({"type": "peer-joined", "peer": peer.public()}, skip=peer.peer_id,
+                         extra={"member": member})  # fmt: skip
     if room.mode == "mesh" and peer.role == "human":
         sfu = await _sfu_tunables(runtime, room.tenant_id)
         threshold = effective_threshold(int(sfu["AutoPromoteHumanCount"]), vote_tally(room))
@@ -119,8 +208,8 @@ async def leave(runtime: Runtime, room: LiveRoom, peer: Peer) -> None:
     await record(runtime, room, [(ev.ROOM_PEER_LEFT, {
         "room": room.name, "peerId": peer.peer_id, "name": peer.name, "role": peer.role,
         "verified": peer.verified, "ip": peer.ip, "reason": "ws-close",
-        "peerCount": len(room.peers),
-    })])  # fmt: skip
+        "peerCount": room.peer_count,
+    })], left=peer)  # fmt: skip
     await room.broadcast({"type": "peer-left", "peerId": peer.peer_id})
     if room.mode == "sfu":
         message = protocol.RoomLeave(tenant=room.tenant_name, room=room.name, peer_id=peer.peer_id)
@@ -144,16 +233,31 @@ def ice_servers(runtime: Runtime, peer_id: str) -> list[dict[str, Any]]:
 # --- the detector and preferences -----------------------------------------------------------
 
 
-async def stats(runtime: Runtime, room: LiveRoom, peer: Peer, report: Report) -> None:
+@dataclass(frozen=True, slots=True)
+class Promotion:
+    """A promote the detector asks for: taken under the room's lock, if still in mesh."""
+
+    trigger: str
+    reason: str
+    extra: dict[str, Any]
+
+
+async def stats(runtime: Runtime, room: LiveRoom, peer: Peer, report: Report) -> Promotion | None:
     if peer.role != "human":  # the detector counts stressed humans (spec 8.1)
-        return
+        return None
     sfu = await _sfu_tunables(runtime, room.tenant_id)
-    found = room.detector.evaluate(
-        peer_id=peer.peer_id, report=report, now=runtime.clock.now(), tunables=Tunables.of(sfu)
-    )
+    tunables, now = Tunables.of(sfu), runtime.clock.now()
+    was_stressed = room.detector.is_stressed(peer.peer_id)
+    found = room.detector.evaluate(peer_id=peer.peer_id, report=report, now=now, tunables=tunables)
+    stressed = room.detector.is_stressed(peer.peer_id)
+    if room.fanout is not None and (was_stressed or stressed):  # news for the other processes
+        wire = [report.abr_mbps, report.loss_pct, report.packets_sent, report.rtt_ms]
+        await room.tell("stress", peerId=peer.peer_id, at=now.isoformat(),
+                        report=wire if stressed else None)  # fmt: skip
     if found is None:
-        return
-    humans, peers = room.human_count, len(room.peers)
+        return None
+    await room.tell("degraded", at=now.isoformat())
+    humans, peers = room.human_count, room.peer_count
     await record(runtime, room, [(ev.ROOM_BANDWIDTH_DEGRADED, {
         "room": room.name, "stressedCount": found.stressed_count, "peerCount": peers,
         "humanCount": humans, "windowSec": found.window_sec,
@@ -161,13 +265,24 @@ async def stats(runtime: Runtime, room: LiveRoom, peer: Peer, report: Report) ->
         "sampleMetrics": {"abrMbps": found.abr_mbps, "lossPct": found.loss_pct,
                           "rttMs": found.rtt_ms},
     })])  # fmt: skip
-    if room.mode == "mesh" and humans >= int(sfu["AutoPromoteBwMinHumans"]):
-        await promote(
-            runtime, room, trigger="auto-bandwidth",
-            reason=f"auto-promote-bandwidth-degraded-stressed-{found.stressed_count}-of-{peers}",
-            extra={"humanCount": humans, "stressedCount": found.stressed_count,
-                   "peerCount": peers},
-        )  # fmt: skip
+    if room.mode != "mesh" or humans < int(sfu["AutoPromoteBwMinHumans"]):
+        return None
+    return Promotion(
+        trigger="auto-bandwidth",
+        reason=f"auto-promote-bandwidth-degraded-stressed-{found.stressed_count}-of-{peers}",
+        extra={"humanCount": humans, "stressedCount": found.stressed_count, "peerCount": peers},
+    )
+
+
+def remote_stress(room: LiveRoom, op: str, data: dict[str, Any]) -> None:
+    """The detector's news from another process (``stats``): a peer's stress, a firing."""
+    at = dt.datetime.fromisoformat(str(data["at"]))
+    if op == "degraded":
+        room.detector.fired(at)
+        return
+    wire = data.get("report")
+    report = Report(float(wire[0]), float(wire[1]), int(wire[2]), float(wire[3])) if wire else None
+    room.detector.note(peer_id=str(data["peerId"]), report=report, at=at)
 
 
 async def preference(runtime: Runtime, room: LiveRoom, peer: Peer, pref: Pref) -> None:
@@ -178,7 +293,8 @@ async def preference(runtime: Runtime, room: LiveRoom, peer: Peer, pref: Pref) -
         "room": room.name, "peerId": peer.peer_id, "role": peer.role, "prevPref": previous,
         "newPref": pref, "voteTally": tally,
         "effectiveThreshold": effective_threshold(int(sfu["AutoPromoteHumanCount"]), tally),
-    })])  # fmt: skip
+    })], pref=peer)  # fmt: skip
+    await room.tell("pref", peerId=peer.peer_id, pref=pref)
 
 
 # --- the cascade ------------------------------------------------------------------------------
@@ -206,7 +322,8 @@ async def promote(
     extra: dict[str, Any] | None = None, actor: str = "",
 ) -> RoomAnswer:  # fmt: skip
     """mesh → sfu through the bridge; on failure the mode stays and nobody migrates."""
-    message = protocol.RoomPromote(tenant=room.tenant_name, room=room.name, peers=list(room.peers))
+    peers = [p.peer_id for p in room.members()]
+    message = protocol.RoomPromote(tenant=room.tenant_name, room=room.name, peers=peers)
     answer = await bridge_room(runtime, protocol.ROOM_PROMOTE_PATH, message, phase="promote")
     return await _apply(runtime, room, "sfu", answer, trigger, reason, extra or {}, actor)
 
@@ -236,7 +353,7 @@ async def _apply(
     if actor:
         data["actor"] = actor
     name = ev.ROOM_CASCADE_PROMOTED if mode == "sfu" else ev.ROOM_CASCADE_DEMOTED
-    await record(runtime, room, [(name, data)])
+    await record(runtime, room, [(name, data)], mode_changed=True)
     await room.broadcast({"type": "mode", "mode": mode, "reason": reason})
     return answer
 
@@ -251,9 +368,13 @@ async def bridge_connected(
     from switchboard.platform.rooms.hub import hub_for
 
     tenant = await tenants.require_by_name(session, event.tenant)
-    live = hub_for(runtime).find(tenant.id, event.room)
+    hub = hub_for(runtime)
+    live = hub.find(tenant.id, event.room)
+    if live is None and hub.fanout is not None:  # the room's peers may be in other processes
+        live = hub.detached(tenant.id, tenant.name, event.room)
     if event.type == "publisher-connected":
-        peer = live.peers.get(event.peer_id) if live is not None else None
+        members = {p.peer_id: p for p in live.members()} if live is not None else {}
+        peer = members.get(event.peer_id)
         name, data = ev.SFU_PUBLISHER_CONNECTED, {
             "room": event.room, "peerId": event.peer_id,
             "role": peer.role if peer is not None else "human",
@@ -272,5 +393,6 @@ async def bridge_connected(
     if event.type == "publisher-connected":
         await live.broadcast({"type": "publisher-added", "peerId": event.peer_id},
                              skip=event.peer_id)  # fmt: skip
-    elif (publisher := live.peers.get(event.publisher_peer_id)) is not None:
-        await publisher.send({"type": "subscriber-connected", "peerId": event.subscriber_peer_id})
+    else:
+        connected = {"type": "subscriber-connected", "peerId": event.subscriber_peer_id}
+        await live.send_to(event.publisher_peer_id, connected)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 import orjson
@@ -17,7 +19,16 @@ from switchboard.kit.errors import ApiError
 from switchboard.platform.rooms import schemas as msg
 from switchboard.platform.rooms import service, sfu, vnum
 from switchboard.platform.rooms.detector import Report
-from switchboard.platform.rooms.hub import LiveRoom, Peer, hub_for, new_peer_id
+from switchboard.platform.rooms.fanout import FanoutLost
+from switchboard.platform.rooms.hub import (
+    FANOUT_LOST,
+    FANOUT_LOST_REASON,
+    Hub,
+    LiveRoom,
+    Peer,
+    hub_for,
+    new_peer_id,
+)
 from switchboard.runtime import Runtime
 from switchboard.tenants import service as tenants
 from switchboard.tenants.models import Tenant
@@ -57,6 +68,9 @@ class Socket:
             await self.ws.send_text(orjson.dumps(message).decode())
         except (RuntimeError, WebSocketDisconnect, OSError):
             log.debug("send to a closing socket dropped")
+
+    async def close(self, code: int, reason: str) -> None:
+        await _close(self.ws, code, reason)
 
     async def receive(self) -> msg.Message:
         frame = await self.ws.receive()
@@ -129,29 +143,31 @@ async def serve(websocket: WebSocket, runtime: Runtime) -> None:
         if not isinstance(first, msg.Join):
             raise Refused("the first message must be a join")
         verified, admin = await _identity(runtime, websocket, tenant, name, first.token)
-        hub = hub_for(runtime)
+        hub = _hub(runtime)
         room = hub.room(tenant.id, tenant.name, name)
+        try:
+            await hub.listen(room)
+        except FanoutLost as exc:
+            log.error("room %s: %s", name, exc)
+            raise Refused(FANOUT_LOST_REASON, FANOUT_LOST) from None
         ip = client_ip(
             websocket.client.host if websocket.client else None,
             websocket.headers.get("x-forwarded-for"),
             parse_networks(runtime.settings.trusted_proxies),
         )
-        peer = Peer(
-            new_peer_id(), first.name, first.role, verified, admin, ip, first.pref, socket.send
-        )
-        async with room.lock:
-            if not room.peers and not room.waiting:
+        peer = Peer(new_peer_id(), first.name, first.role, verified, admin, ip, first.pref,
+                    socket.send, close=socket.close)  # fmt: skip
+        async with _locked(runtime, room):
+            if room.fanout is None and not room.peers and not room.waiting:
                 await service.load(runtime, room)
-            if len(room.peers) + len(room.waiting) >= runtime.settings.room_max_peers:
+            if room.peer_count + len(room.waiting) >= runtime.settings.room_max_peers:
                 peer = None
                 raise Refused(f"the room is full ({runtime.settings.room_max_peers} peers)")
             if room.lobby and not verified:
                 room.waiting[peer.peer_id] = peer
                 await socket.send({"type": "waiting", "peerId": peer.peer_id})
                 knock = {"type": "knock", "peerId": peer.peer_id, "name": peer.name}
-                for other in room.peers.values():
-                    if other.verified:
-                        await other.send(knock)
+                await room.broadcast(knock, verified_only=True)
             else:
                 await service.admit(runtime, room, peer, join_path="direct")
         if first.call and peer.peer_id in room.peers:
@@ -169,11 +185,54 @@ async def serve(websocket: WebSocket, runtime: Runtime) -> None:
         log.info("signaling socket closed: %s", exc.reason)
         await _close(websocket, exc.code, exc.reason)
     finally:
-        if room is not None and peer is not None:
-            async with room.lock:
-                await service.leave(runtime, room, peer)
-                hub_for(runtime).drop_if_empty(room)
+        if room is not None:
+            if peer is not None:
+                async with service.locked(runtime, room, required=False):
+                    await service.leave(runtime, room, peer)
+            await hub_for(runtime).release(room)
     await _close(websocket, 1000, "left")
+
+
+def _hub(runtime: Runtime) -> Hub:
+    hub = hub_for(runtime)
+    if hub.fanout is not None and hub.remote_op is None:
+
+        async def remote_op(room: LiveRoom, envelope: dict[str, Any]) -> None:
+            await _remote_op(runtime, room, envelope)
+
+        hub.remote_op = remote_op
+    return hub
+
+
+@contextlib.asynccontextmanager
+async def _locked(runtime: Runtime, room: LiveRoom) -> AsyncIterator[None]:
+    """``service.locked``, a lost fan-out refusing the socket with its close reason."""
+    try:
+        async with service.locked(runtime, room):
+            yield
+    except FanoutLost as exc:
+        log.error("room %s: %s", room.name, exc)
+        raise Refused(FANOUT_LOST_REASON, FANOUT_LOST) from None
+
+
+async def _remote_op(runtime: Runtime, room: LiveRoom, envelope: dict[str, Any]) -> None:
+    """An operation another process asked of this room: the detector's news (``stress``,
+    ``degraded``), or admitting a peer waiting here (``admit``)."""
+    op = str(envelope.get("op"))
+    if op in ("stress", "degraded"):
+        service.remote_stress(room, op, envelope)
+    elif op == "admit" and envelope.get("peerId") in room.waiting:
+        hub_for(runtime).spawn(_admit_here(runtime, room, str(envelope["peerId"])))
+
+
+async def _admit_here(runtime: Runtime, room: LiveRoom, waiting_id: str) -> None:
+    try:
+        async with service.locked(runtime, room):
+            waiting = room.waiting.pop(waiting_id, None)
+            if waiting is not None:
+                await service.admit(runtime, room, waiting, join_path="admit")
+    except FanoutLost as exc:
+        log.error("room %s: admit from another process failed: %s", room.name, exc)
 
 
 async def _close(websocket: WebSocket, code: int, reason: str) -> None:
@@ -191,19 +250,26 @@ async def _dispatch(runtime: Runtime, room: LiveRoom, peer: Peer, message: msg.M
     if isinstance(message, msg.Join):
         raise Refused("already joined")
     if isinstance(message, msg.Relay | msg.Candidate):
-        target = room.peers.get(message.to)
-        if target is None:
+        if not room.has(message.to):
             await peer.send({"type": "error", "code": "unknown_peer",
                              "message": f"no peer {message.to} in the room"})  # fmt: skip
             return
         relayed = message.model_dump(mode="json", by_alias=True, exclude={"to"})
-        await target.send({**relayed, "from": peer.peer_id})
+        await room.send_to(message.to, {**relayed, "from": peer.peer_id})
     elif isinstance(message, msg.Admit):
         await _admit(runtime, room, peer, message.peer_id)
     elif isinstance(message, msg.Stats):
         report = Report(message.abr_mbps, message.loss_pct, message.packets_sent, message.rtt_ms)
         async with room.lock:
-            await service.stats(runtime, room, peer, report)
+            wanted = await service.stats(runtime, room, peer, report)
+            if wanted is not None and room.fanout is None:
+                await service.promote(runtime, room, trigger=wanted.trigger,
+                                      reason=wanted.reason, extra=wanted.extra)  # fmt: skip
+        if wanted is not None and room.fanout is not None:
+            async with _locked(runtime, room):  # every process's lock; the mode read anew
+                if room.mode == "mesh":
+                    await service.promote(runtime, room, trigger=wanted.trigger,
+                                          reason=wanted.reason, extra=wanted.extra)  # fmt: skip
     elif isinstance(message, msg.Preference):
         await service.preference(runtime, room, peer, message.pref)
     else:
@@ -215,7 +281,10 @@ async def _admit(runtime: Runtime, room: LiveRoom, peer: Peer, waiting_id: str) 
         await peer.send({"type": "error", "code": "forbidden",
                          "message": "only verified peers and admins admit"})  # fmt: skip
         return
-    async with room.lock:
+    if waiting_id not in room.waiting and room.fanout is not None:
+        await room.tell("admit", peerId=waiting_id, by=peer.peer_id)  # waiting elsewhere, maybe
+        return
+    async with _locked(runtime, room):
         waiting = room.waiting.pop(waiting_id, None)
         if waiting is None:
             await peer.send({"type": "error", "code": "unknown_peer",

@@ -1,0 +1,282 @@
+"""One room through two real ``serve`` processes on one PostgreSQL, fanned out through Redis
+(decision 0840): presence, relaying and the cascade span both; a lost Redis closes sockets."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import redis.asyncio as aioredis
+from sqlalchemy import text
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
+
+from switchboard.kit.clock import Clock, SystemClock
+from switchboard.runtime import Runtime
+from switchboard.settings import Settings
+from tests import factories, ports
+from tests.rooms.conftest import Client
+from tests.rooms.test_cascade import named, set_sfu
+
+pytestmark = pytest.mark.slow
+
+SHARED_REDIS = os.environ.get("SWITCHBOARD_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+@pytest.fixture
+def clock() -> Clock:
+    """The processes write events due on the real clock: this test delivers them on it."""
+    return SystemClock()
+
+
+@pytest.fixture(autouse=True)
+def _postgres_only(settings: Settings) -> None:
+    if settings.resolved_database_url.startswith("sqlite"):
+        pytest.skip("rooms span processes on PostgreSQL only; SQLite runs one serve process")
+
+
+class Serve:
+    """A ``switchboard serve`` process on a free port, its log in ``log``."""
+
+    def __init__(self, settings: Settings, fanout_url: str, log: Path) -> None:
+        self.port = ports.free_port()
+        self.log = log
+        env = {
+            **os.environ,
+            "SWITCHBOARD_DATABASE_URL": settings.resolved_database_url,
+            "SWITCHBOARD_DATA_DIR": str(settings.data_dir),
+            "SWITCHBOARD_SECRET_KEY": settings.secret_key,
+            "SWITCHBOARD_PUBLIC_BASE_URL": settings.public_base_url,
+            "SWITCHBOARD_ROOM_FANOUT_URL": fanout_url,
+            "SWITCHBOARD_LOG_LEVEL": "INFO",
+        }
+        with log.open("ab") as out:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "switchboard", "serve", "--no-workers",
+                 "--host", "127.0.0.1", "--port", str(self.port)],
+                env=env, stdout=out, stderr=out,
+            )  # fmt: skip
+
+    async def ready(self, within: float = 60) -> None:
+        # A process starting: polled until it answers, by design.
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + within
+        async with httpx.AsyncClient(timeout=1.0) as client:
+            while True:
+                with contextlib.suppress(httpx.HTTPError):
+                    if (await client.get(f"http://127.0.0.1:{self.port}/healthz")).is_success:
+                        return
+                assert self.process.poll() is None, self.log.read_text()[-3000:]
+                assert loop.time() < deadline, self.log.read_text()[-3000:]
+                await asyncio.sleep(0.1)
+
+    async def join(self, host: str, room: str, name: str, **extra: Any) -> Client:
+        uri = f"ws://{host}/signal.ashx?room={room}"
+        ws = await connect(uri, host="127.0.0.1", port=self.port, open_timeout=10)
+        client = Client(ws)
+        await client.send(type="join", name=name, **extra)
+        return client
+
+    def stop(self) -> None:
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+@pytest.fixture
+async def start(tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
+    started: list[Serve] = []
+
+    async def serve(settings: Settings, fanout_url: str = SHARED_REDIS) -> Serve:
+        process = Serve(settings, fanout_url, tmp_path / f"serve-{len(started)}.log")
+        started.append(process)
+        await process.ready()
+        return process
+
+    yield serve
+    for process in started:
+        process.stop()
+
+
+async def test_one_room_through_two_processes(
+    settings: Settings, runtime: Runtime, acme: factories.TenantFixture, hooks: Any,
+    start: Callable[..., Any],
+) -> None:  # fmt: skip
+    await set_sfu(runtime, acme, AutoPromoteHumanCount="2")
+    first, second = await asyncio.gather(start(settings), start(settings))
+    room = "fan-" + uuid.uuid4().hex[:8]  # the Redis is shared: channels of this run only
+
+    alice = await first.join(acme.host, room, "Alice")
+    alice_id = (await alice.expect("welcome"))["peerId"]
+    bob = await second.join(acme.host, room, "Bob")
+    welcome = await bob.expect("welcome")
+    bob_id = welcome["peerId"]
+    assert welcome["peers"] == [
+        {"peerId": alice_id, "name": "Alice", "role": "human", "verified": False}
+    ]
+    assert (await alice.expect("peer-joined"))["peer"]["peerId"] == bob_id
+
+    await bob.send(type="offer", to=alice_id, sdp="v=0 offer across processes")
+    assert await alice.expect("offer") == {
+        "type": "offer", "sdp": "v=0 offer across processes", "from": bob_id,
+    }  # fmt: skip
+    await alice.send(type="answer", to=bob_id, sdp="v=0 answer")
+    assert (await bob.expect("answer"))["from"] == alice_id
+    await alice.send(type="offer", to="p_nobody", sdp="v=0")
+    assert (await alice.expect("error"))["code"] == "unknown_peer"
+
+    # The third human, on the first process, crosses the threshold of two: the room is
+    # promoted once, counting the humans of both processes, and every peer hears of it.
+    carol = await first.join(acme.host, room, "Carol")
+    carol_welcome = await carol.expect("welcome")
+    assert {p["name"] for p in carol_welcome["peers"]} == {"Alice", "Bob"}
+    reason = "auto-promote-join-human-count-3"
+    for peer in (alice, bob, carol):
+        assert await peer.expect("mode") == {"type": "mode", "mode": "sfu", "reason": reason}
+    assert (await bob.expect("peer-joined"))["peer"]["name"] == "Carol"
+
+    await bob.send(type="leave")
+    for peer in (alice, carol):
+        assert (await peer.expect("peer-left"))["peerId"] == bob_id
+
+    events = await hooks(5)  # three joins, the promote, one leave
+    joined = {e["data"]["name"]: e["data"] for e in events if e["event"] == "room.peer.joined"}
+    assert [joined[n]["peerCount"] for n in ("Alice", "Bob", "Carol")] == [1, 2, 3]
+    assert named(events, "room.cascade.promoted") == [{
+        "room": room, "mode": "sfu", "reason": reason, "trigger": "auto-join", "humanCount": 3,
+    }]  # fmt: skip
+    left = named(events, "room.peer.left")
+    assert len(left) == 1
+    assert left == [{
+        "room": room, "peerId": bob_id, "name": "Bob", "role": "human", "verified": False,
+        "ip": "127.0.0.1", "reason": "ws-close", "peerCount": 2,
+    }]  # fmt: skip
+    await alice.ws.close()
+    await carol.ws.close()
+    left = named(await hooks(7), "room.peer.left")
+    assert sorted(e["peerCount"] for e in left) == [0, 1, 2]
+
+
+@dataclass
+class PrivateRedis:
+    url: str
+    process: subprocess.Popen[bytes]
+
+
+@pytest.fixture
+def private_redis(tmp_path: Path) -> Iterator[PrivateRedis]:
+    """A Redis of this test alone, so that killing it leaves the shared one be."""
+    port = ports.free_port()
+    process = subprocess.Popen(
+        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+         "--appendonly", "no", "--dir", str(tmp_path)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    yield PrivateRedis(f"redis://127.0.0.1:{port}/0", process)
+    if process.poll() is None:
+        process.kill()
+        process.wait()
+
+
+async def test_a_lost_redis_closes_the_sockets_so_peers_rejoin(
+    settings: Settings, acme: factories.TenantFixture, start: Callable[..., Any],
+    private_redis: PrivateRedis,
+) -> None:  # fmt: skip
+    served = await start(settings, private_redis.url)
+    room = "lost-" + uuid.uuid4().hex[:8]
+    alice = await served.join(acme.host, room, "Alice")
+    await alice.expect("welcome")
+    bob = await served.join(acme.host, room, "Bob")
+    await bob.expect("welcome")
+    private_redis.process.send_signal(signal.SIGKILL)
+    for peer in (alice, bob):
+        with pytest.raises(ConnectionClosed) as closed:
+            await peer.expect("never", within=15)
+        assert closed.value.rcvd is not None
+        assert (closed.value.rcvd.code, closed.value.rcvd.reason) == (
+            1012, "room fan-out lost: rejoin",
+        )  # fmt: skip
+    late = await served.join(acme.host, room, "Late")  # Redis still gone: refused alike
+    with pytest.raises(ConnectionClosed) as refused:
+        await late.expect("welcome", within=15)
+    assert refused.value.rcvd is not None
+    assert refused.value.rcvd.reason == "room fan-out lost: rejoin"
+
+
+async def test_the_detector_and_the_lobby_across_processes(
+    settings: Settings, runtime: Runtime, acme: factories.TenantFixture, hooks: Any,
+    start: Callable[..., Any],
+) -> None:  # fmt: skip
+    from switchboard.platform.rooms import repository
+
+    await set_sfu(runtime, acme, MinStressedPeers="2", AutoPromoteBwMinHumans="2")
+    first, second = await asyncio.gather(start(settings), start(settings))
+    room, lobby = "bw-" + uuid.uuid4().hex[:8], "lobby-" + uuid.uuid4().hex[:8]
+
+    # One stressed human in each process: together they are the two the detector needs.
+    ann = await first.join(acme.host, room, "Ann")
+    await ann.expect("welcome")
+    ben = await second.join(acme.host, room, "Ben")
+    ben_id = (await ben.expect("welcome"))["peerId"]
+    bad = {"abrMbps": 0.8, "lossPct": 7.5, "packetsSent": 400, "rttMs": 350}
+    await ann.send(type="stats", **bad)
+    await ann.send(type="offer", to=ben_id, sdp="v=0")  # after the stress news, in order
+    await ben.expect("offer")
+    await ben.send(type="stats", **{**bad, "abrMbps": 1.2})
+    reason = "auto-promote-bandwidth-degraded-stressed-2-of-2"
+    for peer in (ann, ben):
+        assert await peer.expect("mode") == {"type": "mode", "mode": "sfu", "reason": reason}
+    events = await hooks(4)  # two joins, the degraded room, the promote
+    [degraded] = named(events, "room.bandwidth.degraded")
+    assert (degraded["stressedCount"], degraded["triggerPeerId"]) == (2, ben_id)
+    assert degraded["sampleMetrics"] == {"abrMbps": 0.8, "lossPct": 7.5, "rttMs": 350}
+    assert [e["reason"] for e in named(events, "room.cascade.promoted")] == [reason]
+
+    # A lobby: the guest waits on the second process, the verified host on the first admits.
+    async with runtime.db.transaction() as session:
+        row = await repository.get_or_create(
+            session, tenant_id=acme.id, name=lobby, now=runtime.clock.now()
+        )
+        row.lobby = True
+    key = await factories.api_key(runtime, acme)
+    host = await first.join(acme.host, lobby, "Host", token=key)
+    await host.expect("welcome")
+    guest = await second.join(acme.host, lobby, "Guest")
+    waiting = await guest.expect("waiting")
+    assert await host.expect("knock") == {
+        "type": "knock", "peerId": waiting["peerId"], "name": "Guest",
+    }  # fmt: skip
+    await host.send(type="admit", peerId=waiting["peerId"])
+    welcome = await guest.expect("welcome")
+    assert [p["name"] for p in welcome["peers"]] == ["Host"]
+    assert (await host.expect("peer-joined"))["peer"]["peerId"] == waiting["peerId"]
+
+    # The second process dies without its peers leaving; once its liveness key is gone (here
+    # removed rather than waited for), the next join elsewhere drops its peers.
+    async with runtime.db.transaction(read_only=True) as session:
+        query = text("SELECT node FROM room_peers WHERE peer_id = :peer")
+        node = (await session.execute(query, {"peer": waiting["peerId"]})).scalar_one()
+    second.process.send_signal(signal.SIGKILL)
+    second.process.wait()
+    client = aioredis.from_url(SHARED_REDIS)
+    try:
+        assert await client.delete(f"switchboard:rooms:node:{node}") == 1
+    finally:
+        await client.aclose()
+    late = await first.join(acme.host, lobby, "Late", token=key)
+    assert [p["name"] for p in (await late.expect("welcome"))["peers"]] == ["Host"]
+    assert (await host.expect("peer-left"))["peerId"] == waiting["peerId"]
