@@ -26,7 +26,11 @@ LINEN_CLIENT = "linen"
 
 def check_uri(uri: str) -> str:
     """An absolute http(s) URI without fragment: the only kind codes are sent to."""
-    parts = urlsplit(uri)
+    try:
+        parts = urlsplit(uri)
+        parts.port  # noqa: B018 - a port out of range raises here
+    except ValueError:
+        raise BadRequest(f"{uri!r} is not an absolute http(s) URI without fragment") from None
     if (
         len(uri) > MAX_URI
         or parts.scheme not in ("http", "https")

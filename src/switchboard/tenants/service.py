@@ -17,7 +17,18 @@ from switchboard.tenants.config import SFU_PREFIX, SFU_TUNABLES, TenantConfig, k
 from switchboard.tenants.models import Tenant, TenantDomain
 
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
-DOMAIN_RE = re.compile(r"^[a-z0-9.-]+(:[0-9]{1,5})?$|^\[[0-9a-f:]+\](:[0-9]{1,5})?$")
+# A tenant's domain: a host name or a bracketed IPv6 address, with an optional port. The same
+# pattern is stated in the OpenAPI document; case, blanks around it and trailing dots of the
+# name are normalised away before it is stored.
+_H = "[0-9A-Fa-f]{1,4}"
+_IPV6 = (
+    f"({_H}:){{7}}{_H}|({_H}:){{1,7}}:|({_H}:){{1,6}}:{_H}|({_H}:){{1,5}}(:{_H}){{1,2}}"
+    f"|({_H}:){{1,4}}(:{_H}){{1,3}}|({_H}:){{1,3}}(:{_H}){{1,4}}|({_H}:){{1,2}}(:{_H}){{1,5}}"
+    f"|{_H}:(:{_H}){{1,6}}|:((:{_H}){{1,7}}|:)"
+)
+_PORT = "(:([0-9]{1,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?"
+DOMAIN_PATTERN = rf"^\s*([A-Za-z0-9.-]*[A-Za-z0-9-]\.*{_PORT}|\[({_IPV6})\]{_PORT})\s*$"
+DOMAIN_RE = re.compile(DOMAIN_PATTERN)
 
 
 @dataclass(frozen=True, slots=True)

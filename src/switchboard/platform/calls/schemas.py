@@ -6,6 +6,7 @@ import datetime as dt
 import re
 
 from pydantic import Field, field_validator
+from pydantic.config import JsonDict
 
 from switchboard.kit.clock import parse_iso_utc
 from switchboard.kit.schemas import Schema, StrictInput
@@ -17,23 +18,57 @@ EMAIL_RE = re.compile(
 )
 LOCALE_RE = re.compile(r"^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*$")
 UTC_SUFFIX_RE = re.compile(r"(?:Z|z|[+-]00:?00)$")
+# What ``scheduleAtUtc`` accepts, as the document states it: a calendar date, ``T``, a time,
+# and UTC (``Z`` or a zero offset). 29 February of a common year matches and is refused (0911).
+_DAY = (
+    r"((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])"
+    r"|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|1[0-9]|2[0-9]))"
+)
+SCHEDULE_PATTERN = (
+    r"^\s*([1-9][0-9]{3}|0[1-9][0-9]{2}|00[1-9][0-9]|000[1-9])-"
+    + _DAY
+    + r"[Tt]([01][0-9]|2[0-3]):[0-5][0-9]"
+    r"(:[0-5][0-9](\.[0-9]{1,6})?)?(Z|z|[+-]00:?00)?\s*$"
+)
+NOT_BLANK: JsonDict = {"pattern": r"\S"}
 
 
 class CallCreate(StrictInput):
     """POST /v1/calls (spec 2.2)."""
 
-    phone: str = Field(description="E.164, e.g. +14155550100")
+    # The validators below give each rule its own message; ``json_schema_extra`` states the
+    # same rules in the OpenAPI document (docs/conformance.md).
+    phone: str = Field(
+        description="E.164, e.g. +14155550100", json_schema_extra={"pattern": E164_RE.pattern}
+    )
     display_name: str | None = Field(default=None, max_length=128)
-    email: str = Field(max_length=254)
-    system_prompt: str = Field(max_length=50_000, description="Plain text or a prompt slug")
-    api_key: str = Field(max_length=1024, description="AI engine API key; stored sealed")
+    email: str = Field(max_length=254, json_schema_extra={"pattern": EMAIL_RE.pattern})
+    system_prompt: str = Field(
+        max_length=50_000, description="Plain text or a prompt slug", json_schema_extra=NOT_BLANK
+    )
+    api_key: str = Field(
+        max_length=1024, description="AI engine API key; stored sealed", json_schema_extra=NOT_BLANK
+    )
     model: str | None = Field(default=None, max_length=128)
-    voice: str | None = Field(default=None, description="One of " + ", ".join(VOICES))
-    language: str | None = Field(default=None, max_length=35, description="Locale tag")
+    voice: str | None = Field(
+        default=None,
+        description="One of " + ", ".join(VOICES),
+        json_schema_extra={"enum": [*VOICES, None]},
+    )
+    language: str | None = Field(
+        default=None,
+        max_length=35,
+        description="Locale tag",
+        json_schema_extra={"pattern": LOCALE_RE.pattern},
+    )
     max_seconds: int = Field(default=300, ge=10, le=3600)
     retries: int = Field(default=0, ge=0, le=10)
     retry_delay_minutes: int = Field(default=5, ge=1, le=1440)
-    schedule_at_utc: str | None = Field(default=None, description="ISO 8601 UTC")
+    schedule_at_utc: str | None = Field(
+        default=None,
+        description="ISO 8601 in UTC (`Z` or a zero offset), e.g. 2026-05-01T09:00:00Z",
+        json_schema_extra={"pattern": SCHEDULE_PATTERN},
+    )
 
     @field_validator("phone")
     @classmethod

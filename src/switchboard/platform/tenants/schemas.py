@@ -1,8 +1,13 @@
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import Field
 
 from switchboard.kit.schemas import Schema, StrictInput
+from switchboard.tenants.service import DOMAIN_PATTERN
+
+Domain = Annotated[str, Field(max_length=255, pattern=DOMAIN_PATTERN)]
 
 
 class TenantItem(Schema):
@@ -14,4 +19,4 @@ class TenantItem(Schema):
 
 class TenantCreate(StrictInput):
     name: str = Field(min_length=1, max_length=63, pattern=r"^[a-z0-9][a-z0-9-]*$")
-    domains: list[str] = Field(min_length=1, max_length=20)
+    domains: list[Domain] = Field(min_length=1, max_length=20)

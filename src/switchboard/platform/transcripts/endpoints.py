@@ -69,10 +69,18 @@ async def list_transcripts(
     ] = None,
     q: Annotated[
         str | None,
-        Query(description="Substring of caller, number, displayName or rule (case-insensitive)"),
+        Query(
+            max_length=200,
+            description="Substring of caller, number, displayName or rule (case-insensitive)",
+        ),
     ] = None,
     since: Annotated[
-        str | None, Query(description="ISO 8601 UTC; keeps transcripts started at or after it")
+        str | None,
+        Query(
+            max_length=40,
+            description="RFC 3339 date-time; keeps transcripts started at or after it",
+            json_schema_extra={"format": "date-time"},
+        ),
     ] = None,
 ) -> TranscriptPage:
     query = service.parse_filter(source=source, q=q, since=since)

@@ -208,7 +208,7 @@ def parse_filter(*, source: str | None, q: str | None, since: str | None) -> Tra
     elif source not in SOURCE_FILTERS:
         raise BadRequest(f"source: must be one of {', '.join(SOURCE_FILTERS)}")
     since_at = None
-    if since not in ("", None):
+    if since is not None:
         try:
             since_at = parse_iso_utc(since)
         except ValueError:

@@ -80,15 +80,9 @@ async def authorise(
     session: Session,
     runtime: RuntimeDep,
     tenant: HostTenant,
-    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer_scheme)],
-    signature: Annotated[str | None, Depends(signature_scheme)],
-    whitelist: Annotated[
-        str | None,
-        Query(
-            description="`list` (GET), `add` or `write` (POST)",
-            json_schema_extra={"enum": list(ACTIONS)},
-        ),
-    ] = None,
+    credentials: HTTPAuthorizationCredentials | None,
+    signature: str | None,
+    whitelist: str | None,
 ) -> Action:
     """An admin bearer of the Host's tenant, or a valid signature; returns the action."""
     action = _action(request, whitelist)
@@ -118,7 +112,42 @@ async def authorise(
     return action
 
 
-WhitelistAction = Annotated[Action, Depends(authorise)]
+Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer_scheme)]
+Signature = Annotated[str | None, Depends(signature_scheme)]
+
+
+async def authorise_list(
+    request: Request,
+    session: Session,
+    runtime: RuntimeDep,
+    tenant: HostTenant,
+    credentials: Credentials,
+    signature: Signature,
+    whitelist: Annotated[str, Query(description="`list`", json_schema_extra={"enum": ["list"]})],
+) -> Action:
+    return await authorise(request, session, runtime, tenant, credentials, signature, whitelist)
+
+
+async def authorise_change(
+    request: Request,
+    session: Session,
+    runtime: RuntimeDep,
+    tenant: HostTenant,
+    credentials: Credentials,
+    signature: Signature,
+    whitelist: Annotated[
+        str | None,
+        Query(
+            description="`add` one number or `write` the whole list (required but with `sfu-mode`)",
+            json_schema_extra={"enum": ["add", "write"]},
+        ),
+    ] = None,
+) -> Action:
+    return await authorise(request, session, runtime, tenant, credentials, signature, whitelist)
+
+
+ListAction = Annotated[Action, Depends(authorise_list)]
+ChangeAction = Annotated[Action, Depends(authorise_change)]
 
 
 def _parse(raw: bytes, model: type[BaseModel]) -> Any:
@@ -141,9 +170,7 @@ def _parse(raw: bytes, model: type[BaseModel]) -> Any:
     responses={**WRONG_HOST, **WRONG_METHOD},
     summary="Whitelist of the Host's tenant (`whitelist=list`; signs `whitelist-list|<tenant>`)",
 )
-async def whitelist_list(
-    action: WhitelistAction, tenant: HostTenant, session: Session
-) -> WhitelistList:
+async def whitelist_list(action: ListAction, tenant: HostTenant, session: Session) -> WhitelistList:
     entries = await service.list_entries(session, tenant_id=tenant.id)
     return WhitelistList(
         tenant=tenant.name,
@@ -163,7 +190,7 @@ async def whitelist_list(
 )
 async def whitelist_change(
     request: Request,
-    action: WhitelistAction,
+    action: ChangeAction,
     tenant: HostTenant,
     session: Session,
     confirm_empty: Annotated[
