@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-import segno
 from fastapi import APIRouter, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
@@ -62,7 +61,7 @@ def verifier(runtime: Runtime, request: Request) -> wallet.Verifier:
 
 def _waiting_page(runtime: Runtime, request: Request, row: PresentationRequest) -> Response:
     link = verifier(runtime, request).wallet_link(row.state)
-    qr = segno.make(link, error="m").svg_inline(scale=4, title="Scan with your wallet")
+    qr = pages.qr_svg(link, title="Scan with your wallet")
     return pages.render(
         "wallet.html", static_prefix="../", qr=qr, link=link, state=row.state,
         refresh=POLL_SECONDS, authorize_query=row.authorize_query,
