@@ -23,6 +23,7 @@ from switchboard.identity.issuance.schemas import (
     CredentialRequest,
     CredentialResponse,
     IssuedCredential,
+    JwtVcIssuerMetadata,
     NonceResponse,
 )
 from switchboard.identity.signin import pages
@@ -35,6 +36,7 @@ from switchboard.tenants import service as tenants
 router = APIRouter(tags=["identity provider (OIDC)"])
 
 METADATA_PATH = "/.well-known/openid-credential-issuer"
+KEYS_PATH = "/.well-known/jwt-vc-issuer"
 
 PAGE: dict[int | str, dict[str, Any]] = {
     200: {"content": {"text/html": {}}, "description": "The offer page"},
@@ -80,6 +82,24 @@ async def credential_issuer_metadata(
         credential_configurations_supported={
             issuance.CONFIGURATION_ID: issuance.configuration(issuer, tenant_name=tenant.name)
         },
+    )
+
+
+@router.get(
+    KEYS_PATH,
+    operation_id="getJwtVcIssuerMetadata",
+    response_model=JwtVcIssuerMetadata,
+    responses={404: {"model": ErrorBody, "description": "No tenant serves this host"}},
+    summary="JWT VC Issuer Metadata (SD-JWT VC): the keys that sign the staff credentials; "
+    "also at /.well-known/jwt-vc-issuer/oidc.ashx",
+)
+async def jwt_vc_issuer_metadata(
+    request: Request, runtime: RuntimeDep, session: Session, tenant: HostTenant
+) -> JwtVcIssuerMetadata:
+    keys = await issuance.trusted_keys(session, tenant=tenant)
+    return JwtVcIssuerMetadata(
+        issuer=credential_issuer(runtime, request).identifier,
+        jwks={"keys": [key.public_jwk for key in keys]},
     )
 
 
@@ -232,6 +252,7 @@ def well_known_routes(identity: ASGIApp, *, mount: str) -> list[Route]:
     OpenID Provider's (a superset)."""
     targets = {
         METADATA_PATH: METADATA_PATH,
+        KEYS_PATH: KEYS_PATH,
         "/.well-known/oauth-authorization-server": "/.well-known/openid-configuration",
     }
     return [

@@ -17,6 +17,13 @@ class CredentialIssuerMetadata(BaseModel):
     credential_configurations_supported: dict[str, dict[str, Any]]
 
 
+class JwtVcIssuerMetadata(BaseModel):
+    """JWT VC Issuer Metadata (SD-JWT VC draft, section 4): where verifiers find the keys."""
+
+    issuer: str
+    jwks: dict[str, list[dict[str, Any]]]
+
+
 class NonceResponse(BaseModel):
     c_nonce: str
 
