@@ -132,6 +132,23 @@ async def test_the_offer_page_needs_a_signed_in_browser(browser: AsyncClient) ->
     assert made.status_code == 401
 
 
+async def test_another_tenants_session_makes_no_offer(
+    app: Starlette, browser: AsyncClient, globex: TenantFixture
+) -> None:
+    await make_offer(browser)
+    session = browser.cookies["sb_idp_session"]
+    async with client(app, f"http://{globex.host}") as other:
+        other.cookies.set("sb_idp_session", session, domain=globex.host)
+        other.cookies.set("sb_idp_csrf", "x" * 32, domain=globex.host)
+        page = await other.get("/oidc.ashx/credential-offer")
+        assert page.status_code == 401
+        made = await other.post("/oidc.ashx/credential-offer", data={"csrf_token": "x" * 32})
+        assert made.status_code == 401
+        assert "openid-credential-offer://" not in made.text
+    # The same cookie on its own tenant's host is signed in: the test can fail.
+    assert (await browser.get("/oidc.ashx/credential-offer")).status_code == 200
+
+
 async def test_offer_form_checks_csrf(browser: AsyncClient) -> None:
     await make_offer(browser)
     made = await browser.post("/oidc.ashx/credential-offer", data={"csrf_token": "x" * 32})
