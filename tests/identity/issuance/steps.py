@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import re
 import secrets
 from dataclasses import dataclass
-from urllib.parse import urlencode
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urljoin, urlsplit
 
-from httpx import ASGITransport, AsyncClient
+from httpx import ASGITransport, AsyncClient, Response
+from joserfc import jwt
+from joserfc.jwk import KeySet
 from starlette.applications import Starlette
 
 from tests.identity.signin_helpers import parse_form, sign_in
@@ -66,3 +70,36 @@ async def make_offer(
     found = TX_CODE.search(made.text)
     assert bool(found) == tx_code
     return OfferPage(link, found.group(1) if found else None, made.text)
+
+
+@dataclass
+class WalletSignIn:
+    """A wallet sign-in started by a browser: its waiting page and the request object."""
+
+    status_url: str
+    request: dict[str, Any]
+
+
+async def start_wallet_sign_in(browser: AsyncClient, device: AsyncClient, url: str) -> WalletSignIn:
+    """The browser chooses the wallet on the login page of ``url``; the wallet fetches the
+    signed request (checked against the identity provider's JWKS)."""
+    login = await browser.get(url)
+    [start_url] = [u for u in links(login) if "/wallet/start?" in u]
+    page = await browser.get(start_url)
+    assert page.status_code == 200, page.text
+    [link] = [u for u in links(page) if u.startswith("openid4vp://")]
+    request_uri = parse_qs(urlsplit(link).query)["request_uri"][0]
+    keys = KeySet.import_key_set((await device.get("/oidc.ashx/jwks")).json())
+    signed = (await device.get(request_uri)).text
+    request = dict(jwt.decode(signed, keys, algorithms=["RS256"]).claims)
+    return WalletSignIn(urljoin(str(page.url), f"status?state={request['state']}"), request)
+
+
+async def answer(
+    device: AsyncClient, started: WalletSignIn, credential_id: str, presentation: str
+) -> Response:
+    form = {
+        "vp_token": json.dumps({credential_id: [presentation]}),
+        "state": started.request["state"],
+    }
+    return await device.post(started.request["response_uri"], data=form)

@@ -8,19 +8,28 @@ from __future__ import annotations
 import base64
 import json
 from typing import Any
-from urllib.parse import parse_qs, urljoin, urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from httpx import AsyncClient
 from joserfc import jwt
 from joserfc.jwk import KeySet
 from starlette.applications import Starlette
 
+from switchboard.identity import service as identity
 from switchboard.identity.issuance import tasks
+from switchboard.identity.wallet import service as wallet
 from switchboard.kit.clock import ManualClock
 from switchboard.runtime import Runtime
+from switchboard.tenants import service as tenants
 from tests.factories import TenantFixture
-from tests.identity.issuance.steps import authorization, client, make_offer
-from tests.identity.software_wallet import BASE, SoftwareWallet, links, well_known
+from tests.identity.issuance.steps import (
+    answer,
+    authorization,
+    client,
+    make_offer,
+    start_wallet_sign_in,
+)
+from tests.identity.software_wallet import BASE, CLAIM, SoftwareWallet, well_known
 
 ISSUER = f"{BASE}/oidc.ashx"
 
@@ -77,29 +86,20 @@ async def test_wallet_receives_a_staff_credential_and_signs_in_with_it(
     # Another browser signs in with the wallet: the login page offers it now.
     async with client(app) as other:
         auth = authorization()
-        login = await other.get(auth.url)
-        [start_url] = [u for u in links(login) if "/wallet/start?" in u]
-        page = await other.get(start_url)
-        assert page.status_code == 200, page.text
-        [link] = [u for u in links(page) if u.startswith("openid4vp://")]
-        params = {k: v[0] for k, v in parse_qs(urlsplit(link).query).items()}
-        request = jwt.decode(
-            (await device.get(params["request_uri"])).text,
-            KeySet.import_key_set((await device.get("/oidc.ashx/jwks")).json()),
-            algorithms=["RS256"],
-        ).claims
+        started = await start_wallet_sign_in(other, device, auth.url)
+        request = started.request
         [wanted] = request["dcql_query"]["credentials"]
         assert wanted["id"] == "staff"
         assert wanted["meta"] == {"vct_values": [f"{ISSUER}/credentials/staff"]}
         assert wanted["claims"] == [{"path": ["username"]}]
+        assert "credential_sets" not in request["dcql_query"]
         presentation = holder.present(
             credential, nonce=request["nonce"], aud=request["client_id"],
             holder_key=holder.holder_key, claim="username",
         )  # fmt: skip
-        form = {"vp_token": json.dumps({"staff": [presentation]}), "state": request["state"]}
-        posted = await device.post(request["response_uri"], data=form)
+        posted = await answer(device, started, "staff", presentation)
         assert posted.status_code == 200, posted.text
-        done = await other.get(urljoin(str(page.url), f"status?state={request['state']}"))
+        done = await other.get(started.status_url)
         assert done.status_code == 302, done.text
         code = parse_qs(urlsplit(done.headers["location"]).query)["code"][0]
         tokens = await other.post(
@@ -114,6 +114,69 @@ async def test_wallet_receives_a_staff_credential_and_signs_in_with_it(
         me = (await other.get("/oidc.ashx/userinfo", headers=headers)).json()
         assert me["preferred_username"] == "power"
         assert me["tenant"] == "acme"
+
+
+async def test_a_disabled_user_gets_no_credential_and_signs_in_with_none(
+    app: Starlette,
+    runtime: Runtime,
+    browser: AsyncClient,
+    device: AsyncClient,
+    holder: SoftwareWallet,
+    acme: TenantFixture,
+) -> None:
+    first = await make_offer(browser, username="user")
+    credential = await holder.receive(device, first.link, tx_code=first.tx_code)
+    second = await make_offer(browser, username="user")
+    issuance = await holder.discover(device, second.link)
+    token = (await holder.redeem(device, issuance, tx_code=second.tx_code)).json()
+    async with runtime.db.transaction() as session:
+        await identity.set_disabled(
+            session, tenant_id=acme.id, username="user", disabled=True, clock=runtime.clock
+        )
+    proof = holder.proof(aud=ISSUER, nonce=await holder.nonce(device, issuance))
+    refused = await holder.request_credential(
+        device, issuance, token=token["access_token"], proof=proof
+    )
+    assert refused.status_code == 400
+    assert refused.json()["error"] == "credential_request_denied"
+    async with client(app) as other:
+        started = await start_wallet_sign_in(other, device, authorization().url)
+        presentation = holder.present(
+            credential, nonce=started.request["nonce"], aud=started.request["client_id"],
+            holder_key=holder.holder_key, claim="username",
+        )  # fmt: skip
+        assert (await answer(device, started, "staff", presentation)).status_code == 200
+        page = await other.get(started.status_url)
+        assert page.status_code == 403
+        assert "disabled" in page.text
+
+
+async def test_a_pid_or_a_staff_credential_is_asked_for_when_both_are_trusted(
+    app: Starlette,
+    runtime: Runtime,
+    browser: AsyncClient,
+    device: AsyncClient,
+    holder: SoftwareWallet,
+    clock: ManualClock,
+) -> None:
+    async with runtime.db.transaction() as session:
+        await wallet.add_issuer(
+            session, tenant=await tenants.require_by_name(session, "acme"), name="pid",
+            jwk=holder.issuer_key.export_public(), username_claim=CLAIM, now=clock.now(),
+        )  # fmt: skip
+    offer = await make_offer(browser)
+    await holder.receive(device, offer.link, tx_code=offer.tx_code)
+    async with client(app) as other:
+        started = await start_wallet_sign_in(other, device, authorization().url)
+        query = started.request["dcql_query"]
+        assert [c["id"] for c in query["credentials"]] == ["pid", "staff"]
+        assert query["credential_sets"] == [{"options": [["pid"], ["staff"]]}]
+        presentation = holder.present(
+            holder.issue(username="admin"), nonce=started.request["nonce"],
+            aud=started.request["client_id"], holder_key=holder.holder_key,
+        )  # fmt: skip
+        assert (await answer(device, started, "pid", presentation)).status_code == 200
+        assert (await other.get(started.status_url)).status_code == 302
 
 
 async def test_offer_without_tx_code(
@@ -194,19 +257,14 @@ async def test_another_tenants_credential_does_not_sign_in(
         credential = await holder.receive(globex_device, offer.link, tx_code=offer.tx_code)
     assert _b64json(credential.split(".")[1])["iss"] == f"http://{globex.host}/oidc.ashx"
     async with client(app) as other:
-        login = await other.get(authorization().url)
-        [start_url] = [u for u in links(login) if "/wallet/start?" in u]
-        page = await other.get(start_url)
-        [link] = [u for u in links(page) if u.startswith("openid4vp://")]
-        request_uri = parse_qs(urlsplit(link).query)["request_uri"][0]
-        request = _b64json((await device.get(request_uri)).text.split(".")[1])
+        started = await start_wallet_sign_in(other, device, authorization().url)
+        request = started.request
         presentation = holder.present(
             credential, nonce=request["nonce"], aud=request["client_id"],
             holder_key=holder.holder_key, claim="username",
         )  # fmt: skip
-        form = {"vp_token": json.dumps({"staff": [presentation]}), "state": request["state"]}
-        posted = await device.post(request["response_uri"], data=form)
+        posted = await answer(device, started, "staff", presentation)
         assert posted.status_code == 400
         assert "not signed by a trusted issuer" in posted.json()["error_description"]
-        refused = await other.get(urljoin(str(page.url), f"status?state={request['state']}"))
+        refused = await other.get(started.status_url)
         assert refused.status_code == 403
