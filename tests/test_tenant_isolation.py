@@ -286,6 +286,16 @@ PUBLIC = {
     ("GET", "/oidc.ashx/wallet/request/{state}"),
     ("POST", "/oidc.ashx/wallet/response"),
     ("GET", "/oidc.ashx/wallet/status"),
+    # Credential issuer: the metadata and keys are the Host's tenant's; a code, access token or
+    # c_nonce is looked up in the Host's tenant only, and another tenant's session cookie makes
+    # no offer (tests/identity/issuance/test_refusals.py::
+    # test_codes_tokens_and_nonces_belong_to_their_tenant, test_flow.py).
+    ("GET", "/oidc.ashx/.well-known/openid-credential-issuer"),
+    ("GET", "/oidc.ashx/.well-known/jwt-vc-issuer"),
+    ("GET", "/oidc.ashx/credential-offer"),
+    ("POST", "/oidc.ashx/credential-offer"),
+    ("POST", "/oidc.ashx/nonce"),
+    ("POST", "/oidc.ashx/credential"),
 }
 
 

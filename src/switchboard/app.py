@@ -16,6 +16,7 @@ from switchboard.bridge.client import close_bridge
 from switchboard.bridge.simulator import mounted_simulator
 from switchboard.console.app import create_console_app
 from switchboard.identity.app import create_identity_app
+from switchboard.identity.issuance.endpoints import well_known_routes
 from switchboard.kit.clock import Clock
 from switchboard.kit.http import (
     BodyLimitMiddleware,
@@ -70,6 +71,7 @@ def create_app(
     linen_web = create_linen_web_app(runtime)
     routes: list[BaseRoute] = [
         *ops_routes(runtime, metrics),
+        *well_known_routes(identity, mount="/oidc.ashx"),
         Mount("/oidc.ashx", app=identity),
         Mount("/admin", app=console),
         Mount("/api", app=linen),

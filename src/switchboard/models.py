@@ -2,6 +2,7 @@
 
 from switchboard.identity import models as identity_models
 from switchboard.identity.federation import models as federation_models  # noqa: F401
+from switchboard.identity.issuance import models as issuance_models  # noqa: F401
 from switchboard.identity.wallet import models as wallet_models  # noqa: F401
 from switchboard.kit.db import Base
 from switchboard.linen import models as linen_models  # noqa: F401

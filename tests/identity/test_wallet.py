@@ -8,21 +8,16 @@ import base64
 import datetime as dt
 import hashlib
 import json
-import secrets
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from html.parser import HTMLParser
 from typing import Any
-from urllib.parse import parse_qs, urlencode, urljoin, urlsplit
+from urllib.parse import parse_qs, urljoin, urlsplit
 
 import pytest
 from httpx import ASGITransport, AsyncClient, Response
 from joserfc import jwt
 from joserfc.jwk import ECKey, KeySet
 from jwcrypto.jwk import JWK
-from sd_jwt.common import SDObj
-from sd_jwt.holder import SDJWTHolder
-from sd_jwt.issuer import SDJWTIssuer
 from starlette.applications import Starlette
 
 from switchboard.app import create_app
@@ -32,62 +27,16 @@ from switchboard.identity.wallet import tasks
 from switchboard.kit.clock import ManualClock
 from switchboard.runtime import Runtime
 from switchboard.tenants import service as tenants
-from tests.conftest import PRIMARY_HOST
 from tests.factories import TenantFixture
 from tests.identity.signin_helpers import parse_form
-
-BASE = f"http://{PRIMARY_HOST}"
-REDIRECT_URI = f"{BASE}/admin/callback"
-CLAIM = "personal_administrative_number"
-PID_ISSUER = "https://pid-issuer.example"
-
-
-class _Links(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.hrefs: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        href = dict(attrs).get("href")
-        if tag == "a" and href:
-            self.hrefs.append(href)
-
-
-def links(page: Response) -> list[str]:
-    parser = _Links()
-    parser.feed(page.text)
-    return [urljoin(str(page.url), href) for href in parser.hrefs]
-
-
-@dataclass
-class SoftwareWallet:
-    """A holder with a PID from an issuer key: presents it to a verifier's request."""
-
-    issuer_key: JWK
-    holder_key: JWK
-    now: int
-
-    def issue(self, *, username: str = "admin", expires_in: int = 3600) -> str:
-        claims: dict[Any, Any] = {
-            "iss": PID_ISSUER,
-            "vct": "urn:eudi:pid:1",
-            "iat": self.now,
-            "exp": self.now + expires_in,
-            SDObj("given_name"): "Ada",
-            SDObj("family_name"): "Lovelace",
-            SDObj(CLAIM): username,
-        }
-        issuer = SDJWTIssuer(
-            claims, self.issuer_key, self.holder_key,
-            extra_header_parameters={"typ": "dc+sd-jwt", "kid": self.issuer_key.kid},
-        )  # fmt: skip
-        return str(issuer.sd_jwt_issuance)
-
-    @staticmethod
-    def present(credential: str, *, nonce: str, aud: str, holder_key: JWK) -> str:
-        holder = SDJWTHolder(credential)
-        holder.create_presentation({CLAIM: True}, nonce, aud, holder_key)
-        return str(holder.sd_jwt_presentation)
+from tests.identity.software_wallet import (
+    BASE,
+    CLAIM,
+    REDIRECT_URI,
+    SoftwareWallet,
+    authorize_url,
+    links,
+)
 
 
 @pytest.fixture
@@ -123,17 +72,6 @@ async def holder(runtime: Runtime, app: Starlette, clock: ManualClock) -> Softwa
         )  # fmt: skip
     holder_key = JWK.generate(kty="EC", crv="P-256")
     return SoftwareWallet(issuer_key, holder_key, int(clock.now().timestamp()))
-
-
-def authorize_url() -> str:
-    verifier = secrets.token_urlsafe(32)
-    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest())
-    query = {
-        "response_type": "code", "client_id": "console", "redirect_uri": REDIRECT_URI,
-        "scope": "openid", "state": "st-1", "code_challenge_method": "S256",
-        "code_challenge": challenge.rstrip(b"=").decode(),
-    }  # fmt: skip
-    return f"/oidc.ashx/authorize?{urlencode(query)}"
 
 
 @dataclass

@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, Header, Request
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.identity import clients, service
 from switchboard.identity.bearer import issuer_for
 from switchboard.identity.deps import Caller, HostTenant, request_host
 from switchboard.identity.errors import OAuthError
+from switchboard.identity.issuance import service as issuance
 from switchboard.identity.schemas import Discovery, TokenResponse, UserInfo
 from switchboard.identity.signin import service as signin
 from switchboard.identity.tokens import TokenSet
 from switchboard.kit.http import JsonResponse
 from switchboard.kit.schemas import ErrorBody
-from switchboard.runtime import RuntimeDep, Session
+from switchboard.runtime import Runtime, RuntimeDep, Session
 from switchboard.tenants import service as tenants
+from switchboard.tenants.models import Tenant
 
 router = APIRouter(tags=["identity provider (OIDC)"])
 
@@ -27,7 +31,7 @@ OAUTH_ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-GRANT_TYPES = ("authorization_code", "refresh_token", "password")
+GRANT_TYPES = ("authorization_code", "refresh_token", "password", issuance.PRE_AUTHORIZED_GRANT)
 
 
 def _issuer(runtime: RuntimeDep, request: Request) -> str:
@@ -40,7 +44,8 @@ def _issuer(runtime: RuntimeDep, request: Request) -> str:
     response_model=TokenResponse,
     response_model_exclude_none=True,
     responses=OAUTH_ERRORS,
-    summary="OAuth 2.0 token endpoint (authorization_code, refresh_token and password grants)",
+    summary="OAuth 2.0 token endpoint (authorization_code, refresh_token, password and "
+    "OpenID4VCI pre-authorized_code grants)",
 )
 async def token(
     request: Request,
@@ -55,12 +60,13 @@ async def token(
     code: Annotated[str | None, Form()] = None,
     redirect_uri: Annotated[str | None, Form()] = None,
     code_verifier: Annotated[str | None, Form()] = None,
+    pre_authorized_code: Annotated[str | None, Form(alias="pre-authorized_code")] = None,
+    tx_code: Annotated[str | None, Form()] = None,
     authorization: Annotated[str | None, Header(include_in_schema=False)] = None,
 ) -> JsonResponse:
-    settings = runtime.settings
     fields = (
         grant_type, client_id, client_secret, username, password, scope, refresh_token, code,
-        redirect_uri, code_verifier,
+        redirect_uri, code_verifier, pre_authorized_code, tx_code,
     )  # fmt: skip
     if any(value is not None and "\x00" in value for value in fields):
         raise OAuthError("invalid_request", "form fields must not contain NUL characters")
@@ -75,57 +81,100 @@ async def token(
         try:
             if grant_type not in GRANT_TYPES:
                 raise OAuthError("unsupported_grant_type", f"grant_type {grant_type!r}")
-            client = await clients.authenticate_client(
-                session,
-                tenant=tenant,
-                client_id=client_id,
-                client_secret=client_secret,
-                authorization=authorization,
-            )
-            if grant_type == "authorization_code":
-                result = await signin.redeem_code(
-                    session,
-                    tenant=tenant,
-                    issuer=issuer,
-                    tokens=runtime.tokens,
-                    clock=runtime.clock,
-                    client=client,
-                    code=code,
-                    redirect_uri=redirect_uri,
-                    code_verifier=code_verifier,
-                )
-            elif grant_type == "password":
-                result = await service.password_grant(
-                    session,
-                    tenant=tenant,
-                    issuer=issuer,
-                    tokens=runtime.tokens,
-                    clock=runtime.clock,
-                    client=client,
-                    username=username,
-                    password=password,
-                    scope=scope,
-                    max_failures=settings.login_max_failures,
-                    lockout_seconds=settings.login_lockout_seconds,
-                    passwords=runtime.passwords,
-                )
+            if grant_type == issuance.PRE_AUTHORIZED_GRANT:
+                # Anonymous: a wallet is no registered client; the code is the authorization.
+                result = await issuance.redeem(
+                    session, tenant=tenant, code=pre_authorized_code, tx_code=tx_code,
+                    now=runtime.clock.now(),
+                )  # fmt: skip
             else:
-                result = await service.refresh_grant(
-                    session,
-                    tenant=tenant,
-                    issuer=issuer,
-                    tokens=runtime.tokens,
-                    clock=runtime.clock,
-                    client=client,
-                    refresh_token=refresh_token,
-                    scope=scope,
-                )
+                form = _ClientForm(
+                    client_id, client_secret, username, password, scope, refresh_token, code,
+                    redirect_uri, code_verifier,
+                )  # fmt: skip
+                result = await _client_grant(
+                    session, runtime, tenant=tenant, issuer=issuer, grant_type=grant_type,
+                    form=form, authorization=authorization,
+                )  # fmt: skip
         except OAuthError as exc:
             failure = exc
     if failure is not None:
         raise failure
     assert result is not None
     return JsonResponse(result.body(), headers={"Pragma": "no-cache"})
+
+
+@dataclass(frozen=True, slots=True)
+class _ClientForm:
+    """The token request's fields of the grants a registered client makes."""
+
+    client_id: str | None
+    client_secret: str | None
+    username: str | None
+    password: str | None
+    scope: str | None
+    refresh_token: str | None
+    code: str | None
+    redirect_uri: str | None
+    code_verifier: str | None
+
+
+async def _client_grant(
+    session: AsyncSession,
+    runtime: Runtime,
+    *,
+    tenant: Tenant,
+    issuer: str,
+    grant_type: str,
+    form: _ClientForm,
+    authorization: str | None,
+) -> TokenSet:
+    """The authorization_code, password and refresh_token grants: the client authenticates."""
+    settings = runtime.settings
+    client = await clients.authenticate_client(
+        session,
+        tenant=tenant,
+        client_id=form.client_id,
+        client_secret=form.client_secret,
+        authorization=authorization,
+    )
+    if grant_type == "authorization_code":
+        return await signin.redeem_code(
+            session,
+            tenant=tenant,
+            issuer=issuer,
+            tokens=runtime.tokens,
+            clock=runtime.clock,
+            client=client,
+            code=form.code,
+            redirect_uri=form.redirect_uri,
+            code_verifier=form.code_verifier,
+        )
+    if grant_type == "password":
+        return await service.password_grant(
+            session,
+            tenant=tenant,
+            issuer=issuer,
+            tokens=runtime.tokens,
+            clock=runtime.clock,
+            client=client,
+            username=form.username,
+            password=form.password,
+            scope=form.scope,
+            max_failures=settings.login_max_failures,
+            lockout_seconds=settings.login_lockout_seconds,
+            passwords=runtime.passwords,
+        )
+    return await service.refresh_grant(
+        session,
+        tenant=tenant,
+        issuer=issuer,
+        tokens=runtime.tokens,
+        clock=runtime.clock,
+        client=client,
+        refresh_token=form.refresh_token,
+        scope=form.scope,
+    )
 
 
 @router.get(
@@ -167,6 +216,7 @@ async def discovery(request: Request, runtime: RuntimeDep, tenant: HostTenant) -
             "email",
             "email_verified",
         ],
+        pre_authorized_grant_anonymous_access_supported=True,
     )
 
 

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class TokenResponse(BaseModel):
@@ -20,6 +20,8 @@ class UserInfo(BaseModel):
 
 
 class Discovery(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+
     issuer: str
     authorization_endpoint: str
     token_endpoint: str
@@ -37,3 +39,7 @@ class Discovery(BaseModel):
     token_endpoint_auth_methods_supported: list[str]
     scopes_supported: list[str]
     claims_supported: list[str]
+    # OpenID4VCI 1.0 section 12.3: a wallet redeems a pre-authorized code without a client_id.
+    pre_authorized_grant_anonymous_access_supported: bool = Field(
+        alias="pre-authorized_grant_anonymous_access_supported"
+    )

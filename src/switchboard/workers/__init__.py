@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from switchboard.identity.federation.tasks import purger as federation_purger
+from switchboard.identity.issuance.tasks import purger as issuance_purger
 from switchboard.identity.signin.tasks import purger as signin_purger
 from switchboard.identity.wallet.tasks import purger as wallet_purger
 from switchboard.platform.calls.tasks import dispatcher_worker as call_dispatcher
@@ -17,6 +18,6 @@ def all_workers() -> list[Worker]:
     """Every background worker of the product, in start order."""
     workers: list[Worker] = [
         call_dispatcher, webhook_sender, transcript_sweeper, email_sender, signin_purger,
-        federation_purger, wallet_purger,
+        federation_purger, wallet_purger, issuance_purger,
     ]  # fmt: skip
     return workers

@@ -9,13 +9,13 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-import segno
 from fastapi import APIRouter, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
 
 from switchboard.identity.deps import request_host
 from switchboard.identity.errors import OAuthError
+from switchboard.identity.issuance import service as issuance
 from switchboard.identity.signin import endpoints as signin_pages
 from switchboard.identity.signin import options, pages
 from switchboard.identity.signin.endpoints import (
@@ -24,7 +24,6 @@ from switchboard.identity.signin.endpoints import (
     parse_authorization,
     secure_cookies,
 )
-from switchboard.identity.wallet import repository
 from switchboard.identity.wallet import service as wallet
 from switchboard.identity.wallet.models import PresentationRequest
 from switchboard.identity.wallet.verify import Invalid
@@ -49,7 +48,7 @@ PAGE: dict[int | str, dict[str, Any]] = {
 
 @options.register
 async def _login_options(session: AsyncSession, tenant: Tenant) -> list[options.LoginOption]:
-    if not await repository.list_issuers(session, tenant_id=tenant.id):
+    if not await wallet.offered(session, tenant=tenant):
         return []
     return [options.LoginOption("Sign in with the EU Digital Identity Wallet", "wallet/start")]
 
@@ -57,12 +56,14 @@ async def _login_options(session: AsyncSession, tenant: Tenant) -> list[options.
 def verifier(runtime: Runtime, request: Request) -> wallet.Verifier:
     """This tenant's verifier: pre-registered client_id = the host name (no ``:``, no prefix)."""
     host = urlsplit(f"//{request_host(request)}").hostname or ""
-    return wallet.Verifier(client_id=host, base_url=f"{issuer_url(runtime, request)}/wallet")
+    issuer = issuer_url(runtime, request)
+    staff_vct = issuance.Issuer(identifier=issuer).vct
+    return wallet.Verifier(client_id=host, base_url=f"{issuer}/wallet", staff_vct=staff_vct)
 
 
 def _waiting_page(runtime: Runtime, request: Request, row: PresentationRequest) -> Response:
     link = verifier(runtime, request).wallet_link(row.state)
-    qr = segno.make(link, error="m").svg_inline(scale=4, title="Scan with your wallet")
+    qr = pages.qr_svg(link, title="Scan with your wallet")
     return pages.render(
         "wallet.html", static_prefix="../", qr=qr, link=link, state=row.state,
         refresh=POLL_SECONDS, authorize_query=row.authorize_query,

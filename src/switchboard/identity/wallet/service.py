@@ -17,12 +17,13 @@ from joserfc.errors import JoseError
 from joserfc.jwk import JWKRegistry
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from switchboard.identity.issuance import service as issuance
 from switchboard.identity.keys import Keyring
 from switchboard.identity.models import User
 from switchboard.identity.signin.service import Refused as Refused
 from switchboard.identity.wallet import repository
 from switchboard.identity.wallet.models import PresentationRequest, TrustedIssuer
-from switchboard.identity.wallet.verify import PID_VCT, Invalid, verify
+from switchboard.identity.wallet.verify import PID_VCT, Invalid, Trust, verify
 from switchboard.kit.crypto import random_token, sha256_hex
 from switchboard.kit.errors import BadRequest, Conflict, NotFound
 from switchboard.tenants.models import Tenant
@@ -31,7 +32,8 @@ REQUEST_TTL = dt.timedelta(minutes=5)
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 CLAIM_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 REQUEST_TYP = "oauth-authz-req+jwt"
-CREDENTIAL_ID = "pid"
+PID_ID = "pid"
+STAFF_ID = "staff"
 
 
 # Trusted issuers -------------------------------------------------------------------------
@@ -89,15 +91,41 @@ async def remove_issuer(session: AsyncSession, *, tenant: Tenant, name: str) -> 
     await session.flush()
 
 
+async def trust(session: AsyncSession, *, tenant: Tenant, staff_vct: str) -> list[Trust]:
+    """What signs users in: the trusted PID issuers' keys, and the tenant's own credential
+    issuer keys for its staff credential (trusted without being added: decision 0022)."""
+    pids = [
+        Trust(kid=row.kid, jwk=row.jwk, vct=PID_VCT, username_claim=row.username_claim)
+        for row in await repository.list_issuers(session, tenant_id=tenant.id)
+    ]
+    own = [
+        Trust(
+            kid=key.kid, jwk=key.public_jwk, vct=staff_vct, username_claim=issuance.USERNAME_CLAIM
+        )
+        for key in await issuance.trusted_keys(session, tenant=tenant)
+    ]
+    return pids + own
+
+
+async def offered(session: AsyncSession, *, tenant: Tenant) -> bool:
+    """Whether the login page offers the wallet: a PID issuer is trusted, or the tenant has
+    issued staff credentials."""
+    if await repository.list_issuers(session, tenant_id=tenant.id):
+        return True
+    return bool(await issuance.trusted_keys(session, tenant=tenant))
+
+
 # The presentation request ----------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
 class Verifier:
-    """Where this tenant's verifier is: its client_id (pre-registered with wallets) and URLs."""
+    """Where this tenant's verifier is: its client_id (pre-registered with wallets) and URLs,
+    and the type of the staff credentials its own issuer issues on this host."""
 
     client_id: str
     base_url: str  # .../oidc.ashx/wallet
+    staff_vct: str
 
     def request_uri(self, state: str) -> str:
         return f"{self.base_url}/request/{state}"
@@ -115,7 +143,7 @@ async def begin(
     session: AsyncSession, *, tenant: Tenant, authorize_query: str, now: dt.datetime
 ) -> tuple[PresentationRequest, str]:
     """A new presentation request and the token binding it to this browser (its cookie)."""
-    if not await repository.list_issuers(session, tenant_id=tenant.id):
+    if not await offered(session, tenant=tenant):
         raise Refused("signing in with a wallet is not offered here", status=404)
     browser_token = random_token(nbytes=32)
     row = PresentationRequest(
@@ -146,19 +174,25 @@ async def pending_request(
     return row
 
 
-def dcql_query(issuers: list[TrustedIssuer]) -> dict[str, Any]:
-    """DCQL (OpenID4VP 1.0 section 6): one PID as SD-JWT VC with the claims the tenant maps."""
-    claims = sorted({issuer.username_claim for issuer in issuers})
-    return {
-        "credentials": [
-            {
-                "id": CREDENTIAL_ID,
-                "format": "dc+sd-jwt",
-                "meta": {"vct_values": [PID_VCT]},
-                "claims": [{"path": [claim]} for claim in claims],
-            }
-        ]
-    }
+def dcql_query(trusted: list[Trust]) -> dict[str, Any]:
+    """DCQL (OpenID4VP 1.0 section 6): a PID or a staff credential as SD-JWT VC, with the claims
+    that name the user; one of them when both are trusted (``credential_sets``)."""
+    wanted = {PID_ID: [t for t in trusted if t.vct == PID_VCT]}
+    wanted[STAFF_ID] = [t for t in trusted if t.vct != PID_VCT]
+    credentials = [
+        {
+            "id": credential_id,
+            "format": "dc+sd-jwt",
+            "meta": {"vct_values": sorted({t.vct for t in trusts})},
+            "claims": [{"path": [claim]} for claim in sorted({t.username_claim for t in trusts})],
+        }
+        for credential_id, trusts in wanted.items()
+        if trusts
+    ]
+    query: dict[str, Any] = {"credentials": credentials}
+    if len(credentials) > 1:
+        query["credential_sets"] = [{"options": [[c["id"]] for c in credentials]}]
+    return query
 
 
 async def request_object(
@@ -174,7 +208,7 @@ async def request_object(
     row = await _pending(session, tenant=tenant, state=state, now=now)
     if row.response_hash is not None:
         raise Refused("this wallet request is answered already", status=400)
-    issuers = await repository.list_issuers(session, tenant_id=tenant.id)
+    trusted = await trust(session, tenant=tenant, staff_vct=verifier.staff_vct)
     kid, key = await keyring.ensure_signer(session)
     claims = {
         "iss": verifier.client_id,
@@ -185,7 +219,7 @@ async def request_object(
         "response_uri": verifier.response_uri,
         "nonce": row.nonce,
         "state": row.state,
-        "dcql_query": dcql_query(issuers),
+        "dcql_query": dcql_query(trusted),
         "iat": int(now.timestamp()),
         "exp": int(row.expires_at.timestamp()),
     }
@@ -194,14 +228,18 @@ async def request_object(
 
 
 def _presentation(vp_token: str) -> str:
-    """The one PID presentation of a vp_token (a JSON object keyed by the DCQL credential id)."""
+    """The one presentation of a vp_token (a JSON object keyed by the DCQL credential id)."""
     try:
         token = json.loads(vp_token)
     except ValueError:
         raise Invalid("vp_token is not JSON") from None
-    value = token.get(CREDENTIAL_ID) if isinstance(token, dict) else None
+    values = [token.get(key) for key in (PID_ID, STAFF_ID)] if isinstance(token, dict) else []
+    presented = [v for v in values if v is not None]
+    if len(presented) != 1:
+        raise Invalid("vp_token holds no single 'pid' or 'staff' presentation")
+    value = presented[0]
     if not isinstance(value, list) or len(value) != 1 or not isinstance(value[0], str):
-        raise Invalid(f"vp_token holds no single {CREDENTIAL_ID!r} presentation")
+        raise Invalid("vp_token holds no single 'pid' or 'staff' presentation")
     return value[0]
 
 
@@ -231,7 +269,7 @@ async def accept_response(
     try:
         presented = verify(
             _presentation(vp_token),
-            trusted=await repository.list_issuers(session, tenant_id=tenant.id),
+            trusted=await trust(session, tenant=tenant, staff_vct=verifier.staff_vct),
             audience=verifier.client_id, nonce=row.nonce, now=int(now.timestamp()),
         )  # fmt: skip
     except Invalid as exc:

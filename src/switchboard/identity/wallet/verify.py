@@ -1,6 +1,7 @@
-"""Verifying a PID presented as an SD-JWT VC with key binding (RFC 9901, SD-JWT VC), with the
-``sd-jwt`` reference library for the issuer signature, the disclosures and the key binding JWT,
-and joserfc to read the claims the library leaves to the verifier (``iat``, ``exp``, ``vct``)."""
+"""Verifying a credential (a PID, or the tenant's own staff credential) presented as an SD-JWT
+VC with key binding (RFC 9901, SD-JWT VC), with the ``sd-jwt`` reference library for the issuer
+signature, the disclosures and the key binding JWT, and joserfc to read the claims the library
+leaves to the verifier (``iat``, ``exp``, ``vct``)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,6 @@ from joserfc.jws import extract_compact
 from jwcrypto.common import JWException
 from jwcrypto.jwk import JWK
 from sd_jwt.verifier import SDJWTVerifier
-
-from switchboard.identity.wallet.models import TrustedIssuer
 
 PID_VCT = "urn:eudi:pid:1"
 SD_JWT_VC_TYPES = ("dc+sd-jwt", "vc+sd-jwt")  # the current media type, and the earlier one
@@ -31,8 +30,19 @@ class Invalid(Exception):
 
 
 @dataclass(frozen=True, slots=True)
+class Trust:
+    """A key whose credentials of one type (``vct``) sign users in, and the claim of those
+    credentials that names the local user."""
+
+    kid: str
+    jwk: dict[str, Any]
+    vct: str
+    username_claim: str
+
+
+@dataclass(frozen=True, slots=True)
 class Presented:
-    issuer: TrustedIssuer
+    issuer: Trust
     claims: dict[str, Any]
 
 
@@ -69,7 +79,7 @@ def _all_referenced(verifier: SDJWTVerifier) -> None:
         raise Invalid("a disclosure is not part of the credential")
 
 
-def _issuer_key(trusted: Sequence[TrustedIssuer], header: dict[str, Any]) -> TrustedIssuer:
+def _issuer_key(trusted: Sequence[Trust], header: dict[str, Any]) -> Trust:
     kid = header.get("kid")
     if kid is None and len(trusted) == 1:
         return trusted[0]
@@ -82,12 +92,12 @@ def _issuer_key(trusted: Sequence[TrustedIssuer], header: dict[str, Any]) -> Tru
 def verify(
     presentation: str,
     *,
-    trusted: Sequence[TrustedIssuer],
+    trusted: Sequence[Trust],
     audience: str,
     nonce: str,
     now: int,
 ) -> Presented:
-    """The issuer and the disclosed claims of a PID presentation (``<sd-jwt>~<disclosures>~<kb>``)
+    """The trusted key and the disclosed claims of a presentation (``<sd-jwt>~<disclosures>~<kb>``)
     bound to this request: any failure raises :class:`Invalid`."""
     parts = presentation.split("~")
     if len(parts) < 2 or not parts[-1]:
@@ -98,7 +108,7 @@ def verify(
         raise Invalid("the credential cannot be read") from None
     if typ not in SD_JWT_VC_TYPES:
         raise Invalid("the credential is not an SD-JWT VC")
-    chosen: list[TrustedIssuer] = []
+    chosen: list[Trust] = []
 
     def issuer_key(_iss: str, header: dict[str, Any]) -> JWK:
         issuer = _issuer_key(trusted, header)
@@ -117,8 +127,10 @@ def verify(
         raise Invalid(f"the presentation does not verify: {exc}") from None
     if not isinstance(claims, dict) or not chosen:
         raise Invalid("the presentation does not verify")
-    if claims.get("vct") != PID_VCT:
-        raise Invalid(f"the credential is not a PID ({PID_VCT})")
+    if claims.get("vct") != chosen[0].vct:
+        raise Invalid(
+            f"the credential is not of the type its issuer is trusted for ({chosen[0].vct})"
+        )
     exp = claims.get("exp")
     if not isinstance(exp, int) or exp <= now:
         raise Invalid("the credential has expired (or has no expiry)")
