@@ -50,7 +50,7 @@ def _issuer(runtime: RuntimeDep, request: Request) -> str:
 async def token(
     request: Request,
     runtime: RuntimeDep,
-    grant_type: Annotated[str, Form()],
+    grant_type: Annotated[str, Form(json_schema_extra={"enum": list(GRANT_TYPES)})],
     client_id: Annotated[str | None, Form()] = None,
     client_secret: Annotated[str | None, Form()] = None,
     username: Annotated[str | None, Form()] = None,

@@ -55,7 +55,8 @@ async def create_call(
             " Within 24 hours, a request of the same tenant with the same key and body returns"
             " the first answer without placing another call (with `Idempotent-Replayed: true`);"
             " the same key with another body is 409 `idempotency_key_reused`. A request that"
-            " failed (4xx, 5xx) stored nothing, so its key may be retried."
+            " failed (4xx, 5xx) stored nothing, so its key may be retried.",
+            json_schema_extra={"pattern": service.IDEMPOTENCY_KEY_RE.pattern},
         ),
     ] = None,
 ) -> CallCreated:

@@ -6,6 +6,9 @@ emits nothing, and a rollback drops both.
 """
 
 from switchboard.platform.calls.service._create import create_call, get_call, hangup, list_calls
+from switchboard.platform.calls.service._idempotency import (
+    KEY_RE as IDEMPOTENCY_KEY_RE,
+)
 from switchboard.platform.calls.service._idempotency import IdempotencyKeyReused, place_call
 from switchboard.platform.calls.service._outbound import (
     NotReady,
@@ -37,6 +40,7 @@ __all__ = [
     "ENDED_FINAL",
     "ENDED_STATUSES",
     "ENDED_SUCCESS",
+    "IDEMPOTENCY_KEY_RE",
     "RETRY_OUTCOMES",
     "RING_ALLOWANCE_SEC",
     "SOURCE",
