@@ -32,10 +32,12 @@ pytestmark = [
 @pytest.fixture
 async def bridge(server: Server, runtime: Runtime, tmp_path: Path) -> AsyncIterator[BridgeProcess]:
     """``switchboard bridge serve`` running its own Janus, posting to the test's platform."""
-    lo = 27000 + (os.getpid() % 10) * 100
+    # Janus takes a port per peer connection and interface: seven people in a room are 49
+    # connections. Each pytest worker gets its own thousand, below the ephemeral ports.
+    lo = 21000 + (os.getpid() % 10) * 1000
     trunks = tmp_path / "bridge.toml"
     trunks.write_text(f'[trunks.none]\nuri = "sip:127.0.0.1:{free_port()}"\n\n'
-                      f'[sfu]\njanus = "local"\nrtp_ports = "{lo}-{lo + 99}"\n')  # fmt: skip
+                      f'[sfu]\njanus = "local"\nrtp_ports = "{lo}-{lo + 999}"\n')  # fmt: skip
     process = BridgeProcess(trunks=trunks)
     await asyncio.to_thread(process.start, tmp_path, platform_url=f"http://127.0.0.1:{server.port}")
     runtime.settings = runtime.settings.model_copy(
@@ -108,7 +110,7 @@ OPEN_PCS = """(state) => (window.__pcs || []).filter((pc) => state === "open"
   ? pc.connectionState !== "closed" : pc.connectionState === state).length"""
 
 
-async def until_page(page: Any, state: str, count: int) -> None:
-    async with asyncio.timeout(20):
+async def until_page(page: Any, state: str, count: int, *, within: float = 20) -> None:
+    async with asyncio.timeout(within):
         while await page.evaluate(OPEN_PCS, state) != count:  # noqa: ASYNC110 (polled)
             await asyncio.sleep(0.2)
