@@ -125,6 +125,12 @@ async def test_join_tokens_open_their_room_only_and_expire(
 async def test_the_room_page_calls_a_virtual_number(
     server: Server, bridge: BridgeProcess, runtime: Runtime, receiver: Receiver
 ) -> None:
+    await the_room_page_calls(server, runtime, receiver)
+
+
+async def the_room_page_calls(server: Server, runtime: Runtime, receiver: Receiver) -> None:
+    """A person opens ``/rooms/desk?call=<number>`` in Chromium (fake camera and microphone),
+    sees the AI's tile and hears it, then leaves: the call starts and ends."""
     from playwright.async_api import async_playwright, expect
 
     host = f"127.0.0.1:{server.port}"  # a loopback origin is a secure context (getUserMedia)

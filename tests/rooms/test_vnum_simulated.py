@@ -14,9 +14,10 @@ from switchboard.platform.numbers import service as numbers
 from switchboard.platform.rooms.simpeer import RoomPeer
 from switchboard.runtime import Runtime
 from tests import factories
+from tests.console.conftest import needs_chromium
 from tests.rooms.conftest import Server
 from tests.rooms.peers import call_connected, media_arrives, until
-from tests.rooms.test_vnum_call import delivered, finished
+from tests.rooms.test_vnum_call import delivered, finished, the_room_page_calls
 from tests.webhooks.conftest import Receiver, subscribe
 
 pytestmark = pytest.mark.slow
@@ -126,3 +127,10 @@ async def test_the_call_ends_at_the_numbers_maximum_duration(
     [ended] = [e["data"] for e in events if e["event"] == "call.ended"]
     assert ended["outcome"] == "max-duration"
     assert ended["durationSec"] >= 10
+
+
+@needs_chromium
+async def test_the_room_page_calls_a_virtual_number_on_the_simulator(
+    server: Server, runtime: Runtime, receiver: Receiver
+) -> None:
+    await the_room_page_calls(server, runtime, receiver)
