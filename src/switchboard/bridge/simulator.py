@@ -347,7 +347,6 @@ class SimulatedBridge:
     ) -> None:
         prefix = "inbound-" if inbound else ""
         final: Step | None = None
-        at = 0.0
         try:
             for step in script.steps:
                 at = step.at + call.shift
