@@ -15,7 +15,7 @@ from switchboard.platform.rooms.simpeer import RoomPeer
 from switchboard.runtime import Runtime
 from tests import factories
 from tests.console.conftest import needs_chromium
-from tests.rooms.conftest import Server
+from tests.rooms.conftest import Client, Server
 from tests.rooms.peers import call_connected, media_arrives, until
 from tests.rooms.test_vnum_call import delivered, finished, the_room_page_calls
 from tests.webhooks.conftest import Receiver, subscribe
@@ -127,6 +127,21 @@ async def test_the_call_ends_at_the_numbers_maximum_duration(
     [ended] = [e["data"] for e in events if e["event"] == "call.ended"]
     assert ended["outcome"] == "max-duration"
     assert ended["durationSec"] >= 10
+
+
+async def test_a_caller_gone_before_the_ai_peer_connects_is_an_empty_room(
+    server: Server, runtime: Runtime, receiver: Receiver
+) -> None:
+    _, caller = await front_desk(server, runtime, receiver)
+    peer = Client(caller.ws)
+    await peer.send(type="join", name="Ann", call=NUMBER)
+    await peer.expect("welcome")
+    await peer.send(type="leave")  # before answering the AI peer's offer, if it came yet
+    await caller.ws.close()
+    events = await delivered(runtime, receiver, "call.ended")  # at once: no 30 s wait
+    [ended] = [e["data"] for e in events if e["event"] == "call.ended"]
+    assert (ended["outcome"], ended["durationSec"]) == ("empty-room", 0)
+    assert [e for e in events if e["event"] in ("call.started", "transcript.saved")] == []
 
 
 @needs_chromium
