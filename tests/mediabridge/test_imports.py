@@ -7,7 +7,7 @@ from pathlib import Path
 
 import switchboard.mediabridge
 
-ALLOWED = {"switchboard.bridge.protocol"}
+ALLOWED = {"switchboard.bridge.protocol", "switchboard.webrtc"}
 PACKAGE = Path(switchboard.mediabridge.__file__).parent
 
 

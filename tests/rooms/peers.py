@@ -39,6 +39,26 @@ async def until(check: Any, within: float = 20.0, state: Any = None) -> None:
         await asyncio.sleep(0.05)
 
 
+async def call_connected(caller: RoomPeer, number: str) -> RTCPeerConnection:
+    """``caller`` joins calling ``number``; its connection to the AI peer once that is up."""
+    await caller.join(call=number)
+    await until(
+        lambda: any(pc.connectionState == "connected" for pc in caller.mesh.values()),
+        20,
+        lambda: describe([caller]),
+    )
+    [ai] = caller.mesh.values()
+    return ai
+
+
+async def media_arrives(pc: RTCPeerConnection, within: float = 10.0) -> None:
+    """Inbound RTP rising on ``pc``."""
+    first = await inbound_packets(pc)
+    async with asyncio.timeout(within):
+        while await inbound_packets(pc) <= first:  # noqa: ASYNC110 (polled)
+            await asyncio.sleep(0.1)
+
+
 async def three_peers_move_to_the_sfu(
     server: Server, acme: factories.TenantFixture, hooks: Any, runtime: Runtime
 ) -> None:

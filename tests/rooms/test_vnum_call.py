@@ -22,7 +22,7 @@ from tests.console.conftest import ARGS, CHROMIUM, needs_chromium
 from tests.mediabridge.components import BridgeProcess
 from tests.mediabridge.rooms.test_ai_peer import SpeechTrack
 from tests.rooms.conftest import Client, Server
-from tests.rooms.peers import RoomPeer, describe, inbound_packets, until
+from tests.rooms.peers import RoomPeer, call_connected, media_arrives
 from tests.rooms.test_browser import INBOUND_BYTES, MEDIA_ARGS, TRACK_PCS
 from tests.rooms.test_sfu_janus import bridge
 from tests.webhooks.conftest import Receiver, subscribe
@@ -44,6 +44,19 @@ async def delivered(runtime: Runtime, receiver: Receiver, event: str) -> list[di
                 await asyncio.sleep(0.05)
 
 
+def finished(events: list[dict[str, Any]], call_id: str, number: str = NUMBER) -> dict[str, Any]:
+    """The ``call.ended`` of a finished call from room ``desk``, with its ``transcript.saved``."""
+    [ended] = [e["data"] for e in events if e["event"] == "call.ended"]
+    assert ended == {
+        "callId": call_id, "number": number, "room": "desk", "outcome": "finished",
+        "durationSec": ended["durationSec"], "tokens": ended["tokens"], "source": "vnum",
+    }  # fmt: skip
+    [saved] = [e["data"] for e in events if e["event"] == "transcript.saved"]
+    assert saved == {"callId": call_id, "number": number, "file": saved["file"],
+                     "outcome": "finished", "source": "vnum"}  # fmt: skip
+    return ended
+
+
 async def test_a_peer_calls_a_virtual_number_and_its_ai_answers(
     server: Server, bridge: BridgeProcess, runtime: Runtime, receiver: Receiver
 ) -> None:
@@ -62,17 +75,8 @@ async def test_a_peer_calls_a_virtual_number_and_its_ai_answers(
     speech = await synthesize("Hello, I would like to book a table.", espeak_voice("en", ""))
     caller = RoomPeer(await server.peer(host, "desk"), "Ann", SpeechTrack(speech))
     try:
-        await caller.join(call=NUMBER)
-        await until(
-            lambda: any(pc.connectionState == "connected" for pc in caller.mesh.values()),
-            20,
-            lambda: describe([caller]),
-        )
-        [ai] = caller.mesh.values()
-        first = await inbound_packets(ai)
-        async with asyncio.timeout(10):
-            while await inbound_packets(ai) <= first:  # noqa: ASYNC110 (polled)
-                await asyncio.sleep(0.1)  # the AI's voice comes in
+        ai = await call_connected(caller, NUMBER)
+        await media_arrives(ai)  # the AI's voice comes in
         events = await delivered(runtime, receiver, "call.started")
         [joined_ai] = [e["data"] for e in events if e["event"] == "room.peer.joined"
                        and e["data"]["role"] == "ai-vnum"]  # fmt: skip
@@ -86,15 +90,8 @@ async def test_a_peer_calls_a_virtual_number_and_its_ai_answers(
         events = await delivered(runtime, receiver, "transcript.saved")
     finally:
         await caller.close()
-    [ended] = [e["data"] for e in events if e["event"] == "call.ended"]
-    assert ended == {
-        "callId": started["callId"], "number": NUMBER, "room": "desk", "outcome": "finished",
-        "durationSec": ended["durationSec"], "tokens": ended["tokens"], "source": "vnum",
-    }  # fmt: skip
+    ended = finished(events, started["callId"])
     assert ended["durationSec"] >= 2
-    [saved] = [e["data"] for e in events if e["event"] == "transcript.saved"]
-    assert saved == {"callId": started["callId"], "number": NUMBER, "file": saved["file"],
-                     "outcome": "finished", "source": "vnum"}  # fmt: skip
 
 
 async def test_join_tokens_open_their_room_only_and_expire(
@@ -128,6 +125,12 @@ async def test_join_tokens_open_their_room_only_and_expire(
 async def test_the_room_page_calls_a_virtual_number(
     server: Server, bridge: BridgeProcess, runtime: Runtime, receiver: Receiver
 ) -> None:
+    await the_room_page_calls(server, runtime, receiver)
+
+
+async def the_room_page_calls(server: Server, runtime: Runtime, receiver: Receiver) -> None:
+    """A person opens ``/rooms/desk?call=<number>`` in Chromium (fake camera and microphone),
+    sees the AI's tile and hears it, then leaves: the call starts and ends."""
     from playwright.async_api import async_playwright, expect
 
     host = f"127.0.0.1:{server.port}"  # a loopback origin is a secure context (getUserMedia)

@@ -211,8 +211,11 @@ def outbound_script(
     return script
 
 
-def inbound_script(*, prompt: str, display_name: str, sip: bool, outcome: str) -> Script:
-    """An inbound conversation: the caller speaks to a virtual number or a receptionist."""
+def inbound_script(
+    *, prompt: str, display_name: str, sip: bool, outcome: str, max_seconds: int = 0
+) -> Script:
+    """An inbound conversation: the caller speaks to a virtual number or a receptionist; with
+    ``max_seconds``, cut there (``max-duration``) when it would run longer."""
     lines = Lines(prompt, display_name)
     script = Script()
     t = 0.6
@@ -237,4 +240,7 @@ def inbound_script(*, prompt: str, display_name: str, sip: bool, outcome: str) -
         turn("Caller", "Great, thanks a lot.")
         turn("AI", lines.goodbye())
     script.add(Step(at=t + 0.5, kind="ended", outcome=outcome))
+    if max_seconds and t + 0.5 > max_seconds:
+        script.steps = [step for step in script.steps if step.at < max_seconds]
+        script.add(Step(at=max_seconds, kind="ended", outcome="max-duration"))
     return script

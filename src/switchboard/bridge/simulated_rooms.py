@@ -1,12 +1,15 @@
 """The simulated bridge's room endpoints (docs/bridge-protocol.md, "Rooms").
 
-It answers promote, demote, leave, publisher and subscriber offers and subscriber answers like
-a real bridge, with the same ``RoomError`` refusals; its SFU is the in-process aiortc forwarder
-of ``simulated_sfu``, which reports connections with the room-events callback.
+It answers promote, demote, leave, publisher and subscriber offers, subscriber answers and
+``ai-peer`` like a real bridge, with the same ``RoomError`` refusals; its SFU is the in-process
+aiortc forwarder of ``simulated_sfu``, which reports connections with the room-events callback,
+and ``ai-peer`` starts the simulator's AI peer (``simulated_aipeer``), which reports with call
+callbacks.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TypeVar
 
 import orjson
@@ -27,9 +30,12 @@ def _json(data: object, status: int = 200) -> Response:
 
 
 class SimulatedRooms:
-    def __init__(self, secret: str, sfu: SimulatedSfu) -> None:
+    def __init__(
+        self, secret: str, sfu: SimulatedSfu, ai_peer: Callable[[protocol.AiPeerRequest], None]
+    ) -> None:
         self.secret = secret
         self.sfu = sfu
+        self.ai_peer = ai_peer
         self.open: set[tuple[str, str]] = set()
 
     def routes(self) -> list[Route]:
@@ -40,6 +46,7 @@ class SimulatedRooms:
             Route(protocol.ROOM_PUBLISHERS_PATH, self._publish, methods=["POST"]),
             Route(protocol.ROOM_SUBSCRIBERS_PATH, self._subscribe, methods=["POST"]),
             Route(protocol.ROOM_SUBSCRIBER_ANSWER_PATH, self._answer, methods=["POST"]),
+            Route(protocol.ROOM_AI_PEER_PATH, self._ai_peer, methods=["POST"]),
         ]
 
     async def _ref(self, request: Request, phase: str) -> protocol.RoomRef | Response:
@@ -53,6 +60,9 @@ class SimulatedRooms:
             parsed = model.model_validate_json(body)
         except ValidationError as exc:
             error = f"{exc.error_count()} bad field(s)"
+            return _json({"code": "invalid_request", "phase": phase, "error": error}, 400)
+        if parsed.protocol != protocol.PROTOCOL_VERSION:
+            error = f"unsupported protocol {parsed.protocol}"
             return _json({"code": "invalid_request", "phase": phase, "error": error}, 400)
         if len(getattr(parsed, "sdp", "")) > MAX_SDP_BYTES:
             return _json({"code": "bad_sdp", "phase": phase, "error": "SDP over 64 KiB"}, 400)
@@ -119,4 +129,12 @@ class SimulatedRooms:
             )  # fmt: skip
         except SfuRefusal as exc:
             return self._refused(exc, "answer")
+        return _json({})
+
+    async def _ai_peer(self, request: Request) -> Response:
+        """``200 {}`` once the AI peer is started; it reports the call with callbacks."""
+        asked = await self._parse(request, protocol.AiPeerRequest, "ai-peer")
+        if isinstance(asked, Response):
+            return asked
+        self.ai_peer(asked)
         return _json({})

@@ -2,6 +2,8 @@
 
 It serves ``/v1/health``, ``/v1/calls`` (dial), ``/v1/calls/{callId}/hangup`` and
 ``/v1/calls/{callId}/status``, and posts signed callbacks to the ``callbackUrl`` of each dial.
+The room paths are ``simulated_rooms``'; ``ai-peer`` starts a real WebRTC peer
+(``simulated_aipeer``) that plays the scripted inbound call in the room.
 Dials are idempotent per ``(callId, attempt)``: a repeated dial is answered without placing a
 second call. Calls live in memory: a restarted simulator knows none of them (``unknown``).
 """
@@ -12,7 +14,7 @@ import asyncio
 import datetime as dt
 import logging
 import secrets
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -26,6 +28,7 @@ from starlette.routing import Route
 
 from switchboard.bridge import protocol
 from switchboard.bridge.protocol import (
+    AiPeerRequest,
     BridgeCallState,
     Callback,
     CallRef,
@@ -37,9 +40,11 @@ from switchboard.bridge.protocol import (
     Turn,
 )
 from switchboard.bridge.scenarios import Script, Step, inbound_script, outbound_script
+from switchboard.bridge.simulated_aipeer import SimulatedAiPeer
 from switchboard.bridge.simulated_rooms import SimulatedRooms
 from switchboard.bridge.simulated_sfu import SimulatedSfu
 from switchboard.kit.clock import Clock, iso_utc
+from switchboard.webrtc.mesh import SIGNALING_ERRORS
 
 if TYPE_CHECKING:
     from switchboard.runtime import Runtime
@@ -61,10 +66,15 @@ class SimCall:
     # A browser's call to a virtual number has no SIP answer: it is connected once the AI peer
     # is (``ai-started``), and its talk time runs from the start, as the bridge's AI peer counts.
     connected: bool = False
+    # A browser's call: ``ai-started`` waits here until the AI peer's connection is up (False:
+    # the browser left or never connected); the wait moves the rest of the script by ``shift``.
+    connect: Callable[[], Awaitable[bool]] | None = None
+    shift: float = 0.0
     position: float = 0.0
     ended: EndedFields | None = None
     task: asyncio.Task[None] | None = None
     hangup_requested: bool = False
+    hangup_outcome: str = "cancelled"
     log: list[Callback] = field(default_factory=list)
     undelivered: list[Callback] = field(default_factory=list)
 
@@ -104,7 +114,7 @@ class SimulatedBridge:
         self.dials = 0
         self.room_events_url = platform_url.rstrip("/") + protocol.ROOM_EVENTS_PATH
         self.sfu = SimulatedSfu(report=self._post_room_event, new_id=lambda: secrets.token_hex(8))
-        self.rooms = SimulatedRooms(secret, self.sfu)
+        self.rooms = SimulatedRooms(secret, self.sfu, ai_peer=self.start_ai_peer)
         self.app = Starlette(
             routes=[
                 Route("/v1/health", self._health, methods=["GET"]),
@@ -232,7 +242,13 @@ class SimulatedBridge:
     async def _wait_until(self, call: SimCall, at: float) -> None:
         delay = max(0.0, at - call.position) / self.speed
         if delay:
-            await asyncio.sleep(delay)
+            began = asyncio.get_running_loop().time()
+            try:
+                await asyncio.sleep(delay)
+            except asyncio.CancelledError:  # hung up: the call lasted until now
+                waited = (asyncio.get_running_loop().time() - began) * self.speed
+                call.position = min(at, call.position + waited)
+                raise
         call.position = max(call.position, at)
 
     async def _post(self, url: str, event: Callback) -> str:
@@ -296,7 +312,7 @@ class SimulatedBridge:
         if step is not None:
             outcome, error_detail = step.outcome, step.error_detail
         else:
-            outcome, error_detail = "cancelled", ""
+            outcome, error_detail = call.hangup_outcome, ""
         ai = sum(1 for t in call.turns if t.speaker == "AI")
         prompt_tokens = max(1, len(call.dial.system_prompt) // 4)
         spoken = sum(len(t.text) // 4 + 1 for t in call.turns)
@@ -333,29 +349,37 @@ class SimulatedBridge:
         final: Step | None = None
         try:
             for step in script.steps:
-                await self._wait_until(call, step.at)
+                at = step.at + call.shift
+                await self._wait_until(call, at)
                 if step.kind == "turn":
                     call.turns.append(
-                        Turn(speaker=step.speaker, text=step.text, ts=self._ts(call, step.at))
+                        Turn(speaker=step.speaker, text=step.text, ts=self._ts(call, at))
                     )
                     continue
                 if step.kind == "ended":
                     final = step
                     break
+                if step.kind == "ai-started" and call.connect is not None:
+                    began = asyncio.get_running_loop().time()
+                    if not await call.connect():
+                        final = Step(at=step.at, kind="ended", outcome="empty-room")
+                        break
+                    call.shift += (asyncio.get_running_loop().time() - began) * self.speed
+                    at = call.position = step.at + call.shift
                 extra: dict[str, object] = dict(inbound)
                 if step.kind == "ai-started" and call.answered_at is None:
                     call.connected = True
                 if step.kind == "answered":
                     call.state = "answered"
-                    call.answered_at = step.at
-                    extra.update(trunk_id=step.trunk_id, answer_ms=round(step.at * 1000))
+                    call.answered_at = at
+                    extra.update(trunk_id=step.trunk_id, answer_ms=round(at * 1000))
                 elif step.kind == "transferred":
                     extra.update(
                         to_user="reception",
                         transfer_type="outbound-to-user" if not inbound else "vnum-to-officetab",
                         trunk_id=step.trunk_id,
                     )
-                event = self._event(call, prefix + step.kind, step.at, **extra)
+                event = self._event(call, prefix + step.kind, at, **extra)
                 if await self._send(call, url, event) == "unknown":
                     # The platform does not know the call (its dial never committed): end it.
                     call.ended = EndedFields(
@@ -368,7 +392,10 @@ class SimulatedBridge:
         except asyncio.CancelledError:
             if not call.hangup_requested:
                 raise
-        at = final.at if final is not None else call.position
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()  # the hangup is handled: later waits run normally
+        at = final.at + call.shift if final is not None else call.position
         call.ended = self._ended_fields(call, final, at)
         call.state = "ended"
         event = self._event(call, prefix + "ended", at, ended=call.ended, **inbound)
@@ -402,22 +429,81 @@ class SimulatedBridge:
             callback_url=callback_url,
         )  # fmt: skip
         call = SimCall(dial=dial, started=self.clock.now())
-        inbound: dict[str, object] = {
-            "tenant": tenant,
-            "source": source or ("sip" if sip else "vnum"),
-            "number": number,
-            "did": number if sip else "",
-            "from_number": from_number,
-            "room": "" if sip else f"vnum-{number}-{secrets.token_hex(3)}",
-            "display_name": display_name,
-            "voice": voice,
-            "language": language,
-            "model": model,
-            "rule": rule,
-        }
+        inbound = self._inbound_fields(
+            dial, source=source or ("sip" if sip else "vnum"), number=number,
+            did=number if sip else "",
+            room="" if sip else f"vnum-{number}-{secrets.token_hex(3)}", rule=rule,
+        )  # fmt: skip
         script = inbound_script(prompt=prompt, display_name=display_name, sip=sip, outcome=outcome)
         await self._play(call, script, callback_url, inbound=inbound)
         return call_id
+
+    @staticmethod
+    def _inbound_fields(
+        dial: DialRequest, *, source: str, number: str, did: str, room: str, rule: str
+    ) -> dict[str, object]:
+        """What every callback of an inbound call carries."""
+        return {
+            "tenant": dial.tenant, "source": source, "number": number, "did": did,
+            "from_number": dial.phone, "room": room, "display_name": dial.display_name,
+            "voice": dial.voice, "language": dial.language, "model": dial.model, "rule": rule,
+        }  # fmt: skip
+
+    # A browser's call to a virtual number: the AI peer in a room ---------------------------
+
+    def start_ai_peer(self, request: AiPeerRequest) -> None:
+        """Start the AI peer of ``request``'s call: it joins the room, and the scripted inbound
+        conversation plays once the browser's connection is up (``POST /v1/rooms/ai-peer``)."""
+        dial = DialRequest(
+            call_id=request.call_id, attempt=1, tenant=request.tenant, phone="",
+            display_name=request.name, trunk_ids=[], voice=request.voice,
+            language=request.language, model=request.model,
+            max_seconds=request.max_seconds or 3500, system_prompt=request.system_prompt,
+            api_key=request.api_key, callback_url=request.callback_url,
+        )  # fmt: skip
+        call = SimCall(dial=dial, started=self.clock.now())
+        self._calls[(dial.call_id, dial.attempt)] = call
+        inbound = self._inbound_fields(
+            dial, source="vnum", number=request.number, did="", room=request.room, rule=""
+        )
+        script = inbound_script(
+            prompt=request.system_prompt, display_name=request.name, sip=False,
+            outcome="finished", max_seconds=request.max_seconds,
+        )  # fmt: skip
+        call.task = self._spawn(self._answer_in_room(call, script, inbound, request))
+
+    async def _answer_in_room(
+        self, call: SimCall, script: Script, inbound: dict[str, object], request: AiPeerRequest
+    ) -> None:
+        peer = SimulatedAiPeer(request)
+        url = call.dial.callback_url
+        try:
+            async with peer.mesh:
+                call.connect = peer.connect
+                watch = asyncio.ensure_future(self._hang_up_when_gone(call, peer.mesh.gone))
+                try:
+                    await self._play(call, script, url, inbound=inbound)
+                finally:
+                    watch.cancel()
+        except SIGNALING_ERRORS as exc:
+            log.warning("AI peer of %s: signaling failed: %s", call.dial.call_id, exc)
+            if call.state != "ended":
+                detail = f"the room's signaling failed ({exc})"
+                at = call.position - call.shift
+                failed = Script([Step(at=at, kind="ended", error_detail=detail)])
+                await self._play(call, failed, url, inbound=inbound)
+        finally:
+            peer.track.stop()
+
+    @staticmethod
+    async def _hang_up_when_gone(call: SimCall, gone: asyncio.Event) -> None:
+        """The browser left the room: the call ends ``far-hangup`` (``empty-room`` when it
+        never connected)."""
+        await gone.wait()
+        if call.state != "ended" and call.task is not None:
+            call.hangup_requested = True
+            call.hangup_outcome = "far-hangup" if call.connected else "empty-room"
+            call.task.cancel()
 
 
 def mounted_simulator(runtime: Runtime) -> SimulatedBridge:

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fractions
-import time
 from typing import Any
 
 import numpy as np
@@ -23,29 +21,20 @@ from aiortc.mediastreams import AudioStreamTrack, MediaStreamError, MediaStreamT
 from av import VideoFrame
 from websockets.asyncio.client import ClientConnection
 
+from switchboard.webrtc.tracks import PacedTrack
 
-class SmallVideo(MediaStreamTrack):
+
+class SmallVideo(PacedTrack):
     """Synthetic 160x120 video at 15 fps: cheap to encode on a small machine."""
 
     kind = "video"
 
     def __init__(self) -> None:
-        super().__init__()
-        self._start = 0.0
-        self._pts = -1
+        super().__init__(rate=90000, step=6000)
         self._image = np.full((120, 160, 3), 90, dtype=np.uint8)
 
-    async def recv(self) -> VideoFrame:
-        if self.readyState != "live":
-            raise MediaStreamError
-        if self._pts < 0:
-            self._start, self._pts = time.time(), 0
-        else:
-            self._pts += 6000
-            await asyncio.sleep(self._start + self._pts / 90000 - time.time())
-        frame = VideoFrame.from_ndarray(self._image, format="bgr24")
-        frame.pts, frame.time_base = self._pts, fractions.Fraction(1, 90000)
-        return frame
+    def make(self, pts: int) -> VideoFrame:
+        return VideoFrame.from_ndarray(self._image, format="bgr24")
 
 
 def _pc() -> RTCPeerConnection:

@@ -1,0 +1,2 @@
+"""WebRTC pieces shared by the media bridge and the simulated bridge; they import nothing of
+switchboard."""
