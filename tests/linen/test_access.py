@@ -205,6 +205,20 @@ async def test_openapi_document_is_complete(app_client: AsyncClient) -> None:
     form = upload["multipart/form-data"]["schema"]["properties"]
     assert form["metadata"]["$ref"] == "#/components/schemas/InvoiceMeta"
     assert form["file"]["format"] == "binary"
+    # A created item links to its operations (decision 0912), nested ones with their parent.
+    links = document["paths"]["/v1/properties"]["post"]["responses"]["201"]["links"]
+    assert links["getProperty"]["parameters"] == {"property_id": "$response.body#/id"}
+    assert set(links) == {"getProperty", "updateProperty", "deleteProperty"}
+    prices = document["paths"]["/v1/laundries/{laundry_id}/price-lists"]["post"]["responses"]
+    assert prices["201"]["links"]["replacePriceList"]["parameters"] == {
+        "laundry_id": "$request.path.laundry_id", "price_list_id": "$response.body#/id",
+    }  # fmt: skip
+    operations = {op["operationId"] for item in document["paths"].values() for op in item.values()}
+    for path, item in document["paths"].items():
+        for link in (
+            item.get("post", {}).get("responses", {}).get("201", {}).get("links", {}).values()
+        ):
+            assert link["operationId"] in operations, path
 
 
 async def test_version_reports_an_unreachable_database(tmp_path: Path) -> None:

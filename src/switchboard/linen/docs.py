@@ -10,6 +10,7 @@ from typing import Any
 from fastapi import FastAPI
 
 from switchboard.kit import apidocs
+from switchboard.kit.openapi_links import add_item_links
 
 ANONYMOUS = frozenset({"/version", "/openapi.json", "/docs"})
 
@@ -19,8 +20,9 @@ def install(app: FastAPI) -> None:
 
 
 def complete_openapi(schema: dict[str, Any]) -> None:
-    """Finish FastAPI's document: anonymous paths, no 422 (bad input is 400 here), and the
-    JSON part of the invoice uploads as named schemas."""
+    """Finish FastAPI's document: anonymous paths, no 422 (bad input is 400 here), the JSON
+    part of the invoice uploads as named schemas, and links from created items to their
+    operations."""
     from switchboard.linen.invoices.endpoints import AdminInvoiceMeta
     from switchboard.linen.invoices.schemas import InvoiceMeta
 
@@ -46,3 +48,4 @@ def complete_openapi(schema: dict[str, Any]) -> None:
                 }
     for unused in ("HTTPValidationError", "ValidationError"):
         components.pop(unused, None)
+    add_item_links(schema)
