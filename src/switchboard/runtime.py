@@ -13,6 +13,7 @@ from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.identity.bearer import Authenticator
+from switchboard.identity.federation.broker import ProviderCache
 from switchboard.identity.keys import Keyring
 from switchboard.identity.passwords import Passwords
 from switchboard.identity.tokens import TokenIssuer
@@ -82,6 +83,7 @@ class Runtime:
             api_key_cache_seconds=settings.api_key_cache_seconds,
         )
         self.status_lists = StatusLists()
+        self.providers = ProviderCache()
         self.workers: list[Worker] = []
         self._stop = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
