@@ -115,6 +115,22 @@ async def require_provider(session: AsyncSession, *, tenant: Tenant, name: str) 
     return row
 
 
+async def update_provider(
+    session: AsyncSession, *, tenant: Tenant, spec: ProviderSpec
+) -> ExternalProvider:
+    """Change provider ``spec.name`` to ``spec`` (checked as for a new one); its links stay."""
+    _check_spec(spec)
+    row = await require_provider(session, tenant=tenant, name=spec.name)
+    row.display_name = spec.display_name or spec.name
+    row.issuer, row.client_id, row.secret_source = spec.issuer, spec.client_id, spec.secret_source
+    row.scopes = " ".join(dict.fromkeys(spec.scopes.split()))
+    row.username_claim, row.role_claim = spec.username_claim, spec.role_claim
+    row.default_role, row.first_login = spec.default_role, spec.first_login
+    row.allowed_domains = sorted(set(spec.allowed_domains))
+    await session.flush()
+    return row
+
+
 async def set_enabled(
     session: AsyncSession, *, tenant: Tenant, name: str, enabled: bool
 ) -> ExternalProvider:
