@@ -5,13 +5,17 @@ that tenant only; a client secret is never shown back."""
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 from httpx import AsyncClient
 from jwcrypto.jwk import JWK
 
+from switchboard.identity import service as identity
 from switchboard.identity.federation import repository as providers
+from switchboard.identity.issuance import status
 from switchboard.identity.wallet import repository as issuers
 from switchboard.runtime import Runtime
+from switchboard.tenants import service as tenants
 from tests.console.signin import csrf_of, sign_in
 from tests.factories import TenantFixture
 
@@ -147,3 +151,41 @@ async def test_non_admins_are_refused(browsers: dict[str, AsyncClient]) -> None:
         posted = await client.post("/admin/sign-in/issuers", data={"name": "x"})
         assert posted.status_code == 303
         assert posted.headers["location"] == "/admin/login"
+
+
+async def test_an_issued_staff_credential_is_revoked(
+    browsers: dict[str, AsyncClient], runtime: Runtime, acme: TenantFixture
+) -> None:
+    now = runtime.clock.now()
+    async with runtime.db.transaction() as session:
+        tenant = await tenants.require_by_name(session, "acme")
+        power = await identity.get_user(session, tenant_id=tenant.id, username="power")
+        entry = await status.allocate(
+            session, tenant=tenant, identifier=f"http://{acme.host}/oidc.ashx", user_id=power.id,
+            username=power.username, expires_at=now + timedelta(days=30), now=now,
+        )  # fmt: skip
+        [(row, list_id)] = await status.credentials(session, tenant=tenant)
+    idx = entry["status_list"]["idx"]
+    client = browsers["acme"]
+    csrf = await _signed_in(client)
+    page = await client.get("/admin/sign-in")
+    assert f'data-credential="{row.id}"' in page.text
+    assert f"/admin/sign-in/credentials/{row.id}/revoke" in page.text
+    revoked = await client.post(f"/admin/sign-in/credentials/{row.id}/revoke", data={"csrf": csrf})
+    assert revoked.status_code == 303
+    assert revoked.headers["location"] == "/admin/sign-in?notice=revoked"
+    page = await client.get(revoked.headers["location"])
+    assert "(revoked by an administrator)" in page.text
+    assert f"/admin/sign-in/credentials/{row.id}/revoke" not in page.text
+    async with runtime.db.transaction(read_only=True) as session:
+        tenant = await tenants.require_by_name(session, "acme")
+        assert await status.entry_status(session, tenant=tenant, list_id=list_id, idx=idx) == 1
+    again = await client.post(f"/admin/sign-in/credentials/{row.id}/revoke", data={"csrf": csrf})
+    assert again.status_code == 409
+    other = browsers["globex"]
+    other_csrf = await _signed_in(other)
+    assert f'data-credential="{row.id}"' not in (await other.get("/admin/sign-in")).text
+    foreign = await other.post(
+        f"/admin/sign-in/credentials/{row.id}/revoke", data={"csrf": other_csrf}
+    )
+    assert foreign.status_code == 404

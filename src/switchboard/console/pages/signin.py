@@ -1,6 +1,7 @@
 """Sign-in beyond passwords: the tenant's external OpenID Connect providers (add, edit, enable,
-disable, delete) and the PID issuers its wallet sign-in trusts (add, remove), through the same
-service functions as ``switchboard federation`` and ``switchboard wallet issuer``. A client
+disable, delete), the PID issuers its wallet sign-in trusts (add, remove) and the staff
+credentials it issued (revoke), through the same service functions as ``switchboard
+federation``, ``switchboard wallet issuer`` and ``switchboard wallet credential``. A client
 secret is never shown: only whether it is read from a file or an environment variable."""
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from switchboard.console.deps import FormOperator, Operator, OperatorDep, notice
 from switchboard.identity.federation import repository as providers
 from switchboard.identity.federation import service as federation
 from switchboard.identity.federation.models import FIRST_LOGIN, ExternalProvider
+from switchboard.identity.issuance import status as credentials
 from switchboard.identity.models import ROLES
 from switchboard.identity.wallet import repository as issuers
 from switchboard.identity.wallet import service as wallet
@@ -76,7 +78,8 @@ async def sign_in_page(request: Request, operator: OperatorDep, session: Session
     return render(
         request, "signin.html", operator, notice=notice_of(request),
         providers=await providers.list_providers(session, tenant_id=tenant_id),
-        issuers=await issuers.list_issuers(session, tenant_id=tenant_id), **_choices(),
+        issuers=await issuers.list_issuers(session, tenant_id=tenant_id),
+        credentials=await credentials.credentials(session, tenant=operator.tenant), **_choices(),
     )  # fmt: skip
 
 
@@ -150,3 +153,13 @@ async def add_issuer(
 async def remove_issuer(name: str, operator: FormOperator, session: Session) -> Response:
     await wallet.remove_issuer(session, tenant=operator.tenant, name=name)
     return RedirectResponse(f"{PAGE}?notice=deleted", status_code=303)
+
+
+@router.post("/sign-in/credentials/{credential_id}/revoke")
+async def revoke_credential(
+    credential_id: int, operator: FormOperator, session: Session, runtime: RuntimeDep
+) -> Response:
+    await credentials.revoke(
+        session, tenant=operator.tenant, credential_id=credential_id, now=runtime.clock.now()
+    )
+    return RedirectResponse(f"{PAGE}?notice=revoked", status_code=303)
