@@ -142,9 +142,6 @@ class ProviderCache:
             kept.kids = {str(key.kid) for key in kept.keys.keys if key.kid}
         return kept.keys
 
-    def forget(self, issuer: str) -> None:
-        self._kept.pop(issuer, None)
-
 
 async def discover(
     oauth: AsyncOAuth2Client, issuer: str, *, fetch: Fetch | None = None

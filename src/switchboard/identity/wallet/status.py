@@ -24,6 +24,7 @@ from switchboard.identity.issuance import status
 from switchboard.identity.wallet.verify import Invalid, Trust
 
 MAX_CACHE_SECONDS = 300
+MAX_CACHED_LISTS = 1000
 TIMEOUT_SECONDS = 5.0
 MAX_TOKEN_BYTES = 1 << 20
 ALGORITHMS = ["ES256", "ES384", "ES512", "EdDSA", "RS256", "PS256"]
@@ -77,7 +78,8 @@ def _expiry(token: str, now: int) -> int:
 
 
 class StatusLists:
-    """Status list tokens of external issuers by URI, kept for a bounded time."""
+    """Status list tokens of external issuers by URI, kept for a bounded time (and at most
+    :data:`MAX_CACHED_LISTS` of them, the oldest dropped first)."""
 
     def __init__(self, fetch: Fetch | None = None) -> None:
         self._fetch = fetch or http_fetch
@@ -93,11 +95,10 @@ class StatusLists:
             token = await self._fetch(uri)
         except (httpx.HTTPError, ValueError) as exc:
             raise Invalid(f"the credential's status list cannot be fetched ({exc})") from None
+        if len(self._cache) >= MAX_CACHED_LISTS:
+            self._cache.pop(next(iter(self._cache)))
         self._cache[uri] = (_expiry(token, now), token)
         return token
-
-    def forget(self) -> None:
-        self._cache.clear()
 
 
 def entry_status(token: str, ref: Reference, *, issuer: Trust, now: int) -> int:
