@@ -296,6 +296,9 @@ PUBLIC = {
     ("POST", "/oidc.ashx/credential-offer"),
     ("POST", "/oidc.ashx/nonce"),
     ("POST", "/oidc.ashx/credential"),
+    # Status lists: a list is looked up in the Host's tenant only, another tenant's list id is
+    # 404 (tests/identity/issuance/test_status.py::test_a_list_is_served_on_its_tenants_host_only).
+    ("GET", "/oidc.ashx/status/{list_id}"),
 }
 
 

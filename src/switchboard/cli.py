@@ -33,7 +33,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str, str]] = {
     "wallet": (
         "switchboard.identity.wallet.cli",
         "wallet_cli",
-        "EU Digital Identity Wallet sign-in: trusted PID issuers.",
+        "EU Digital Identity Wallet sign-in: trusted PID issuers, issued staff credentials.",
     ),
     "worker": ("switchboard.workers.cli", "worker_cli", "Run the background workers."),
     "number": ("switchboard.platform.numbers.cli", "number_cli", "Virtual numbers."),

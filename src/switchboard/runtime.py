@@ -13,9 +13,11 @@ from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.identity.bearer import Authenticator
+from switchboard.identity.federation.broker import ProviderCache
 from switchboard.identity.keys import Keyring
 from switchboard.identity.passwords import Passwords
 from switchboard.identity.tokens import TokenIssuer
+from switchboard.identity.wallet.status import StatusLists
 from switchboard.kit.clock import Clock, SystemClock
 from switchboard.kit.crypto import SecretBox
 from switchboard.kit.db import Database
@@ -80,6 +82,8 @@ class Runtime:
             jwks_ttl=settings.external_jwks_ttl,
             api_key_cache_seconds=settings.api_key_cache_seconds,
         )
+        self.status_lists = StatusLists()
+        self.providers = ProviderCache()
         self.workers: list[Worker] = []
         self._stop = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []

@@ -96,7 +96,13 @@ class SoftwareWallet:
     holder_key: JWK
     now: int
 
-    def issue(self, *, username: str = "admin", expires_in: int = 3600) -> str:
+    def issue(
+        self,
+        *,
+        username: str = "admin",
+        expires_in: int = 3600,
+        status: dict[str, Any] | None = None,
+    ) -> str:
         claims: dict[Any, Any] = {
             "iss": PID_ISSUER,
             "vct": "urn:eudi:pid:1",
@@ -106,6 +112,8 @@ class SoftwareWallet:
             SDObj("family_name"): "Lovelace",
             SDObj(CLAIM): username,
         }
+        if status is not None:
+            claims["status"] = status
         issuer = SDJWTIssuer(
             claims, self.issuer_key, self.holder_key,
             extra_header_parameters={"typ": "dc+sd-jwt", "kid": self.issuer_key.kid},

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, urlencode, urljoin, urlsplit, urlunsplit
 
 import httpx
@@ -29,6 +30,7 @@ from switchboard.app import create_app
 from switchboard.identity import clients
 from switchboard.identity import service as identity
 from switchboard.identity.federation import service as federation
+from switchboard.identity.federation.broker import REFETCH_GAP_SECONDS, ProviderCache, fetch_json
 from switchboard.kit.clock import ManualClock
 from switchboard.runtime import Runtime
 from switchboard.tenants import service as tenants
@@ -50,6 +52,33 @@ class Broker:
     issuer: str
     client_id: str
     secret_file: Path
+    env: dict[str, str]
+    port: int
+    process: subprocess.Popen[bytes]
+
+    def restart(self) -> None:
+        """Stop the broker's process and start it again (it loads its keys afresh)."""
+        self.process.terminate()
+        self.process.wait(timeout=15)
+        self.process = _serve(self.env, self.port)
+
+
+def _serve(env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
+    """``switchboard serve`` on ``port``, once it answers."""
+    process = subprocess.Popen(
+        [*SWITCHBOARD, "serve", "--port", str(port), "--no-workers"], env=env,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    deadline = time.monotonic() + 90  # generous: the machine may be busy
+    while True:  # a real process on a real port: wait until it answers
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            raise AssertionError("the broker did not start")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200:
+                return process
+        except httpx.TransportError:
+            time.sleep(0.1)
 
 
 # Runs each command line given (as JSON, with its standard input) through the CLI's entry point,
@@ -112,24 +141,12 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
     created = _cli(env, *commands)[-1]
     secret_file = workdir / "client-secret"
     secret_file.write_text(created.strip().split("\t")[1] + "\n")
-    process = subprocess.Popen(
-        [*SWITCHBOARD, "serve", "--port", str(port), "--no-workers"], env=env,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+    running = Broker(f"{base}/oidc.ashx", "staff-portal", secret_file, env, port, _serve(env, port))
     try:
-        deadline = time.monotonic() + 90  # generous: the machine may be busy
-        while True:  # a real process on a real port: wait until it answers
-            assert process.poll() is None, "the broker stopped"
-            assert time.monotonic() < deadline, "the broker did not start"
-            try:
-                if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.1)
-        yield Broker(f"{base}/oidc.ashx", "staff-portal", secret_file)
+        yield running
     finally:
-        process.terminate()
-        process.wait(timeout=15)
+        running.process.terminate()
+        running.process.wait(timeout=15)
 
 
 @pytest.fixture
@@ -396,3 +413,52 @@ async def test_a_disabled_provider_is_not_offered_and_refuses_sign_ins_under_way
     assert provider_link(page, "Sign in with Partners") is None
     start = f"{BASE}/oidc.ashx/federation/partners/start?{urlsplit(authorize_url()).query}"
     await refused(browser, await browser.get(start), 404, "not offered")
+
+
+def sign_out_here(browser: AsyncClient) -> None:
+    """Forget this identity provider's cookies (the broker's session lives on)."""
+    for cookie in list(browser.cookies.jar):
+        if cookie.domain.startswith(PRIMARY_HOST):
+            browser.cookies.delete(cookie.name, domain=cookie.domain, path=cookie.path)
+
+
+async def test_discovery_and_keys_are_cached_and_a_rotated_key_is_fetched(
+    broker: Broker, runtime: Runtime, browser: AsyncClient, clock: ManualClock
+) -> None:
+    fetched: list[str] = []
+
+    async def counting(oauth: Any, url: str) -> dict[str, Any]:
+        fetched.append(urlsplit(url).path)
+        return await fetch_json(oauth, url)
+
+    runtime.providers = ProviderCache(ttl=120, fetch=counting)
+    await add_provider(runtime, broker, first_login="create")
+    discovery, keys = "/oidc.ashx/.well-known/openid-configuration", "/oidc.ashx/jwks"
+
+    async def sign_in() -> None:
+        sign_out_here(browser)
+        started = await to_broker(browser)
+        at_broker = await browser.get(started.headers["location"])
+        if at_broker.status_code == 200:  # the broker's login page: no session there yet
+            back = await broker_sign_in(browser, started.headers["location"], "ana")
+        else:
+            back = at_broker.headers["location"]
+        tokens = await console_tokens(browser, await browser.get(back))
+        assert (await local_claims(browser, str(tokens["access_token"])))[
+            "preferred_username"
+        ] == "ana"
+
+    await sign_in()
+    assert fetched == [discovery, keys]
+    await sign_in()  # start and callback both use the kept documents
+    assert fetched == [discovery, keys]
+    # The broker rotates its signing key: the next ID token names a kid the kept JWKS lacks.
+    _cli(broker.env, (["keys", "rotate"], ""))
+    broker.restart()
+    clock.advance(REFETCH_GAP_SECONDS)
+    await sign_in()
+    assert fetched == [discovery, keys, keys]
+    # Past the cache's lifetime both documents are fetched again.
+    clock.advance(120)
+    await sign_in()
+    assert fetched == [discovery, keys, keys, discovery, keys]

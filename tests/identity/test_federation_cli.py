@@ -35,6 +35,24 @@ def test_add_list_disable_enable_remove(cli: CliRunner, tmp_path: Path, db_url: 
     ok(cli, "federation", "disable", "partners", "--tenant", "acme")
     assert "\tdisabled\t" in ok(cli, "federation", "list", "--tenant", "acme")
     ok(cli, "federation", "enable", "partners", "--tenant", "acme")
+    updated = ok(
+        cli, "federation", "update", "partners", "--tenant", "acme", "--client-id", "acme-idp-2",
+        "--client-secret-env", "PARTNERS_SECRET", "--any-domain", "--role-claim", "",
+    )  # fmt: skip
+    assert updated == "updated\tpartners\n"
+    view = json.loads(ok(cli, "federation", "list", "--tenant", "acme", "--json"))
+    assert view["clientId"] == "acme-idp-2"
+    assert view["secret"] == "env"
+    assert view["allowedDomains"] == []
+    assert view["roleClaim"] is None
+    assert view["firstLogin"] == "link-by-verified-email"  # not given: unchanged
+    assert view["issuer"] == "https://login.partners.example/realms/staff"
+    refused = cli.invoke(
+        main,
+        ["federation", "update", "partners", "--tenant", "acme", "--issuer", "http://x.example"],
+    )
+    assert refused.exit_code == 2
+    assert "https" in refused.output
     duplicate = cli.invoke(
         main, ["federation", "add", "partners", "--tenant", "acme", "--issuer",
                "https://other.example", "--client-id", "x", "--client-secret-env", "X"],

@@ -112,6 +112,7 @@ NOTICES = {
     "test-queued": "A webhook.test delivery is queued.",
     "redelivery-queued": "The delivery is queued again.",
     "deleted": "Deleted.",
+    "revoked": "Revoked.",
     "replaced": "The whole list was replaced.",
     "unlocked": "Unlocked.",
     "password-reset": "The password was reset.",

@@ -138,7 +138,7 @@ def user_set_role(username: str, tenant: str, role: str) -> None:
 
 
 async def _delete_user(runtime: Runtime, session: AsyncSession, tenant: Tenant, item: str) -> None:
-    await service.delete_user(session, tenant_id=tenant.id, username=item)
+    await service.delete_user(session, tenant_id=tenant.id, username=item, clock=runtime.clock)
 
 
 tenant_item_command(

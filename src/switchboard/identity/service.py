@@ -10,6 +10,7 @@ from sqlalchemy import Select, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.identity.errors import OAuthError
+from switchboard.identity.issuance import status as credential_status
 from switchboard.identity.keycache import REVOCATIONS
 from switchboard.identity.models import ROLES, ApiKey, OidcClient, RefreshToken, User
 from switchboard.identity.passwords import Passwords
@@ -139,12 +140,16 @@ async def unlock_user(session: AsyncSession, *, tenant_id: int, username: str) -
 async def set_disabled(
     session: AsyncSession, *, tenant_id: int, username: str, disabled: bool, clock: Clock
 ) -> User:
-    """Disable (or enable) a user: its tokens and API keys stop working on their next use."""
+    """Disable (or enable) a user: its tokens and API keys stop working on their next use, and
+    its staff credentials are revoked for good (enabling it again does not restore them)."""
     user = await get_user(session, tenant_id=tenant_id, username=username)
     user.disabled = disabled
     if disabled:
         await _revoke_refresh_tokens(session, user, clock)
         REVOCATIONS.after_commit_of(session)
+        await credential_status.revoke_user(
+            session, tenant_id=tenant_id, user_id=user.id, reason="user disabled", now=clock.now()
+        )
     await session.flush()
     return user
 
@@ -163,9 +168,15 @@ async def set_role(
     return user
 
 
-async def delete_user(session: AsyncSession, *, tenant_id: int, username: str) -> None:
-    """Delete a user with its API keys and refresh tokens; its access tokens stop working."""
+async def delete_user(
+    session: AsyncSession, *, tenant_id: int, username: str, clock: Clock
+) -> None:
+    """Delete a user with its API keys and refresh tokens; its access tokens stop working and
+    its staff credentials are revoked."""
     user = await get_user(session, tenant_id=tenant_id, username=username)
+    await credential_status.revoke_user(
+        session, tenant_id=tenant_id, user_id=user.id, reason="user deleted", now=clock.now()
+    )
     await session.execute(delete(ApiKey).where(ApiKey.user_id == user.id))
     REVOCATIONS.after_commit_of(session)
     await session.execute(delete(RefreshToken).where(RefreshToken.user_id == user.id))

@@ -116,7 +116,7 @@ async def test_wallet_receives_a_staff_credential_and_signs_in_with_it(
         assert me["tenant"] == "acme"
 
 
-async def test_a_disabled_user_gets_no_credential_and_signs_in_with_none(
+async def test_a_disabled_user_gets_no_credential_and_its_credential_is_revoked(
     app: Starlette,
     runtime: Runtime,
     browser: AsyncClient,
@@ -145,10 +145,13 @@ async def test_a_disabled_user_gets_no_credential_and_signs_in_with_none(
             credential, nonce=started.request["nonce"], aud=started.request["client_id"],
             holder_key=holder.holder_key, claim="username",
         )  # fmt: skip
-        assert (await answer(device, started, "staff", presentation)).status_code == 200
+        # Disabling the user revoked its credential: the status list refuses it.
+        answered = await answer(device, started, "staff", presentation)
+        assert answered.status_code == 400
+        assert "revoked" in answered.json()["error_description"]
         page = await other.get(started.status_url)
         assert page.status_code == 403
-        assert "disabled" in page.text
+        assert "could not be verified" in page.text
 
 
 async def test_a_pid_or_a_staff_credential_is_asked_for_when_both_are_trusted(

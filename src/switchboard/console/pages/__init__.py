@@ -11,6 +11,7 @@ from switchboard.console.pages import (
     numbers,
     relay,
     routing,
+    signin,
     transcripts,
     users,
     webhooks,
@@ -27,5 +28,6 @@ ROUTERS: list[APIRouter] = [
     routing.router,
     whitelist.router,
     users.router,
+    signin.router,
     relay.router,
 ]

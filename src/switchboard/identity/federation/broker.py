@@ -1,10 +1,13 @@
 """Talking to an external provider over HTTP: discovery, the code exchange (authlib's OAuth 2.0
-client, PKCE S256) and the ID token's verification against the provider's JWKS (joserfc)."""
+client, PKCE S256) and the ID token's verification against the provider's JWKS (joserfc). The
+discovery document and the JWKS are kept per issuer for a bounded time (:class:`ProviderCache`);
+an ID token signed with a key the kept JWKS lacks fetches it again (key rotation)."""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +17,12 @@ from authlib.integrations.httpx_client import AsyncOAuth2Client
 from joserfc import jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
+from joserfc.jws import extract_compact
 
 TIMEOUT_SECONDS = 10.0
 LEEWAY_SECONDS = 60
+CACHE_SECONDS = 3600  # how long a provider's discovery document and JWKS are kept
+REFETCH_GAP_SECONDS = 10  # an unknown kid fetches the JWKS again at most this often
 ALGORITHMS = ["RS256", "RS384", "RS512", "ES256", "ES384", "PS256", "EdDSA"]
 
 
@@ -70,7 +76,7 @@ def client(
     )
 
 
-async def _get_json(oauth: AsyncOAuth2Client, url: str) -> dict[str, Any]:
+async def fetch_json(oauth: AsyncOAuth2Client, url: str) -> dict[str, Any]:
     try:
         response = await oauth.request(
             "GET", url, headers={"Accept": "application/json"}, withhold_token=True
@@ -84,9 +90,65 @@ async def _get_json(oauth: AsyncOAuth2Client, url: str) -> dict[str, Any]:
     return body
 
 
-async def discover(oauth: AsyncOAuth2Client, issuer: str) -> ProviderMetadata:
+Fetch = Callable[[AsyncOAuth2Client, str], Awaitable[dict[str, Any]]]
+
+
+@dataclass(slots=True)
+class _Kept:
+    fetched_at: int
+    metadata: ProviderMetadata | None = None
+    keys: KeySet | None = None
+    keys_fetched_at: int = 0
+    kids: set[str] = field(default_factory=set)
+
+
+class ProviderCache:
+    """Providers' discovery documents and JWKS by issuer, each kept ``ttl`` seconds (of the
+    runtime's clock); the JWKS is fetched again before that when an ID token names a ``kid`` it
+    lacks, at most once every :data:`REFETCH_GAP_SECONDS`. ``fetch`` reads one JSON document."""
+
+    def __init__(self, *, ttl: int = CACHE_SECONDS, fetch: Fetch | None = None) -> None:
+        self.ttl = ttl
+        self._fetch: Fetch = fetch or fetch_json
+        self._kept: dict[str, _Kept] = {}
+
+    def _entry(self, issuer: str, now: int) -> _Kept:
+        kept = self._kept.get(issuer)
+        if kept is None or now - kept.fetched_at >= self.ttl:
+            kept = self._kept[issuer] = _Kept(fetched_at=now)
+        return kept
+
+    async def metadata(
+        self, oauth: AsyncOAuth2Client, issuer: str, *, now: int
+    ) -> ProviderMetadata:
+        kept = self._entry(issuer, now)
+        if kept.metadata is None:
+            kept.metadata = await discover(oauth, issuer, fetch=self._fetch)
+        return kept.metadata
+
+    async def keys(
+        self, oauth: AsyncOAuth2Client, metadata: ProviderMetadata, *, kid: str | None, now: int
+    ) -> KeySet:
+        kept = self._entry(metadata.issuer, now)
+        unknown = kid is not None and kid not in kept.kids
+        may_refetch = now - kept.keys_fetched_at >= REFETCH_GAP_SECONDS
+        if kept.keys is None or (unknown and may_refetch):
+            document = await self._fetch(oauth, metadata.jwks_uri)
+            try:
+                kept.keys = KeySet.import_key_set(document)  # type: ignore[arg-type]
+            except (JoseError, ValueError, KeyError, TypeError):
+                raise BrokerError("the provider's JWKS cannot be read") from None
+            kept.keys_fetched_at = now
+            kept.kids = {str(key.kid) for key in kept.keys.keys if key.kid}
+        return kept.keys
+
+
+async def discover(
+    oauth: AsyncOAuth2Client, issuer: str, *, fetch: Fetch | None = None
+) -> ProviderMetadata:
     """The provider's metadata (OpenID Connect Discovery 1.0); its ``issuer`` must be ours."""
-    body = await _get_json(oauth, f"{issuer.rstrip('/')}/.well-known/openid-configuration")
+    url = f"{issuer.rstrip('/')}/.well-known/openid-configuration"
+    body = await (fetch or fetch_json)(oauth, url)
     if body.get("issuer") != issuer:
         raise BrokerError("the provider's discovery names another issuer")
     try:
@@ -117,18 +179,27 @@ async def exchange_code(
     return id_token
 
 
+def _kid(id_token: str) -> str | None:
+    try:
+        kid = extract_compact(id_token.encode()).headers().get("kid")
+    except (JoseError, ValueError, UnicodeError):
+        raise BrokerError("the ID token cannot be read") from None
+    return kid if isinstance(kid, str) else None
+
+
 async def verify_id_token(
     oauth: AsyncOAuth2Client,
     metadata: ProviderMetadata,
     id_token: str,
     *,
+    cache: ProviderCache,
     client_id: str,
     nonce: str,
     now: int,
 ) -> dict[str, Any]:
     """The claims of an ID token signed by a key of the provider's JWKS, issued by it for us,
     unexpired, carrying this sign-in's nonce (OpenID Connect Core 3.1.3.7)."""
-    keys = KeySet.import_key_set(await _get_json(oauth, metadata.jwks_uri))  # type: ignore[arg-type]
+    keys = await cache.keys(oauth, metadata, kid=_kid(id_token), now=now)
     try:
         token = jwt.decode(id_token, keys, algorithms=ALGORITHMS)
     except (JoseError, ValueError):

@@ -1,4 +1,5 @@
-"""``switchboard federation add|list|disable|enable|remove``: a tenant's external providers."""
+"""``switchboard federation add|update|list|disable|enable|remove``: a tenant's external
+providers."""
 
 from __future__ import annotations
 
@@ -63,6 +64,62 @@ def federation_add(
         )
         callback = f"<scheme>://<tenant host>/oidc.ashx/federation/{provider.name}/callback"
         click.echo(f"{provider.name}\t{provider.issuer}\tredirect URI to register: {callback}")
+
+    run_in_transaction(work)
+
+
+@federation_cli.command("update")
+@click.argument("name")
+@click.option("--tenant", required=True)
+@click.option("--issuer", default=None)
+@click.option("--client-id", default=None)
+@click.option("--client-secret-file", type=click.Path(dir_okay=False), default=None)
+@click.option("--client-secret-env", default=None)
+@click.option("--no-client-secret", is_flag=True, help="A public client from now on")
+@click.option("--display-name", default=None)
+@click.option("--scopes", default=None)
+@click.option("--username-claim", default=None)
+@click.option("--role-claim", default=None, help="'' for none")
+@click.option("--default-role", type=click.Choice(ROLES), default=None)
+@click.option("--allowed-domain", "allowed_domains", multiple=True, help="Replaces the list")
+@click.option("--any-domain", is_flag=True, help="Allow every email domain again")
+@click.option("--first-login", type=click.Choice(FIRST_LOGIN), default=None)
+def federation_update(
+    name: str, tenant: str, issuer: str | None, client_id: str | None,
+    client_secret_file: str | None, client_secret_env: str | None, no_client_secret: bool,
+    display_name: str | None, scopes: str | None, username_claim: str | None,
+    role_claim: str | None, default_role: str | None, allowed_domains: tuple[str, ...],
+    any_domain: bool, first_login: str | None,
+) -> None:  # fmt: skip
+    """Change provider NAME: only the options given change; its account links stay."""
+    if sum(map(bool, (client_secret_file, client_secret_env, no_client_secret))) > 1:
+        raise click.UsageError("give at most one way of reading the client secret")
+    secret_file = f"file:{Path(client_secret_file).resolve()}" if client_secret_file else None
+
+    async def work(runtime: Runtime, session: AsyncSession) -> None:
+        row = await tenants.require_by_name(session, tenant)
+        current = await service.require_provider(session, tenant=row, name=name)
+        source = current.secret_source
+        if secret_file:
+            source = secret_file
+        elif client_secret_env:
+            source = f"env:{client_secret_env}"
+        elif no_client_secret:
+            source = None
+        domains = tuple(d.lower() for d in allowed_domains) or tuple(current.allowed_domains)
+        spec = service.ProviderSpec(
+            name=current.name, issuer=issuer or current.issuer,
+            client_id=client_id or current.client_id, secret_source=source,
+            display_name=display_name or current.display_name,
+            scopes=scopes or current.scopes,
+            username_claim=username_claim or current.username_claim,
+            role_claim=current.role_claim if role_claim is None else role_claim or None,
+            default_role=default_role or current.default_role,
+            allowed_domains=() if any_domain else domains,
+            first_login=first_login or current.first_login,
+        )  # fmt: skip
+        updated = await service.update_provider(session, tenant=row, spec=spec)
+        click.echo(f"updated\t{updated.name}")
 
     run_in_transaction(work)
 

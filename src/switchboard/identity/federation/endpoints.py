@@ -78,7 +78,8 @@ async def start(name: str, request: Request, runtime: RuntimeDep) -> Response:
         try:
             url, browser_token = await federation.begin(
                 session, tenant=tenant, name=name, redirect_uri=redirect_uri,
-                authorize_query=request.url.query, box=runtime.box, now=runtime.clock.now(),
+                authorize_query=request.url.query, box=runtime.box,
+                cache=runtime.providers, now=runtime.clock.now(),
             )  # fmt: skip
         except federation.Refused as exc:
             return await login_page(
@@ -114,7 +115,8 @@ async def callback(name: str, request: Request, runtime: RuntimeDep) -> Response
         try:
             user, query = await federation.finish(
                 session, tenant=tenant, name=name, redirect_uri=redirect_uri,
-                callback=answer, box=runtime.box, passwords=runtime.passwords, clock=runtime.clock,
+                callback=answer, box=runtime.box, passwords=runtime.passwords,
+                cache=runtime.providers, clock=runtime.clock,
             )  # fmt: skip
         except federation.Refused as exc:
             # A rendered page, not a raised error: the spent login row is committed.

@@ -115,6 +115,22 @@ async def require_provider(session: AsyncSession, *, tenant: Tenant, name: str) 
     return row
 
 
+async def update_provider(
+    session: AsyncSession, *, tenant: Tenant, spec: ProviderSpec
+) -> ExternalProvider:
+    """Change provider ``spec.name`` to ``spec`` (checked as for a new one); its links stay."""
+    _check_spec(spec)
+    row = await require_provider(session, tenant=tenant, name=spec.name)
+    row.display_name = spec.display_name or spec.name
+    row.issuer, row.client_id, row.secret_source = spec.issuer, spec.client_id, spec.secret_source
+    row.scopes = " ".join(dict.fromkeys(spec.scopes.split()))
+    row.username_claim, row.role_claim = spec.username_claim, spec.role_claim
+    row.default_role, row.first_login = spec.default_role, spec.first_login
+    row.allowed_domains = sorted(set(spec.allowed_domains))
+    await session.flush()
+    return row
+
+
 async def set_enabled(
     session: AsyncSession, *, tenant: Tenant, name: str, enabled: bool
 ) -> ExternalProvider:
@@ -157,6 +173,7 @@ async def begin(
     redirect_uri: str,
     authorize_query: str,
     box: SecretBox,
+    cache: broker.ProviderCache,
     now: dt.datetime,
 ) -> tuple[str, str]:
     """Start a sign-in at the provider: its authorization URL and the token binding the sign-in
@@ -166,7 +183,7 @@ async def begin(
     browser_token = random_token(nbytes=32)
     try:
         async with _oauth(provider, redirect_uri) as oauth:
-            metadata = await broker.discover(oauth, provider.issuer)
+            metadata = await cache.metadata(oauth, provider.issuer, now=int(now.timestamp()))
             url, _ = oauth.create_authorization_url(
                 metadata.authorization_endpoint, state=state, nonce=nonce, code_verifier=verifier
             )
@@ -208,6 +225,7 @@ async def finish(
     callback: Callback,
     box: SecretBox,
     passwords: Passwords,
+    cache: broker.ProviderCache,
     clock: Clock,
 ) -> tuple[User, str]:
     """Complete a sign-in: the local user (linked or created per the policy) and the original
@@ -226,7 +244,7 @@ async def finish(
     try:
         user = await _complete(session, tenant=tenant, provider=provider, login=login,
                                redirect_uri=redirect_uri, callback=callback, box=box,
-                               passwords=passwords, clock=clock)  # fmt: skip
+                               passwords=passwords, cache=cache, clock=clock)  # fmt: skip
     except Refused as exc:
         exc.authorize_query = login.authorize_query
         raise
@@ -243,6 +261,7 @@ async def _complete(
     callback: Callback,
     box: SecretBox,
     passwords: Passwords,
+    cache: broker.ProviderCache,
     clock: Clock,
 ) -> User:
     if not callback.browser_token or sha256_hex(callback.browser_token) != login.browser_hash:
@@ -256,13 +275,14 @@ async def _complete(
         raise Refused(f"{provider.display_name} did not sign you in", status=403)
     try:
         async with _oauth(provider, redirect_uri) as oauth:
-            metadata = await broker.discover(oauth, provider.issuer)
+            now = int(clock.now().timestamp())
+            metadata = await cache.metadata(oauth, provider.issuer, now=now)
             id_token = await broker.exchange_code(
                 oauth, metadata, code=callback.code, verifier=box.open(login.verifier_sealed)
             )
             claims = await broker.verify_id_token(
-                oauth, metadata, id_token, client_id=provider.client_id, nonce=login.nonce,
-                now=int(clock.now().timestamp()),
+                oauth, metadata, id_token, cache=cache, client_id=provider.client_id,
+                nonce=login.nonce, now=now,
             )  # fmt: skip
     except broker.BrokerError as exc:
         raise Refused(

@@ -18,6 +18,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from switchboard.identity.deps import HostTenant, request_host
 from switchboard.identity.errors import OAuthError
 from switchboard.identity.issuance import service as issuance
+from switchboard.identity.issuance import status
 from switchboard.identity.issuance.schemas import (
     CredentialIssuerMetadata,
     CredentialRequest,
@@ -154,6 +155,33 @@ async def credential(
         token=token, request=body, now=runtime.clock.now(),
     )  # fmt: skip
     return CredentialResponse(credentials=[IssuedCredential(credential=issued)])
+
+
+@router.get(
+    "/status/{list_id}",
+    response_class=Response,
+    responses={
+        200: {
+            "content": {status.MEDIA_TYPE: {}},
+            "description": "The status list token: a JWT signed by the tenant's issuer key",
+        },
+        404: {"model": ErrorBody, "description": "No such list of this host's tenant"},
+    },
+    operation_id="getStatusList",
+    summary="A status list of the staff credentials (Token Status List, "
+    "draft-ietf-oauth-status-list-21): one bit per credential, 1 = revoked",
+)
+async def status_list(
+    list_id: str, request: Request, runtime: RuntimeDep, session: Session, tenant: HostTenant
+) -> Response:
+    token = await issuance.status_list_token(
+        session, tenant=tenant, issuer=credential_issuer(runtime, request), box=runtime.box,
+        list_id=list_id, now=runtime.clock.now(),
+    )  # fmt: skip
+    max_age = int(status.TTL.total_seconds())
+    return Response(
+        token, media_type=status.MEDIA_TYPE, headers={"Cache-Control": f"max-age={max_age}"}
+    )
 
 
 # The offer page -------------------------------------------------------------------------

@@ -3,7 +3,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from sqlalchemy import ForeignKey, String
+from sqlalchemy import ForeignKey, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from switchboard.kit.db import Base, JsonType, UtcDateTime
@@ -53,3 +53,40 @@ class CredentialNonce(Base):
     tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
     nonce: Mapped[str] = mapped_column(String(64), unique=True)
     expires_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)
+
+
+class StatusList(Base):
+    """One status list of the tenant (Token Status List, one bit per credential): its random
+    identifier in the URI, its size in entries, and how many entries were handed out."""
+
+    __tablename__ = "vci_status_lists"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    list_id: Mapped[str] = mapped_column(String(64), unique=True)
+    size: Mapped[int]
+    used: Mapped[int] = mapped_column(default=0)
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)
+
+
+class IssuedCredential(Base):
+    """A staff credential issued: whose it is, its entry in a status list, and its revocation.
+    The row outlives its user (``user_id`` emptied), so the entry stays revoked."""
+
+    __tablename__ = "vci_credentials"
+    __table_args__ = (UniqueConstraint("status_list_id", "idx"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    user_id: Mapped[int | None] = mapped_column(
+        ForeignKey("users.id", ondelete="SET NULL"), nullable=True
+    )
+    username: Mapped[str] = mapped_column(String(128))
+    status_list_id: Mapped[int] = mapped_column(
+        ForeignKey("vci_status_lists.id", ondelete="CASCADE")
+    )
+    idx: Mapped[int]
+    issued_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)
+    expires_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)
+    revoked_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    revoked_reason: Mapped[str | None] = mapped_column(String(255), nullable=True)

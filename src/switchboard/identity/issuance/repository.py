@@ -7,7 +7,13 @@ import datetime as dt
 from sqlalchemy import Select, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from switchboard.identity.issuance.models import CredentialNonce, CredentialOffer, IssuerKey
+from switchboard.identity.issuance.models import (
+    CredentialNonce,
+    CredentialOffer,
+    IssuedCredential,
+    IssuerKey,
+    StatusList,
+)
 from switchboard.identity.models import User
 
 
@@ -88,3 +94,87 @@ async def take_nonce(
 async def find_user(session: AsyncSession, *, tenant_id: int, user_id: int) -> User | None:
     stmt = select(User).where(User.tenant_id == tenant_id, User.id == user_id)
     return (await session.execute(stmt)).scalar_one_or_none()
+
+
+# Status lists and issued credentials ------------------------------------------------------
+
+
+def _lists(tenant_id: int) -> Select[StatusList]:
+    return select(StatusList).where(StatusList.tenant_id == tenant_id)
+
+
+def _credentials(tenant_id: int) -> Select[IssuedCredential]:
+    return select(IssuedCredential).where(IssuedCredential.tenant_id == tenant_id)
+
+
+async def open_status_list(session: AsyncSession, *, tenant_id: int) -> StatusList | None:
+    """The tenant's newest status list with room left (locked against a concurrent issuance)."""
+    stmt = (
+        _lists(tenant_id)
+        .where(StatusList.used * 2 < StatusList.size)
+        .order_by(StatusList.id.desc())
+        .limit(1)
+        .with_for_update()
+    )
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def find_status_list(
+    session: AsyncSession, *, tenant_id: int, list_id: str
+) -> StatusList | None:
+    stmt = _lists(tenant_id).where(StatusList.list_id == list_id)
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def used_indices(session: AsyncSession, *, tenant_id: int, status_list_id: int) -> set[int]:
+    stmt = select(IssuedCredential.idx).where(
+        IssuedCredential.tenant_id == tenant_id, IssuedCredential.status_list_id == status_list_id
+    )
+    return set((await session.execute(stmt)).scalars())
+
+
+async def revoked_indices(
+    session: AsyncSession, *, tenant_id: int, status_list_id: int
+) -> list[int]:
+    stmt = select(IssuedCredential.idx).where(
+        IssuedCredential.tenant_id == tenant_id,
+        IssuedCredential.status_list_id == status_list_id,
+        IssuedCredential.revoked_at.is_not(None),
+    )
+    return list((await session.execute(stmt)).scalars())
+
+
+async def list_credentials(
+    session: AsyncSession, *, tenant_id: int
+) -> list[tuple[IssuedCredential, str]]:
+    """The tenant's issued credentials, newest first, with their status list's identifier."""
+    stmt = (
+        select(IssuedCredential, StatusList.list_id)
+        .join(StatusList, StatusList.id == IssuedCredential.status_list_id)
+        .where(IssuedCredential.tenant_id == tenant_id)
+        .order_by(IssuedCredential.id.desc())
+    )
+    return [(row, list_id) for row, list_id in (await session.execute(stmt)).all()]
+
+
+async def find_credential(
+    session: AsyncSession, *, tenant_id: int, credential_id: int
+) -> IssuedCredential | None:
+    stmt = _credentials(tenant_id).where(IssuedCredential.id == credential_id)
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def revoke_for_user(
+    session: AsyncSession, *, tenant_id: int, user_id: int, reason: str, now: dt.datetime
+) -> int:
+    """Revoke every live credential of a user; how many."""
+    result = await session.execute(
+        update(IssuedCredential)
+        .where(
+            IssuedCredential.tenant_id == tenant_id,
+            IssuedCredential.user_id == user_id,
+            IssuedCredential.revoked_at.is_(None),
+        )
+        .values(revoked_at=now, revoked_reason=reason)
+    )
+    return int(getattr(result, "rowcount", 0))

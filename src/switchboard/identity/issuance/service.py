@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import quote
 
 import orjson
+from joserfc import jwt
 from joserfc.jwk import ECKey
 from jwcrypto.jwk import JWK
 from sd_jwt.common import SDObj
@@ -19,7 +20,7 @@ from sd_jwt.issuer import SDJWTIssuer
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.identity.errors import OAuthError
-from switchboard.identity.issuance import proof, repository
+from switchboard.identity.issuance import proof, repository, status
 from switchboard.identity.issuance.models import CredentialNonce, CredentialOffer, IssuerKey
 from switchboard.identity.tokens import TokenSet
 from switchboard.kit.crypto import SecretBox, constant_time_equals, random_token, sha256_hex
@@ -293,11 +294,16 @@ async def issue(
     if not await repository.mark_issued(session, tenant_id=tenant.id, offer_id=offer.id, now=now):
         raise Unauthorized("the access token was used for a credential already")
     kid, private = await signing_key(session, tenant=tenant, box=box, now=now)
+    entry = await status.allocate(
+        session, tenant=tenant, identifier=issuer.identifier, user_id=user.id,
+        username=user.username, expires_at=now + CREDENTIAL_TTL, now=now,
+    )  # fmt: skip
     claims: dict[Any, Any] = {
         "iss": issuer.identifier,
         "vct": issuer.vct,
         "iat": int(now.timestamp()),
         "exp": int((now + CREDENTIAL_TTL).timestamp()),
+        "status": entry,
         SDObj("username"): user.username,
         SDObj("role"): user.role,
         SDObj("tenant"): tenant.name,
@@ -309,3 +315,23 @@ async def issue(
         extra_header_parameters={"typ": CREDENTIAL_FORMAT, "kid": kid},
     )  # fmt: skip
     return str(signed.sd_jwt_issuance)
+
+
+async def status_list_token(
+    session: AsyncSession,
+    *,
+    tenant: Tenant,
+    issuer: Issuer,
+    box: SecretBox,
+    list_id: str,
+    now: dt.datetime,
+) -> str:
+    """The status list token of the tenant's list ``list_id`` (Token Status List section 5.1),
+    signed with the issuer key that signs its credentials."""
+    lst = await status.list_value(session, tenant=tenant, list_id=list_id)
+    kid, private = await signing_key(session, tenant=tenant, box=box, now=now)
+    claims = status.claims(
+        status.uri(issuer.identifier, list_id), lst, issuer=issuer.identifier, now=now
+    )
+    header = {"alg": SIGNING_ALG, "kid": kid, "typ": status.LIST_TYP}
+    return jwt.encode(header, claims, ECKey.import_key(private), algorithms=[SIGNING_ALG])

@@ -7,6 +7,7 @@ from typing import IO
 import click
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from switchboard.identity.issuance.cli import credential_cli
 from switchboard.identity.wallet import repository, service
 from switchboard.identity.wallet.models import TrustedIssuer
 from switchboard.kit.cli import run_in_transaction, tenant_item_command, tenant_list_command
@@ -19,6 +20,9 @@ from switchboard.tenants.models import Tenant
 @click.group("wallet")
 def wallet_cli() -> None:
     """Signing in with the EU Digital Identity Wallet (OpenID4VP), per tenant."""
+
+
+wallet_cli.add_command(credential_cli)
 
 
 @wallet_cli.group("issuer")

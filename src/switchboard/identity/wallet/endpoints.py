@@ -58,7 +58,9 @@ def verifier(runtime: Runtime, request: Request) -> wallet.Verifier:
     host = urlsplit(f"//{request_host(request)}").hostname or ""
     issuer = issuer_url(runtime, request)
     staff_vct = issuance.Issuer(identifier=issuer).vct
-    return wallet.Verifier(client_id=host, base_url=f"{issuer}/wallet", staff_vct=staff_vct)
+    return wallet.Verifier(
+        client_id=host, base_url=f"{issuer}/wallet", staff_vct=staff_vct, issuer=issuer
+    )
 
 
 def _waiting_page(runtime: Runtime, request: Request, row: PresentationRequest) -> Response:
@@ -152,7 +154,7 @@ async def response(request: Request, runtime: RuntimeDep) -> dict[str, Any]:
             await wallet.accept_response(
                 session, tenant=tenant, state=values["state"], vp_token=values["vp_token"],
                 error=values["error"], verifier=verifier(runtime, request),
-                now=runtime.clock.now(),
+                lists=runtime.status_lists, now=runtime.clock.now(),
             )  # fmt: skip
         except Invalid as exc:
             refusal = exc  # raised after the commit: the spent request stays spent

@@ -18,12 +18,15 @@ from joserfc.jwk import JWKRegistry
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.identity.issuance import service as issuance
+from switchboard.identity.issuance import status as issuance_status
 from switchboard.identity.keys import Keyring
 from switchboard.identity.models import User
 from switchboard.identity.signin.service import Refused as Refused
 from switchboard.identity.wallet import repository
+from switchboard.identity.wallet import status as credential_status
 from switchboard.identity.wallet.models import PresentationRequest, TrustedIssuer
-from switchboard.identity.wallet.verify import PID_VCT, Invalid, Trust, verify
+from switchboard.identity.wallet.status import StatusLists
+from switchboard.identity.wallet.verify import PID_VCT, Invalid, Presented, Trust, verify
 from switchboard.kit.crypto import random_token, sha256_hex
 from switchboard.kit.errors import BadRequest, Conflict, NotFound
 from switchboard.tenants.models import Tenant
@@ -126,6 +129,7 @@ class Verifier:
     client_id: str
     base_url: str  # .../oidc.ashx/wallet
     staff_vct: str
+    issuer: str  # .../oidc.ashx, whose status lists are the tenant's own
 
     def request_uri(self, state: str) -> str:
         return f"{self.base_url}/request/{state}"
@@ -251,9 +255,11 @@ async def accept_response(
     vp_token: str | None,
     error: str | None,
     verifier: Verifier,
+    lists: StatusLists,
     now: dt.datetime,
 ) -> None:
-    """The wallet's direct_post answer: verified and recorded on its request (once only)."""
+    """The wallet's direct_post answer: verified (its status list entry too) and recorded on its
+    request (once only)."""
     if not state:
         raise Invalid("state is missing")
     row = await repository.find_request(session, tenant_id=tenant.id, state=state)
@@ -272,6 +278,9 @@ async def accept_response(
             trusted=await trust(session, tenant=tenant, staff_vct=verifier.staff_vct),
             audience=verifier.client_id, nonce=row.nonce, now=int(now.timestamp()),
         )  # fmt: skip
+        await _check_status(
+            session, tenant=tenant, presented=presented, verifier=verifier, lists=lists, now=now
+        )
     except Invalid as exc:
         row.failure = "the identity your wallet shared could not be verified"
         await session.flush()
@@ -280,8 +289,41 @@ async def accept_response(
     await session.flush()
 
 
+async def _check_status(
+    session: AsyncSession,
+    *,
+    tenant: Tenant,
+    presented: Presented,
+    verifier: Verifier,
+    lists: StatusLists,
+    now: dt.datetime,
+) -> None:
+    """Refuse a credential whose status list entry is not valid. The tenant's own staff
+    credentials name its own lists, read in-process; any other URI is refused for them."""
+    ref = credential_status.reference(presented.claims)
+    if ref is None:
+        return
+    if presented.issuer.vct != verifier.staff_vct:
+        await credential_status.check_external(
+            lists, ref, issuer=presented.issuer, now=int(now.timestamp())
+        )
+        return
+    prefix = issuance_status.uri(verifier.issuer, "")
+    list_id = ref.uri.removeprefix(prefix)
+    if not ref.uri.startswith(prefix) or not list_id or "/" in list_id:
+        raise Invalid("the credential's status list is not its issuer's")
+    try:
+        value = await issuance_status.entry_status(
+            session, tenant=tenant, list_id=list_id, idx=ref.idx
+        )
+    except (NotFound, issuance_status.InvalidList):
+        raise Invalid("the credential's status list entry is unknown") from None
+    if value != issuance_status.VALID:
+        raise Invalid("the credential has been revoked")
+
+
 async def _local_user(
-    session: AsyncSession, *, tenant: Tenant, presented: Any
+    session: AsyncSession, *, tenant: Tenant, presented: Presented
 ) -> tuple[int | None, str | None]:
     """The user the mapped claim names (linked by username), or why there is none."""
     claim = presented.issuer.username_claim

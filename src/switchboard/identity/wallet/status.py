@@ -1,0 +1,133 @@
+"""Checking the ``status`` of a presented credential (Token Status List,
+draft-ietf-oauth-status-list-21, section 8): the status list token its ``status_list.uri``
+names is fetched over HTTP (at most once per ``ttl``, and never kept past its ``exp`` or
+:data:`MAX_CACHE_SECONDS`), its signature checked with the key that signed the credential, and
+the credential refused unless its entry is valid. Anything that fails refuses the credential
+(fail closed): a list that cannot be fetched or read, a wrong signature, another list's ``sub``.
+The tenant's own staff credentials are read from its own lists in-process by the caller."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+from joserfc import jwt
+from joserfc.errors import JoseError
+from joserfc.jwk import JWKRegistry
+from joserfc.jws import extract_compact
+
+from switchboard.identity.issuance import status
+from switchboard.identity.wallet.verify import Invalid, Trust
+
+MAX_CACHE_SECONDS = 300
+MAX_CACHED_LISTS = 1000
+TIMEOUT_SECONDS = 5.0
+MAX_TOKEN_BYTES = 1 << 20
+ALGORITHMS = ["ES256", "ES384", "ES512", "EdDSA", "RS256", "PS256"]
+
+Fetch = Callable[[str], Awaitable[str]]
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """A credential's entry in a status list (its ``status.status_list``)."""
+
+    idx: int
+    uri: str
+
+
+def reference(claims: dict[str, Any]) -> Reference | None:
+    """The status list entry of a credential's claims; ``None`` when it has no ``status``."""
+    if "status" not in claims:
+        return None
+    entry = claims["status"].get("status_list") if isinstance(claims["status"], dict) else None
+    if not isinstance(entry, dict):
+        raise Invalid("the credential's status names no status list")
+    idx, uri = entry.get("idx"), entry.get("uri")
+    if not isinstance(idx, int) or isinstance(idx, bool) or idx < 0 or not isinstance(uri, str):
+        raise Invalid("the credential's status list entry is malformed")
+    return Reference(idx=idx, uri=uri)
+
+
+async def http_fetch(uri: str) -> str:
+    """GET a status list token (no redirects followed)."""
+    async with httpx.AsyncClient(timeout=TIMEOUT_SECONDS, follow_redirects=False) as http:
+        response = await http.get(uri, headers={"Accept": status.MEDIA_TYPE})
+    if response.status_code != 200 or len(response.content) > MAX_TOKEN_BYTES:
+        raise ValueError(f"status {response.status_code}")
+    return response.text.strip()
+
+
+def _expiry(token: str, now: int) -> int:
+    """Until when a fetched token may be kept: its ``ttl``, bounded by its ``exp`` and ours."""
+    try:
+        claims = json.loads(extract_compact(token.encode()).payload)
+    except (JoseError, ValueError, UnicodeError):
+        return now
+    until = now + MAX_CACHE_SECONDS
+    ttl, exp = claims.get("ttl"), claims.get("exp")
+    if isinstance(ttl, int) and ttl >= 0:
+        until = min(until, now + ttl)
+    if isinstance(exp, int):
+        until = min(until, exp)
+    return until
+
+
+class StatusLists:
+    """Status list tokens of external issuers by URI, kept for a bounded time (and at most
+    :data:`MAX_CACHED_LISTS` of them, the oldest dropped first)."""
+
+    def __init__(self, fetch: Fetch | None = None) -> None:
+        self._fetch = fetch or http_fetch
+        self._cache: dict[str, tuple[int, str]] = {}
+
+    async def token(self, uri: str, *, now: int) -> str:
+        hit = self._cache.get(uri)
+        if hit is not None and hit[0] > now:
+            return hit[1]
+        if urlsplit(uri).scheme not in ("https", "http"):
+            raise Invalid("the credential's status list is not at an http(s) URI")
+        try:
+            token = await self._fetch(uri)
+        except (httpx.HTTPError, ValueError) as exc:
+            raise Invalid(f"the credential's status list cannot be fetched ({exc})") from None
+        if len(self._cache) >= MAX_CACHED_LISTS:
+            self._cache.pop(next(iter(self._cache)))
+        self._cache[uri] = (_expiry(token, now), token)
+        return token
+
+
+def entry_status(token: str, ref: Reference, *, issuer: Trust, now: int) -> int:
+    """The status of ``ref`` in a status list token signed by ``issuer``'s key."""
+    try:
+        key = JWKRegistry.import_key(issuer.jwk)
+        decoded = jwt.decode(token, key, algorithms=ALGORITHMS)
+    except (JoseError, ValueError):
+        raise Invalid("the status list is not signed by the credential's issuer") from None
+    if decoded.header.get("typ") != status.LIST_TYP:
+        raise Invalid(f"the status list token is not typed {status.LIST_TYP}")
+    claims = dict(decoded.claims)
+    if claims.get("sub") != ref.uri:
+        raise Invalid("the status list token is for another list")
+    exp = claims.get("exp")
+    if isinstance(exp, int) and exp <= now:
+        raise Invalid("the status list token has expired")
+    body = claims.get("status_list")
+    if not isinstance(body, dict) or not isinstance(body.get("lst"), str):
+        raise Invalid("the status list token holds no list")
+    bits = body.get("bits")
+    try:
+        return status.status_at(body["lst"], ref.idx, bits=bits if isinstance(bits, int) else 0)
+    except status.InvalidList as exc:
+        raise Invalid(f"the status list cannot be read: {exc}") from None
+
+
+async def check_external(lists: StatusLists, ref: Reference, *, issuer: Trust, now: int) -> None:
+    """Refuse a credential of an external issuer unless its entry is valid."""
+    token = await lists.token(ref.uri, now=now)
+    if entry_status(token, ref, issuer=issuer, now=now) != status.VALID:
+        raise Invalid("the credential has been revoked")
