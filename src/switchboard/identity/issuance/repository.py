@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 from sqlalchemy import Select, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -45,36 +46,35 @@ async def find_offer_by_token(
     return (await session.execute(stmt)).scalar_one_or_none()
 
 
-async def mark_redeemed(
-    session: AsyncSession, *, tenant_id: int, offer_id: int, now: dt.datetime
+async def _stamp_once(
+    session: AsyncSession, tenant_id: int, offer_id: int, column: Any, now: dt.datetime
 ) -> bool:
-    """Spend the pre-authorized code; ``False`` when it was spent already (a race lost too)."""
+    """Set ``column`` of the offer to ``now`` unless it is set; ``False`` when it was (a race
+    lost included)."""
     result = await session.execute(
         update(CredentialOffer)
         .where(
             CredentialOffer.tenant_id == tenant_id,
             CredentialOffer.id == offer_id,
-            CredentialOffer.redeemed_at.is_(None),
+            column.is_(None),
         )
-        .values(redeemed_at=now)
+        .values({column.key: now})
     )
     return bool(getattr(result, "rowcount", 0))
+
+
+async def mark_redeemed(
+    session: AsyncSession, *, tenant_id: int, offer_id: int, now: dt.datetime
+) -> bool:
+    """Spend the pre-authorized code; ``False`` when it was spent already."""
+    return await _stamp_once(session, tenant_id, offer_id, CredentialOffer.redeemed_at, now)
 
 
 async def mark_issued(
     session: AsyncSession, *, tenant_id: int, offer_id: int, now: dt.datetime
 ) -> bool:
     """Spend the access token on one issuance; ``False`` when it was spent already."""
-    result = await session.execute(
-        update(CredentialOffer)
-        .where(
-            CredentialOffer.tenant_id == tenant_id,
-            CredentialOffer.id == offer_id,
-            CredentialOffer.issued_at.is_(None),
-        )
-        .values(issued_at=now)
-    )
-    return bool(getattr(result, "rowcount", 0))
+    return await _stamp_once(session, tenant_id, offer_id, CredentialOffer.issued_at, now)
 
 
 async def take_nonce(
