@@ -3,7 +3,7 @@ public STUN server is contacted unless the platform names one)."""
 
 from __future__ import annotations
 
-from switchboard.mediabridge.rooms.aipeer import ice_servers
+from switchboard.webrtc.mesh import ice_servers
 
 
 def test_ice_servers_of_the_welcome() -> None:
