@@ -39,6 +39,9 @@ async def _signed_in(client: AsyncClient) -> str:
     assert (await sign_in(client)).status_code == 303
     page = await client.get("/admin/sign-in")
     assert page.status_code == 200
+    title = page.text.split("<title>")[1].split("</title>")[0]
+    assert "<" not in title  # the head holds the title only, the tables are in the body
+    assert page.text.count('id="credentials"') == 1
     return csrf_of(page.text)
 
 
