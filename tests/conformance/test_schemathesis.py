@@ -161,6 +161,10 @@ def _config(bearer: str, document: str) -> SchemathesisConfig:
         }
     )
     config.projects.override.checks.update(included_check_names=["all"])
+    # A body above the documented limit is refused with 413 (kit/openapi_limits.py): a
+    # rejection like the default ones.
+    rejection = config.projects.override.checks.negative_data_rejection
+    rejection.expected_statuses = [*rejection.expected_statuses, "413"]
     return config
 
 

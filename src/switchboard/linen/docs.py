@@ -10,6 +10,7 @@ from typing import Any
 from fastapi import FastAPI
 
 from switchboard.kit import apidocs
+from switchboard.kit.openapi_limits import document_body_limit
 from switchboard.kit.openapi_links import add_item_links
 
 ANONYMOUS = frozenset({"/version", "/openapi.json", "/docs"})
@@ -49,3 +50,4 @@ def complete_openapi(schema: dict[str, Any]) -> None:
     for unused in ("HTTPValidationError", "ValidationError"):
         components.pop(unused, None)
     add_item_links(schema)
+    document_body_limit(schema)
