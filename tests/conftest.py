@@ -35,11 +35,18 @@ BACKENDS = ["sqlite"] + (["postgres"] if PG_URL else [])
 SERIAL_GROUPS = {"relay": "relay"}
 
 
+# Tests marked `alone` need the machine to themselves: the parallel suite skips them and
+# `make test` runs them afterwards with SWITCHBOARD_TEST_ALONE=1, on one worker.
+ALONE = os.environ.get("SWITCHBOARD_TEST_ALONE") == "1"
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         folder = item.path.parent.name
         if folder in SERIAL_GROUPS:
             item.add_marker(pytest.mark.xdist_group(SERIAL_GROUPS[folder]))
+        if item.get_closest_marker("alone") is not None and not ALONE:
+            item.add_marker(pytest.mark.skip(reason="needs the machine: `make test` runs it alone"))
 
 
 TEST_SECRET = "test-secret-key-with-at-least-32-characters"

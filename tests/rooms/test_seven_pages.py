@@ -10,7 +10,6 @@ six mesh connections each fit the machine's two cores.
 from __future__ import annotations
 
 import asyncio
-import os
 from pathlib import Path
 from typing import Any
 
@@ -29,18 +28,10 @@ from tests.webhooks.conftest import Receiver, subscribe
 
 __all__ = ["bridge"]
 
-pytestmark = [
-    pytest.mark.slow,
-    needs_chromium,
-    # On the 2-core reference machine the migration stalls: every page's publisher and first
-    # subscription connect, the later subscriptions reach ICE "connected" but their DTLS
-    # handshake with Janus does not complete within two minutes (connectionState stays
-    # "connecting"), so the mesh edges are never released. Run it where that is investigated.
-    pytest.mark.skipif(
-        not os.environ.get("SWITCHBOARD_TEST_SEVEN_PAGES"),
-        reason="seven pages on Janus: set SWITCHBOARD_TEST_SEVEN_PAGES=1 (see the module)",
-    ),
-]
+# Alone: beside a parallel suite on two cores the later subscriptions' DTLS handshakes with
+# Janus stall after ICE connects (connectionState stays "connecting" for minutes) and the pages
+# keep their mesh edges; on a machine of its own the migration completes in about 25 s.
+pytestmark = [pytest.mark.slow, pytest.mark.alone, needs_chromium]
 PEOPLE = ("Ann", "Bob", "Cem", "Dev", "Eli", "Fay", "Gus")
 WIDTH, HEIGHT, FRAMES = 160, 120, 20
 
@@ -117,7 +108,8 @@ async def test_the_seventh_page_moves_everyone_to_janus(
             assert (promoted["room"], promoted["mode"], promoted["reason"]) == (
                 "x", "sfu", "auto-promote-join-human-count-7",
             )  # fmt: skip
+            assert promoted["humanCount"] == 7
             joined = named(events, "room.peer.joined")
-            assert [e["humanCount"] for e in joined] == [1, 2, 3, 4, 5, 6, 7]
+            assert sorted(e["peerCount"] for e in joined) == [1, 2, 3, 4, 5, 6, 7]
         finally:
             await browser.close()
