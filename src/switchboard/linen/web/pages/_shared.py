@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.kit.paging import PageParams
+from switchboard.linen.groups import service as groups
+from switchboard.linen.groups.models import PropertyGroup
 from switchboard.linen.item_types import service as item_types
 from switchboard.linen.item_types.models import ItemType
 from switchboard.linen.laundries import service as laundries
@@ -48,6 +50,28 @@ async def names_for(session: AsyncSession, tenant_id: int, rows: list[LinenSheet
 async def all_item_types(session: AsyncSession, tenant_id: int) -> list[ItemType]:
     rows, _ = await item_types.list_item_types(
         session, tenant_id=tenant_id, category=None, active=None, paging=ALL, sort="code"
+    )
+    return rows
+
+
+async def all_properties(session: AsyncSession, tenant_id: int) -> list[Property]:
+    rows, _ = await properties.list_properties(
+        session, tenant_id=tenant_id, active=None, group_id=None, laundry_id=None, q=None,
+        paging=ALL, sort="code",
+    )  # fmt: skip
+    return rows
+
+
+async def all_groups(session: AsyncSession, tenant_id: int) -> list[PropertyGroup]:
+    rows, _ = await groups.list_groups(
+        session, tenant_id=tenant_id, kind=None, property_id=None, paging=ALL, sort="name"
+    )
+    return rows
+
+
+async def all_laundries(session: AsyncSession, tenant_id: int) -> list[Laundry]:
+    rows, _ = await laundries.list_laundries(
+        session, tenant_id=tenant_id, active=None, paging=ALL, sort="name"
     )
     return rows
 

@@ -7,7 +7,6 @@ from functools import partial
 from typing import Any
 
 from fastapi import APIRouter, Request
-from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
 
 from switchboard.linen.common import IdPath
@@ -15,11 +14,9 @@ from switchboard.linen.groups import service as groups
 from switchboard.linen.groups.schemas import GroupCreate, GroupUpdate
 from switchboard.linen.item_types import service as item_types
 from switchboard.linen.item_types.schemas import ItemTypeCreate, ItemTypeUpdate
-from switchboard.linen.properties import service as properties
-from switchboard.linen.properties.models import Property
 from switchboard.linen.web.deps import Editor, ViewerDep, Writer, render
 from switchboard.linen.web.forms import form_flag, quantities, read_body, see
-from switchboard.linen.web.pages._shared import ALL, all_item_types
+from switchboard.linen.web.pages._shared import all_groups, all_item_types, all_properties
 from switchboard.runtime import RuntimeDep, Session
 from switchboard.web.pages import form_int, form_text
 
@@ -27,25 +24,15 @@ router = APIRouter(prefix="/catalogue")
 BACK = "/app/catalogue"
 
 
-async def _all_properties(session: AsyncSession, tenant_id: int) -> list[Property]:
-    rows, _ = await properties.list_properties(
-        session, tenant_id=tenant_id, active=None, group_id=None, laundry_id=None, q=None,
-        paging=ALL, sort="code",
-    )  # fmt: skip
-    return rows
-
-
 @router.get("")
 async def catalogue_page(request: Request, viewer: ViewerDep, session: Session) -> Response:
     tenant_id = viewer.tenant.id
     kinds = await all_item_types(session, tenant_id)
-    group_rows, _ = await groups.list_groups(
-        session, tenant_id=tenant_id, kind=None, property_id=None, paging=ALL, sort="name"
-    )
+    group_rows = await all_groups(session, tenant_id)
     members = await groups.property_ids_of(
         session, tenant_id=tenant_id, group_ids=[g.id for g in group_rows]
     )
-    props = await _all_properties(session, tenant_id)
+    props = await all_properties(session, tenant_id)
     return render(
         request, "catalogue.html", viewer, kinds=kinds, by_id={k.id: k for k in kinds},
         groups=group_rows, members=members, properties={p.id: p for p in props},
@@ -131,7 +118,7 @@ async def edit_group_page(
     )
     return render(
         request, "group_form.html", viewer, group=group, members=set(members.get(group.id, [])),
-        properties=await _all_properties(session, viewer.tenant.id),
+        properties=await all_properties(session, viewer.tenant.id),
     )  # fmt: skip
 
 

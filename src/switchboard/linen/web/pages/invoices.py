@@ -18,7 +18,7 @@ from switchboard.linen.laundries import service as laundries
 from switchboard.linen.sheets.repository import SheetFilter
 from switchboard.linen.web.deps import Editor, ViewerDep, Writer, render
 from switchboard.linen.web.forms import form_date, form_grid, form_money, see
-from switchboard.linen.web.pages._shared import ALL, names_for, sheets_where
+from switchboard.linen.web.pages._shared import ALL, all_laundries, names_for, sheets_where
 from switchboard.runtime import RuntimeDep, Session
 
 router = APIRouter(prefix="/invoices")
@@ -50,9 +50,7 @@ async def list_page(request: Request, viewer: ViewerDep, session: Session) -> Re
 async def new_page(request: Request, viewer: Editor, session: Session) -> Response:
     """The upload form, listing the delivered sheets it may invoice (their laundry's only)."""
     tenant_id = viewer.tenant.id
-    rows, _ = await laundries.list_laundries(
-        session, tenant_id=tenant_id, active=None, paging=ALL, sort="name"
-    )
+    rows = await all_laundries(session, tenant_id)
     waiting = await sheets_where(session, tenant_id, SheetFilter(statuses=("delivered",)))
     names = await names_for(session, tenant_id, waiting)
     return render(

@@ -15,7 +15,7 @@ from switchboard.linen.laundries.models import LaundryKey
 from switchboard.linen.laundries.schemas import LaundryCreate, LaundryUpdate
 from switchboard.linen.web.deps import Editor, Viewer, ViewerDep, Writer, render
 from switchboard.linen.web.forms import form_flag, read_body, see
-from switchboard.linen.web.pages._shared import ALL, all_item_types
+from switchboard.linen.web.pages._shared import ALL, all_item_types, all_laundries
 from switchboard.runtime import RuntimeDep, Session
 
 router = APIRouter(prefix="/laundries")
@@ -23,9 +23,7 @@ router = APIRouter(prefix="/laundries")
 
 @router.get("")
 async def list_page(request: Request, viewer: ViewerDep, session: Session) -> Response:
-    rows, _ = await service.list_laundries(
-        session, tenant_id=viewer.tenant.id, active=None, paging=ALL, sort="name"
-    )
+    rows = await all_laundries(session, viewer.tenant.id)
     return render(request, "laundries.html", viewer, laundries=rows)
 
 

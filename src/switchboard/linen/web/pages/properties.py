@@ -10,7 +10,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
 
 from switchboard.linen.groups import service as groups
-from switchboard.linen.laundries import service as laundries
 from switchboard.linen.properties import service
 from switchboard.linen.properties.models import Property
 from switchboard.linen.properties.schemas import PropertyCreate, PropertyUpdate
@@ -19,7 +18,13 @@ from switchboard.linen.sheets.repository import SheetFilter
 from switchboard.linen.vault import service as vault
 from switchboard.linen.web.deps import Editor, ViewerDep, Writer, render
 from switchboard.linen.web.forms import quantities, read_body, see
-from switchboard.linen.web.pages._shared import ALL, all_item_types, sheets_where
+from switchboard.linen.web.pages._shared import (
+    ALL,
+    all_groups,
+    all_item_types,
+    all_laundries,
+    sheets_where,
+)
 from switchboard.runtime import RuntimeDep, Session
 from switchboard.web.pages import form_int
 
@@ -27,12 +32,8 @@ router = APIRouter(prefix="/properties")
 
 
 async def _choices(session: AsyncSession, tenant_id: int) -> dict[str, Any]:
-    group_rows, _ = await groups.list_groups(
-        session, tenant_id=tenant_id, kind=None, property_id=None, paging=ALL, sort="name"
-    )
-    laundry_rows, _ = await laundries.list_laundries(
-        session, tenant_id=tenant_id, active=None, paging=ALL, sort="name"
-    )
+    group_rows = await all_groups(session, tenant_id)
+    laundry_rows = await all_laundries(session, tenant_id)
     return {
         "groups": group_rows,
         "laundries": laundry_rows,

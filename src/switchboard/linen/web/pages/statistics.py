@@ -15,15 +15,12 @@ from starlette.responses import Response
 
 from switchboard.kit.errors import BadRequest
 from switchboard.linen.common import Money, check_range
-from switchboard.linen.groups import service as groups
-from switchboard.linen.laundries import service as laundries
-from switchboard.linen.properties import service as properties
 from switchboard.linen.statistics import service
 from switchboard.linen.statistics.repository import StatsQuery
 from switchboard.linen.statistics.schemas import StatisticsRow
 from switchboard.linen.web.charts import bar_chart
 from switchboard.linen.web.deps import ViewerDep, money, parse_day, render
-from switchboard.linen.web.pages._shared import ALL
+from switchboard.linen.web.pages._shared import all_groups, all_laundries, all_properties
 from switchboard.runtime import RuntimeDep, Session
 from switchboard.web.pages import form_int
 
@@ -68,16 +65,9 @@ Rows = Annotated[tuple[StatsQuery, list[StatisticsRow]], Depends(_rows)]
 
 async def _choices(session: AsyncSession, tenant_id: int) -> dict[str, Any]:
     """What the filters offer: every property, laundry and group of the tenant."""
-    props, _ = await properties.list_properties(
-        session, tenant_id=tenant_id, active=None, group_id=None, laundry_id=None, q=None,
-        paging=ALL, sort="code",
-    )  # fmt: skip
-    found, _ = await laundries.list_laundries(
-        session, tenant_id=tenant_id, active=None, paging=ALL, sort="name"
-    )
-    group_rows, _ = await groups.list_groups(
-        session, tenant_id=tenant_id, kind=None, property_id=None, paging=ALL, sort="name"
-    )
+    props = await all_properties(session, tenant_id)
+    found = await all_laundries(session, tenant_id)
+    group_rows = await all_groups(session, tenant_id)
     return {"properties": props, "laundries": found, "groups": group_rows}
 
 

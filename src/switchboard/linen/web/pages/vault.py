@@ -19,7 +19,7 @@ from switchboard.linen.vault.models import VaultEntry, VaultReveal
 from switchboard.linen.vault.schemas import VaultCreate, VaultUpdate
 from switchboard.linen.web.deps import Editor, Revealer, Viewer, ViewerDep, Writer, render
 from switchboard.linen.web.forms import form_date, see
-from switchboard.linen.web.pages._shared import ALL
+from switchboard.linen.web.pages._shared import ALL, all_groups, all_properties
 from switchboard.runtime import RuntimeDep, Session
 from switchboard.web.pages import form_int, form_text
 
@@ -51,13 +51,8 @@ async def _form(
     request: Request, viewer: Viewer, session: AsyncSession, entry: VaultEntry | None, owner: str
 ) -> Response:
     tenant_id = viewer.tenant.id
-    props, _ = await properties.list_properties(
-        session, tenant_id=tenant_id, active=None, group_id=None, laundry_id=None, q=None,
-        paging=ALL, sort="code",
-    )  # fmt: skip
-    group_rows, _ = await groups.list_groups(
-        session, tenant_id=tenant_id, kind=None, property_id=None, paging=ALL, sort="name"
-    )
+    props = await all_properties(session, tenant_id)
+    group_rows = await all_groups(session, tenant_id)
     return render(
         request, "vault_form.html", viewer, entry=entry, owner=owner, properties=props,
         groups=group_rows,
