@@ -35,8 +35,8 @@ BACKENDS = ["sqlite"] + (["postgres"] if PG_URL else [])
 SERIAL_GROUPS = {"relay": "relay"}
 
 
-# Tests marked `alone` need the machine to themselves: the parallel suite skips them and
-# `make test` runs them afterwards with SWITCHBOARD_TEST_ALONE=1, on one worker.
+# Tests marked `alone` need the machine to themselves: the suite skips them; run them with
+# `SWITCHBOARD_TEST_ALONE=1 pytest -n 0 -m alone` on an otherwise idle machine.
 ALONE = os.environ.get("SWITCHBOARD_TEST_ALONE") == "1"
 
 
@@ -46,7 +46,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if folder in SERIAL_GROUPS:
             item.add_marker(pytest.mark.xdist_group(SERIAL_GROUPS[folder]))
         if item.get_closest_marker("alone") is not None and not ALONE:
-            item.add_marker(pytest.mark.skip(reason="needs the machine: `make test` runs it alone"))
+            item.add_marker(pytest.mark.skip(reason="alone: SWITCHBOARD_TEST_ALONE=1 -n 0 -m alone"))
 
 
 TEST_SECRET = "test-secret-key-with-at-least-32-characters"
