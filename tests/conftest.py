@@ -46,7 +46,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if folder in SERIAL_GROUPS:
             item.add_marker(pytest.mark.xdist_group(SERIAL_GROUPS[folder]))
         if item.get_closest_marker("alone") is not None and not ALONE:
-            item.add_marker(pytest.mark.skip(reason="alone: SWITCHBOARD_TEST_ALONE=1 -n 0 -m alone"))
+            item.add_marker(pytest.mark.skip(reason="run with SWITCHBOARD_TEST_ALONE=1"))
 
 
 TEST_SECRET = "test-secret-key-with-at-least-32-characters"
