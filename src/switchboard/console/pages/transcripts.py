@@ -33,13 +33,14 @@ async def search(
     offset: int = 0,
 ) -> Response:
     query = service.parse_filter(source=source or None, q=q or None, since=since or None)
-    rows, total = await service.list_transcripts(
-        session, tenant_id=operator.tenant.id, filter=query, limit=PAGE_SIZE,
-        offset=max(offset, 0),
-    )  # fmt: skip
-    following = offset + PAGE_SIZE if offset + PAGE_SIZE < total else None
+    offset = max(offset, 0)
+    found = await service.list_transcripts(
+        session, tenant_id=operator.tenant.id, filter=query, limit=PAGE_SIZE, offset=offset
+    )
+    following = offset + PAGE_SIZE if found.more else None
+    total = f"more than {found.total:,}" if found.capped else found.total
     return render(
-        request, "transcripts.html", operator, rows=rows, total=total, q=q, source=source,
+        request, "transcripts.html", operator, rows=found.rows, total=total, q=q, source=source,
         since=since, offset=offset, following=following, is_outbound=service.is_outbound,
     )  # fmt: skip
 

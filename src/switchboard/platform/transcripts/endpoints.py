@@ -12,6 +12,7 @@ from switchboard.kit.paging import Paging
 from switchboard.kit.schemas import ERROR_RESPONSES, ErrorBody
 from switchboard.platform.transcripts import service
 from switchboard.platform.transcripts.models import Transcript
+from switchboard.platform.transcripts.repository import SHORT_QUERY_WINDOW
 from switchboard.platform.transcripts.schemas import (
     TranscriptDetailBody,
     TranscriptItem,
@@ -71,7 +72,11 @@ async def list_transcripts(
         str | None,
         Query(
             max_length=200,
-            description="Substring of caller, number, displayName or rule (case-insensitive)",
+            description=(
+                "Substring of caller, number, displayName or rule (case-insensitive). One or "
+                f"two characters search only the newest {SHORT_QUERY_WINDOW:,} transcripts of "
+                "the tenant (no trigram index can serve them); three or more search all."
+            ),
         ),
     ] = None,
     since: Annotated[
@@ -84,12 +89,16 @@ async def list_transcripts(
     ] = None,
 ) -> TranscriptPage:
     query = service.parse_filter(source=source, q=q, since=since)
-    rows, total = await service.list_transcripts(
+    found = await service.list_transcripts(
         session, tenant_id=caller.tenant_id, filter=query, limit=paging.limit, offset=paging.offset
     )
     return TranscriptPage(
-        data=[_item(row) for row in rows],
-        **paging.envelope(total, integer_next=True),
+        data=[_item(row) for row in found.rows],
+        total=found.total,
+        total_capped=found.capped,
+        limit=paging.limit,
+        offset=paging.offset,
+        next=paging.offset + paging.limit if found.more else None,
     )
 
 

@@ -5,6 +5,7 @@ from typing import Any
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from switchboard.kit.schemas import Page, Schema
+from switchboard.platform.transcripts.repository import TOTAL_CAP
 
 # Present only on outbound items (spec 2.6); inbound items carry ``number`` instead.
 _OUTBOUND_ONLY = (
@@ -48,7 +49,24 @@ class TranscriptItem(Schema):
 
 
 class TranscriptPage(Page[TranscriptItem]):
+    total: int = Field(
+        description=f"Matching transcripts, counted up to {TOTAL_CAP:,}: with more, {TOTAL_CAP:,}"
+        " and `totalCapped` is true"
+    )
+    total_capped: bool = Field(
+        default=False,
+        description=f"Present, and true, only when more than {TOTAL_CAP:,} transcripts match:"
+        " `total` is then a lower bound and `next` alone tells whether another page follows."
+        " Absent otherwise, so the envelope is exactly spec 2.1's",
+    )
     next: int | None = Field(description="Offset of the next page (an integer), null on the last")
+
+    @model_serializer(mode="wrap")
+    def _capped_only_when_true(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
+        body: dict[str, Any] = handler(self)
+        if not self.total_capped:
+            body.pop("totalCapped", None)
+        return body
 
 
 class TurnItem(Schema):

@@ -221,8 +221,13 @@ def parse_filter(*, source: str | None, q: str | None, since: str | None) -> Tra
 
 async def list_transcripts(
     session: AsyncSession, *, tenant_id: int, filter: TranscriptFilter, limit: int, offset: int
-) -> tuple[list[Transcript], int]:
-    """One page of the tenant's transcripts, newest first by start time, and the total."""
+) -> repository.Found:
+    """One page of the tenant's transcripts, newest first by start time, and the total.
+
+    The total counts at most ``repository.TOTAL_CAP`` matches (``Found.capped`` past it); a
+    ``q`` of one or two characters searches the newest ``repository.SHORT_QUERY_WINDOW``
+    transcripts only (docs/decisions/0402-transcript-list-bounded.md).
+    """
     return await repository.page(
         session, tenant_id=tenant_id, filter=filter, limit=limit, offset=offset
     )
