@@ -35,8 +35,8 @@ BACKENDS = ["sqlite"] + (["postgres"] if PG_URL else [])
 SERIAL_GROUPS = {"relay": "relay"}
 
 
-# Tests marked `alone` need the machine to themselves: the suite skips them; run them with
-# `SWITCHBOARD_TEST_ALONE=1 pytest -n 0 -m alone` on an otherwise idle machine.
+# Tests marked `alone` need the machine to themselves: the parallel suite skips them and
+# `make test` runs them afterwards with `SWITCHBOARD_TEST_ALONE=1 pytest -n 0 -m alone`.
 ALONE = os.environ.get("SWITCHBOARD_TEST_ALONE") == "1"
 
 

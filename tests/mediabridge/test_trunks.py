@@ -108,6 +108,7 @@ def test_serve_needs_the_secret_and_a_known_engine(tmp_path: Path) -> None:
         ('[sfu]\njanus = "somewhere"\n', [], "sfu.janus"),
         ('[sfu]\njanus = "local"\nrtp_ports = "5-1"\n', [], "sfu.rtp_ports"),
         ('[sfu]\nports = "1"\n', [], "sfu.ports: unknown key"),
+        ('[sfu]\njanus = "local"\nice_lite = "yes"\n', [], "sfu.ice_lite"),
         ('[sfu]\njanus = "http://j/janus"\nadmin_secret_env = "NOPE_UNSET"\n', [],
          "sfu.admin_secret_env"),
         ("", ["--sfu", "nowhere"], "sfu.janus"),

@@ -3,8 +3,9 @@ default threshold: six people meet in mesh, the seventh joins, and everyone move
 the spec's rule (reason ``auto-promote-join-human-count-7``), make-before-break, with media still
 flowing on every page after the switch.
 
-The fake camera plays a small generated clip (160x120 at 10 frames/s) so that seven pages with
-six mesh connections each fit the machine's two cores.
+The fake camera plays a small generated clip (160x120 at 5 frames/s) and the pages send no audio,
+so that seven pages with six mesh connections each fit the machine's two cores beside the
+server, the bridge and Janus.
 """
 
 from __future__ import annotations
@@ -28,19 +29,32 @@ from tests.webhooks.conftest import Receiver, subscribe
 
 __all__ = ["bridge"]
 
-# Alone: beside a parallel suite on two cores the later subscriptions' DTLS handshakes with
-# Janus stall after ICE connects (connectionState stays "connecting" for minutes) and the pages
-# keep their mesh edges; on an idle machine the migration has completed in about 25 s, but
-# runs right after the full suite stalled the same way, so it is not yet in CI.
-pytestmark = [pytest.mark.slow, pytest.mark.alone, needs_chromium]
+# Alone: seven pages take half a core in mesh and more while they move; beside the parallel
+# suite their ICE checks starve.
+# `make test` runs this after the suite.
+pytestmark = [pytest.mark.slow, pytest.mark.alone, needs_chromium, pytest.mark.timeout(600)]
+# Each RTCPeerConnection's connection, ICE and DTLS states, for a failure's message.
+STATES = """() => (window.__pcs || []).filter((pc) => pc.connectionState !== "closed").map((pc) => {
+  const dtls = pc.getReceivers()[0]?.transport;
+  return `${pc.connectionState}/${pc.iceConnectionState}/${dtls ? dtls.state : "-"}`;
+})"""
+# The pages send video only: on two cores, six pages' audio pipelines (capture processing, an
+# Opus encoder and decoder per connection, the playout mixer) took about 0.7 of a core more than
+# their video, and starved the ICE checks of the move to the SFU. Audio through Janus is covered
+# by the room page with aiortc peers (test_sfu_janus.py).
+VIDEO_ONLY = """(() => {
+  const devices = navigator.mediaDevices;
+  const getUserMedia = devices.getUserMedia.bind(devices);
+  devices.getUserMedia = (constraints) => getUserMedia({ video: constraints.video });
+})();"""
 PEOPLE = ("Ann", "Bob", "Cem", "Dev", "Eli", "Fay", "Gus")
-WIDTH, HEIGHT, FRAMES = 160, 120, 20
+WIDTH, HEIGHT, FRAMES = 160, 120, 10
 
 
 def small_clip(path: Path) -> Path:
-    """A Y4M clip of moving bars: enough picture for the encoders, little work for them."""
+    """A Y4M clip of moving bars at 5 frames/s: enough picture for the encoders, little work."""
     with path.open("wb") as out:
-        out.write(f"YUV4MPEG2 W{WIDTH} H{HEIGHT} F10:1 Ip A1:1 C420jpeg\n".encode())
+        out.write(f"YUV4MPEG2 W{WIDTH} H{HEIGHT} F5:1 Ip A1:1 C420jpeg\n".encode())
         for n in range(FRAMES):
             out.write(b"FRAME\n")
             row = bytes((x * 4 + n * 12) % 256 for x in range(WIDTH))
@@ -52,11 +66,23 @@ def small_clip(path: Path) -> Path:
 async def join(browser: Any, host: str, name: str) -> Any:
     page = await browser.new_page()
     await page.add_init_script(TRACK_PCS)
+    await page.add_init_script(VIDEO_ONLY)
     await page.goto(f"http://{host}/rooms/x")
     await page.fill("#name", name)
     await page.click("text=Join with camera and microphone")
     await page.wait_for_selector("#status:has-text('joined')", timeout=20_000)
     return page
+
+
+async def only_connected(page: Any, count: int, within: float = 240) -> None:
+    """Wait until ``count`` connections are up and no other is open (a retried SFU connection
+    replaces the one that did not come up, docs/rooms.md)."""
+    try:
+        await until_page(page, "connected", count, within=within)
+        await until_page(page, "open", count, within=30)
+    except TimeoutError:
+        name = await page.input_value("#name")
+        raise AssertionError(f"{name}'s connections: {await page.evaluate(STATES)}") from None
 
 
 async def inbound_rises(pages: list[Any]) -> None:
@@ -99,8 +125,9 @@ async def test_the_seventh_page_moves_everyone_to_janus(
             pages.append(await join(browser, host, PEOPLE[6]))  # the seventh human
             for page in pages:
                 await expect(page.locator("#mode")).to_have_text("sfu", timeout=30_000)
-            for page in pages:  # mesh edges closed: a publisher and six subscriptions
-                await until_page(page, "open", 7, within=120)
+            for page in pages:  # a publisher and six subscriptions up, the mesh edges closed
+                await only_connected(page, 7)
+            for page in pages:
                 await expect(page.locator("#tiles video")).to_have_count(7, timeout=20_000)
             await inbound_rises(pages)  # media keeps flowing, now through Janus
 

@@ -75,7 +75,7 @@ class Server:
                 workdir=Path(tempfile.mkdtemp(prefix="switchboard-janus-")),
                 http_port=free_port(), admin_port=free_port(), rtp_ports=config.rtp_ports,
                 nat_1_1=config.nat_1_1, stun_server=config.stun_server,
-                ice_enforce_list=config.ice_enforce_list,
+                ice_enforce_list=config.ice_enforce_list, ice_lite=config.lite,
             )  # fmt: skip
             process = JanusProcess(local)
             client = JanusClient(

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import secrets
 import signal
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -186,6 +188,7 @@ async def test_the_bridge_runs_its_own_janus(tmp_path: Path, platform_port: int)
     try:
         janus = [pid for pid, exe in children(local.process.pid) if exe.endswith("janus")]
         assert janus, "the bridge started no janus"
+        assert (await janus_info(janus[0]))["ice-lite"] is True  # no stun_server: ICE lite
         async with httpx.AsyncClient(base_url=local.url, timeout=20) as client:
             reply = await signed(client, protocol.ROOM_PROMOTE_PATH,
                                  {"tenant": "acme", "room": "local"})  # fmt: skip
@@ -216,6 +219,18 @@ async def test_the_bridge_runs_its_own_janus(tmp_path: Path, platform_port: int)
         local.process.terminate()  # a clean stop stops Janus too
         local.process.wait(15)
     assert not running(janus)
+
+
+async def janus_info(pid: int) -> dict[str, Any]:
+    """What the Janus of process ``pid`` says of itself, from the API its configuration names."""
+    argv = (Path("/proc") / str(pid) / "cmdline").read_bytes().split(b"\0")
+    folder = Path(argv[argv.index(b"--configs-folder") + 1].decode())
+    http = (folder / "janus.transport.http.jcfg").read_text()
+    port = re.search(r"^\s*port = (\d+)", http, re.MULTILINE)
+    assert port is not None, http
+    async with httpx.AsyncClient(timeout=10) as client:
+        info = await client.get(f"http://127.0.0.1:{port[1]}/janus/info")
+    return dict(info.json())
 
 
 def children(pid: int) -> list[tuple[int, str]]:

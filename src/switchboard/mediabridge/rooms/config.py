@@ -10,6 +10,7 @@
     nat_1_1 = ""                    # local: the public address of a 1:1 NAT (cloud instances)
     stun_server = ""                # local: host:port of a STUN server, behind other NATs
     ice_enforce_list = ""           # local: the only interfaces ICE gathers on (e.g. "eth0")
+    ice_lite = "auto"               # local: "true", "false", or "auto" (lite unless stun_server)
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from dataclasses import dataclass
 from switchboard.mediabridge.media import parse_range
 
 KEYS = {"janus", "admin_url", "admin_secret_env", "rtp_ports", "nat_1_1", "stun_server",
-        "ice_enforce_list"}  # fmt: skip
+        "ice_enforce_list", "ice_lite"}  # fmt: skip
+ICE_LITE = ("auto", "true", "false")
 DEFAULT_RTP_PORTS = "20000-20999"
 
 
@@ -37,10 +39,17 @@ class SfuConfig:
     nat_1_1: str = ""
     stun_server: str = ""
     ice_enforce_list: str = ""
+    ice_lite: str = "auto"
 
     @property
     def local(self) -> bool:
         return self.janus == "local"
+
+    @property
+    def lite(self) -> bool:
+        """ICE lite for a local Janus: browsers check and nominate, Janus only answers
+        (docs/decisions/0822-janus-ice-lite.md); not behind a NAT that needs STUN."""
+        return self.ice_lite == "true" or (self.ice_lite == "auto" and not self.stun_server)
 
 
 def sfu_config(table: object, environ: Mapping[str, str], where: str = "sfu") -> SfuConfig:
@@ -61,6 +70,9 @@ def sfu_config(table: object, environ: Mapping[str, str], where: str = "sfu") ->
         ports = parse_range(table.get("rtp_ports", DEFAULT_RTP_PORTS))
     except ValueError as exc:
         raise SfuConfigError(f"{where}.rtp_ports: {exc}") from None
+    ice_lite = table.get("ice_lite", "auto").strip()
+    if ice_lite not in ICE_LITE:
+        raise SfuConfigError(f'{where}.ice_lite: "auto", "true" or "false"')
     secret_env = table.get("admin_secret_env", "").strip()
     if secret_env and secret_env not in environ:
         raise SfuConfigError(
@@ -70,5 +82,5 @@ def sfu_config(table: object, environ: Mapping[str, str], where: str = "sfu") ->
         janus=janus, admin_url=table.get("admin_url", "").strip(),
         admin_secret=environ.get(secret_env, "") if secret_env else "", rtp_ports=ports,
         nat_1_1=table.get("nat_1_1", "").strip(), stun_server=table.get("stun_server", "").strip(),
-        ice_enforce_list=table.get("ice_enforce_list", "").strip(),
+        ice_enforce_list=table.get("ice_enforce_list", "").strip(), ice_lite=ice_lite,
     )  # fmt: skip

@@ -47,6 +47,7 @@ class LocalJanus:
     stun_server: str = ""
     ice_enforce_list: str = ""
     ice_ignore_list: str = "vmnet"
+    ice_lite: bool = False
     debug_level: int = 3
     admin_secret: str = field(default_factory=lambda: secrets.token_hex(16), repr=False)
 
@@ -72,7 +73,8 @@ class LocalJanus:
             link = self.workdir / kind / library
             if not link.is_symlink():
                 link.symlink_to(self.libraries / kind / library)
-        nat = [f'ice_ignore_list = "{self.ice_ignore_list}"']
+        nat = [f'ice_ignore_list = "{self.ice_ignore_list}"',
+               f"ice_lite = {'true' if self.ice_lite else 'false'}"]  # fmt: skip
         if self.nat_1_1:
             nat.append(f'nat_1_1_mapping = "{self.nat_1_1}"')
         if self.stun_server:

@@ -62,12 +62,7 @@
     mode = target;
     modeLabel.textContent = target;
     if (target === "sfu") {
-      const pc = new RTCPeerConnection({ iceServers });
-      local.getTracks().forEach((track) => pc.addTrack(track, local));
-      sfu.publisher = pc;
-      await pc.setLocalDescription(await pc.createOffer());
-      await gathered(pc);
-      send({ type: "sfu-offer", sdp: pc.localDescription.sdp });
+      await publish();
       if (subscribeAll) names.forEach((_name, peerId) => subscribe(peerId));
     } else {
       names.forEach((_name, peerId) => { if (peerId > me) offerTo(peerId); });
@@ -82,6 +77,41 @@
     }
   }
 
+  // An SFU connection that is not up in time, or that fails later, is made again with the
+  // request that made it (a new publisher offer, a new subscription), which replaces the old
+  // one on the SFU: a lost check on a starved host or a network change costs a retry, not the
+  // room. The wait starts at 15 s and doubles per failed attempt of the same target (the
+  // publisher, or the subscription to one peer) up to 2 min, so an overloaded host is not
+  // handed more work; it starts over once the target connects.
+  const retries = new Map(); // target -> failed attempts
+  function retried(pc, target, redo) {
+    const attempts = retries.get(target) || 0;
+    let timer;
+    const again = () => {
+      clearTimeout(timer);
+      if (pc.connectionState === "closed" || mode !== "sfu") return;
+      retries.set(target, attempts + 1);
+      redo();
+    };
+    timer = setTimeout(again, Math.min(15000 * 2 ** attempts, 120000));
+    pc.addEventListener("connectionstatechange", () => {
+      if (pc.connectionState === "connected") { clearTimeout(timer); retries.delete(target); }
+      else if (pc.connectionState === "failed") again();
+    });
+  }
+
+  async function publish() {
+    sfu.publisher?.close();
+    sfu.heardBy.clear();  // who receives this page is told again for the new feed
+    const pc = new RTCPeerConnection({ iceServers });
+    local.getTracks().forEach((track) => pc.addTrack(track, local));
+    sfu.publisher = pc;
+    retried(pc, "", () => { if (sfu.publisher === pc) publish(); });
+    await pc.setLocalDescription(await pc.createOffer());
+    await gathered(pc);
+    send({ type: "sfu-offer", sdp: pc.localDescription.sdp });
+  }
+
   const gathered = (pc) => new Promise((done) => {
     if (pc.iceGatheringState === "complete") return done();
     pc.addEventListener("icegatheringstatechange", () => {
@@ -89,8 +119,9 @@
     });
   });
 
-  function subscribe(publisherPeerId) {
-    if (!sfu.subscribers.has(publisherPeerId)) send({ type: "sfu-subscribe-offer", publisherPeerId });
+  // `again`: replace a subscription already made (its publisher published anew, or it failed)
+  function subscribe(publisherPeerId, again = false) {
+    if (again || !sfu.subscribers.has(publisherPeerId)) send({ type: "sfu-subscribe-offer", publisherPeerId });
   }
 
   // The mesh edge to a peer closes once both directions go through the SFU: this page's
@@ -103,8 +134,15 @@
   }
 
   async function subscribed(publisherPeerId, sdp) {
+    sfu.subscribers.get(publisherPeerId)?.close();
     const pc = new RTCPeerConnection({ iceServers });
     sfu.subscribers.set(publisherPeerId, pc);
+    retried(pc, publisherPeerId, () => {
+      if (sfu.subscribers.get(publisherPeerId) !== pc) return;
+      pc.close();
+      sfu.subscribers.delete(publisherPeerId);
+      subscribe(publisherPeerId);
+    });
     pc.ontrack = (e) => { tile(publisherPeerId, names.get(publisherPeerId) || "").srcObject = e.streams[0]; };
     pc.onconnectionstatechange = () => { if (pc.connectionState === "connected") breakMesh(publisherPeerId); };
     await pc.setRemoteDescription({ type: "offer", sdp });
@@ -137,7 +175,7 @@
     async mode(m) { await migrate(m.mode); },
     async "sfu-answer"(m) { await sfu.publisher?.setRemoteDescription({ type: "answer", sdp: m.sdp }); },
     async "sfu-subscribe-offer"(m) { await subscribed(m.publisherPeerId, m.sdp); },
-    "publisher-added"(m) { if (mode === "sfu") subscribe(m.peerId); },
+    "publisher-added"(m) { if (mode === "sfu") subscribe(m.peerId, true); },  // a new feed
     "subscriber-connected"(m) { sfu.heardBy.add(m.peerId); breakMesh(m.peerId); },
     error(m) { status.textContent = `${m.code}: ${m.message}`; },
   };
