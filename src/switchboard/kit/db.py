@@ -2,6 +2,7 @@
 
 SQLite is the embedded default; PostgreSQL is selected by a ``postgresql+asyncpg`` URL.
 Services flush, never commit: the request (or task) that opened the session commits it.
+``Database.read`` runs a read-only unit of work in one piece (docs/decisions/0950).
 """
 
 from __future__ import annotations
@@ -10,13 +11,14 @@ import asyncio
 import datetime as dt
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, TypeVar
 
-from sqlalchemy import JSON, DateTime, MetaData, event, text
+from sqlalchemy import JSON, DateTime, MetaData, create_engine, event, make_url, text
 from sqlalchemy.dialects.postgresql import JSONB
-from sqlalchemy.engine import Connection, Dialect
+from sqlalchemy.engine import Connection, Dialect, Engine
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
@@ -25,6 +27,7 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 from sqlalchemy.orm import DeclarativeBase
+from sqlalchemy.orm import Session as SyncSession
 from sqlalchemy.pool import ConnectionPoolEntry
 from sqlalchemy.types import TypeDecorator
 
@@ -85,6 +88,12 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None
     cursor.close()
 
 
+def _sqlite_reader_pragmas(dbapi_connection: Any, record: ConnectionPoolEntry) -> None:
+    """A reader's connection (``Database.read``) refuses writes: SQLite enforces the promise."""
+    _sqlite_pragmas(dbapi_connection, record)
+    dbapi_connection.execute("PRAGMA query_only=ON")
+
+
 READ_ONLY = "switchboard_read_only"
 
 
@@ -96,6 +105,10 @@ def _sqlite_begin(conn: Connection) -> None:
 
 
 AfterCommit = Callable[[], Awaitable[None] | None]
+T = TypeVar("T")
+# Threads that run SQLite's read-only units of work (``Database.read``), each with a connection
+# of its own: WAL readers do not block each other or the writer.
+SQLITE_READERS = 4
 
 
 _HOLDING_WRITE_TURN: ContextVar[bool] = ContextVar("switchboard_write_turn", default=False)
@@ -116,10 +129,26 @@ class Database:
             # connections are recycled instead, and a dropped one is invalidated on first use.
             kwargs.update(pool_size=10, max_overflow=20, pool_recycle=1800)
         self.engine: AsyncEngine = create_async_engine(url, **kwargs)
+        self._reader: Engine | None = None
+        self._readers: ThreadPoolExecutor | None = None
         if is_sqlite(url):
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
             event.listen(self.engine.sync_engine, "begin", _sqlite_begin)
+            if make_url(url).database not in (None, "", ":memory:"):
+                self._reader = create_engine(
+                    make_url(url).set(drivername="sqlite"),
+                    connect_args={"timeout": busy_timeout, "check_same_thread": False},
+                    pool_size=SQLITE_READERS, max_overflow=0,
+                ).execution_options(**{READ_ONLY: True})  # fmt: skip
+                event.listen(self._reader, "connect", _sqlite_reader_pragmas)
+                event.listen(self._reader, "begin", _sqlite_begin)
+                self._readers = ThreadPoolExecutor(SQLITE_READERS, "sqlite-read")
         self.sessionmaker = async_sessionmaker(self.engine, expire_on_commit=False)
+        # Read-only sessions carry the option on their engine, so they need not connect up front
+        # (a request that reads nothing through its session costs no round trip).
+        self.read_sessionmaker = async_sessionmaker(
+            self.engine.execution_options(**{READ_ONLY: True}), expire_on_commit=False
+        )
         self._writer = asyncio.Lock()
 
     @property
@@ -145,6 +174,26 @@ class Database:
             if result is not None:
                 await result
 
+    async def read(self, work: Callable[[SyncSession], T]) -> T:
+        """Run ``work`` in one read-only transaction and return what it returns.
+
+        On SQLite the whole transaction (BEGIN, every statement and fetch, COMMIT) runs on a
+        reader thread with its own connection, one hand-off for the unit of work: through
+        aiosqlite each statement, fetch and cursor close is a hand-off of its own. Elsewhere
+        ``work`` runs on the event loop through the async driver. ``work`` gets a synchronous
+        session and must only read.
+        """
+        if self._reader is None or self._readers is None:
+            async with self.transaction(read_only=True) as session:
+                return await session.run_sync(work)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._readers, self._read_in_thread, work)
+
+    def _read_in_thread(self, work: Callable[[SyncSession], T]) -> T:
+        assert self._reader is not None
+        with SyncSession(self._reader, expire_on_commit=False) as session, session.begin():
+            return work(session)
+
     @asynccontextmanager
     async def _write_turn(self) -> AsyncIterator[None]:
         """SQLite has one writer at a time: the process's writers queue here in FIFO order, so
@@ -161,9 +210,10 @@ class Database:
     async def _session(
         self, *, read_only: bool, hooks: list[AfterCommit]
     ) -> AsyncIterator[AsyncSession]:
-        async with self.sessionmaker() as session:
-            if is_sqlite(self.url):
-                await self._begin_sqlite(session, read_only=read_only)
+        makers = self.read_sessionmaker if read_only else self.sessionmaker
+        async with makers() as session:
+            if is_sqlite(self.url) and not read_only:
+                await self._begin_sqlite(session)
             try:
                 yield session
                 await session.commit()
@@ -172,14 +222,13 @@ class Database:
                 raise
             hooks.extend(session.info.pop("after_commit", []))
 
-    async def _begin_sqlite(self, session: AsyncSession, *, read_only: bool) -> None:
+    async def _begin_sqlite(self, session: AsyncSession) -> None:
         """Begin now, so that a writer holds the lock before any work; a BEGIN IMMEDIATE that
         outwaited the busy timeout (another process's writers) is retried, which is safe
         because nothing has run in the transaction yet."""
-        options = {READ_ONLY: True} if read_only else {}
         for attempt in range(BEGIN_ATTEMPTS):
             try:
-                await session.connection(execution_options=options)
+                await session.connection()
                 return
             except OperationalError as exc:
                 if "database is locked" not in str(exc) or attempt == BEGIN_ATTEMPTS - 1:
@@ -200,6 +249,10 @@ class Database:
 
     async def dispose(self) -> None:
         await self.engine.dispose()
+        if self._reader is not None and self._readers is not None:
+            self._readers.shutdown(wait=True)
+            self._reader.dispose()
+            self._readers = ThreadPoolExecutor(SQLITE_READERS, "sqlite-read")  # reusable
 
 
 def after_commit(session: AsyncSession, hook: AfterCommit) -> None:

@@ -9,6 +9,7 @@ from urllib.parse import urlencode
 from fastapi import Depends, Query, Request
 from sqlalchemy import Select, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 MAX_LIMIT = 500
 DEFAULT_LIMIT = 50
@@ -72,6 +73,13 @@ async def fetch_page(
 async def page_with_total(
     session: AsyncSession, stmt: Select[*tuple[Any, ...]], *, limit: int, offset: int
 ) -> tuple[list[tuple[Any, ...]], int]:
+    """``read_page_with_total`` in the request's session."""
+    return await session.run_sync(read_page_with_total, stmt, limit=limit, offset=offset)
+
+
+def read_page_with_total(
+    session: Session, stmt: Select[*tuple[Any, ...]], *, limit: int, offset: int
+) -> tuple[list[tuple[Any, ...]], int]:
     """One page of ``stmt`` (already ordered) and the total count in one round trip.
 
     The count rides along as an uncorrelated scalar subquery, which both databases evaluate
@@ -79,13 +87,13 @@ async def page_with_total(
     matching row before the limit). Only an empty page past the first needs a second query.
     """
     total = select(func.count()).select_from(stmt.order_by(None).subquery()).scalar_subquery()
-    rows = (await session.execute(stmt.add_columns(total).limit(limit).offset(offset))).all()
+    rows = session.execute(stmt.add_columns(total).limit(limit).offset(offset)).all()
     if rows:
         return [tuple(row)[:-1] for row in rows], int(rows[0][-1])
     if offset == 0:
         return [], 0
     count = select(func.count()).select_from(stmt.order_by(None).subquery())
-    return [], int((await session.execute(count)).scalar_one())
+    return [], int(session.execute(count).scalar_one())
 
 
 def like_pattern(q: str) -> str:

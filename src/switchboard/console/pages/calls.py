@@ -11,6 +11,7 @@ from fastapi import APIRouter, Request
 from starlette.responses import RedirectResponse, Response, StreamingResponse
 
 from switchboard.console.deps import FormOperator, OperatorDep, render
+from switchboard.kit.db import Database
 from switchboard.kit.errors import NotFound
 from switchboard.kit.schemas import FORM
 from switchboard.platform.calls import service
@@ -33,20 +34,18 @@ CALL_FIELDS = (
 )  # fmt: skip
 
 
-async def _page(
-    request: Request, operator: OperatorDep, session: Session, **extra: Any
-) -> Response:
+async def _page(request: Request, operator: OperatorDep, db: Database, **extra: Any) -> Response:
     statuses = service.parse_statuses(request.query_params.get("status") or None)
     rows, total = await service.list_calls(
-        session, tenant_id=operator.tenant.id, statuses=statuses, limit=PAGE_SIZE, offset=0
+        db, tenant_id=operator.tenant.id, statuses=statuses, limit=PAGE_SIZE, offset=0
     )
     calls = [CallRecord.model_validate(service.record(row, operator.tenant.name)) for row in rows]
     return render(request, "calls.html", operator, calls=calls, total=total, voices=VOICES, **extra)
 
 
 @router.get("")
-async def calls_page(request: Request, operator: OperatorDep, session: Session) -> Response:
-    return await _page(request, operator, session)
+async def calls_page(request: Request, operator: OperatorDep, runtime: RuntimeDep) -> Response:
+    return await _page(request, operator, runtime.db)
 
 
 @router.post("")
@@ -70,10 +69,9 @@ async def live(request: Request, operator: OperatorDep, runtime: RuntimeDep) -> 
     tenant_id = operator.tenant.id
 
     async def snapshot() -> dict[str, dict[str, str]]:
-        async with runtime.db.transaction(read_only=True) as session:
-            rows, _ = await service.list_calls(
-                session, tenant_id=tenant_id, statuses=[], limit=PAGE_SIZE, offset=0
-            )
+        rows, _ = await service.list_calls(
+            runtime.db, tenant_id=tenant_id, statuses=[], limit=PAGE_SIZE, offset=0
+        )
         records = [service.record(row, "") for row in rows]
         return {
             r["callId"]: {"callId": r["callId"], "status": r["status"],

@@ -72,7 +72,7 @@ async def create_call(
 @router.get("", response_model=Page[CallRecord], summary="List calls, newest first")
 async def list_calls(
     caller: AdminCaller,
-    session: Session,
+    runtime: RuntimeDep,
     paging: Paging,
     status: Annotated[
         str | None,
@@ -86,7 +86,7 @@ async def list_calls(
     # documented model is ``Page[CallRecord]``, checked against these bodies by the tests.
     statuses = service.parse_statuses(status)
     rows, total = await service.list_calls(
-        session, tenant_id=caller.tenant_id, statuses=statuses, limit=paging.limit,
+        runtime.db, tenant_id=caller.tenant_id, statuses=statuses, limit=paging.limit,
         offset=paging.offset,
     )  # fmt: skip
     tenant = caller.tenant_name

@@ -15,8 +15,9 @@ from sqlalchemy import Select, and_, case, delete, select, true, update
 from sqlalchemy.engine import CursorResult
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
-from switchboard.kit.paging import page_with_total
+from switchboard.kit.paging import read_page_with_total
 from switchboard.platform.calls.models import Call, CallIdempotencyKey, InboundCall
 from switchboard.tenants.models import Tenant
 
@@ -46,15 +47,15 @@ RECORD_COLUMNS = (
 )  # fmt: skip
 
 
-async def page(
-    session: AsyncSession, *, tenant_id: int, statuses: Sequence[str], limit: int, offset: int
+def page(
+    session: Session, *, tenant_id: int, statuses: Sequence[str], limit: int, offset: int
 ) -> tuple[list[tuple[Any, ...]], int]:
     """A page of call records' values (``RECORD_COLUMNS``, in order), newest first, and the
-    total."""
+    total; a read for ``Database.read``."""
     stmt = select(*RECORD_COLUMNS).where(Call.tenant_id == tenant_id)
     if statuses:
         stmt = stmt.where(Call.status.in_(statuses))
-    return await page_with_total(session, stmt.order_by(Call.id.desc()), limit=limit, offset=offset)
+    return read_page_with_total(session, stmt.order_by(Call.id.desc()), limit=limit, offset=offset)
 
 
 def record_values(call: Call) -> tuple[Any, ...]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import logging
 from collections.abc import Sequence
 from typing import Any
@@ -11,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.bridge.client import bridge_for
 from switchboard.identity.bearer import Caller
-from switchboard.kit.db import after_commit
+from switchboard.kit.db import Database, after_commit
 from switchboard.kit.errors import ApiError, BadRequest, NotFound
 from switchboard.platform.calls import repository
 from switchboard.platform.calls.models import Call
@@ -149,11 +150,12 @@ async def get_call(session: AsyncSession, *, tenant_id: int, call_id: str) -> Ca
 
 
 async def list_calls(
-    session: AsyncSession, *, tenant_id: int, statuses: Sequence[str], limit: int, offset: int
+    db: Database, *, tenant_id: int, statuses: Sequence[str], limit: int, offset: int
 ) -> tuple[list[tuple[Any, ...]], int]:
-    return await repository.page(
-        session, tenant_id=tenant_id, statuses=statuses, limit=limit, offset=offset
-    )
+    """A page of the tenant's call records' values and the total, in a read of its own."""
+    return await db.read(functools.partial(
+        repository.page, tenant_id=tenant_id, statuses=statuses, limit=limit, offset=offset
+    ))  # fmt: skip
 
 
 async def hangup(
