@@ -15,7 +15,8 @@ from typing import Any, cast
 from sqlalchemy import (
     Select,
     Table,
-    bindparam,
+    and_,
+    case,
     delete,
     func,
     insert,
@@ -241,7 +242,9 @@ async def lease(
         update(d)
         .where(
             d.c.id.in_(_padded(ids)),
-            d.c.status == PENDING,
+            # Not through the (status, next_attempt_at) index, which SQLite would otherwise
+            # pick and walk every pending row for: the ids reach each row by its key.
+            (d.c.status + "") == PENDING,
             or_(d.c.lease_until.is_(None), d.c.lease_until < now),
         )
         .values(lease_token=token, lease_until=until)
@@ -346,41 +349,58 @@ async def record_attempts(session: AsyncSession, rows: Sequence[dict[str, Any]])
 
 
 async def finish_deliveries(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> None:
-    """Apply outcomes; a row whose lease was lost (token changed) is left alone."""
-    if not rows:
-        return
+    """Apply outcomes; a row whose lease was lost (token changed) is left alone.
+
+    Rows with the same outcome (a batch of successes, typically) are written by one
+    ``UPDATE ... WHERE id IN (...)``: one statement and one parameter set per group rather
+    than per row."""
+    groups: dict[tuple[Any, ...], list[str]] = {}
+    for row in rows:
+        key = tuple(row[name] for name in _OUTCOME_COLUMNS)
+        groups.setdefault(key, []).append(row["b_id"])
     t = _deliveries_table
-    stmt = (
-        update(t)
-        .where(t.c.id == bindparam("b_id"), t.c.lease_token == bindparam("b_token"))
-        .values(
-            status=bindparam("b_status"),
-            attempts=bindparam("b_attempts"),
-            next_attempt_at=bindparam("b_next"),
-            completed_at=bindparam("b_completed"),
-            last_status_code=bindparam("b_code"),
-            last_error=bindparam("b_error"),
-            lease_token=None,
-            lease_until=None,
+    for key, ids in groups.items():
+        values = dict(zip(_OUTCOME_COLUMNS, key, strict=True))
+        await session.execute(
+            update(t)
+            .where(t.c.id.in_(_padded(ids)), t.c.lease_token == values["b_token"])
+            .values(
+                status=values["b_status"],
+                attempts=values["b_attempts"],
+                next_attempt_at=values["b_next"],
+                completed_at=values["b_completed"],
+                last_status_code=values["b_code"],
+                last_error=values["b_error"],
+                lease_token=None,
+                lease_until=None,
+            )
         )
-    )
-    await session.execute(stmt, list(rows))
+
+
+_OUTCOME_COLUMNS = (
+    "b_token",
+    "b_status",
+    "b_attempts",
+    "b_next",
+    "b_completed",
+    "b_code",
+    "b_error",
+)
 
 
 async def touch(
     session: AsyncSession, *, fired: Sequence[str], succeeded: Sequence[str], now: dt.datetime
 ) -> None:
-    """Stamp ``lastFiredUtc`` and clear the failure tally of active subscriptions that
-    just had a success."""
+    """Stamp ``lastFiredUtc`` of ``fired`` and, in the same statement, clear the failure
+    tally of those in ``succeeded`` (a subset) that are active."""
+    if not fired:
+        return
     t = _subscriptions_table
-    if fired:
-        await session.execute(update(t).where(t.c.id.in_(_padded(fired))).values(last_fired_at=now))
+    values: dict[str, Any] = {"last_fired_at": now}
     if succeeded:
-        await session.execute(
-            update(t)
-            .where(t.c.id.in_(_padded(succeeded)), t.c.active.is_(True), t.c.failures != 0)
-            .values(failures=0)
-        )
+        reset = and_(t.c.id.in_(_padded(succeeded)), t.c.active.is_(True))
+        values["failures"] = case((reset, 0), else_=t.c.failures)
+    await session.execute(update(t).where(t.c.id.in_(_padded(fired))).values(**values))
 
 
 async def add_failures(

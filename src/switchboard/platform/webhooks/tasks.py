@@ -15,7 +15,7 @@ import datetime as dt
 import logging
 import secrets
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
@@ -23,6 +23,7 @@ import aiohttp
 import asyncpg  # type: ignore[import-untyped]
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard import __version__
 from switchboard.platform.webhooks import repository, service
@@ -66,6 +67,85 @@ class Outcome:
     @property
     def ok(self) -> bool:
         return self.status_code is not None and 200 <= self.status_code < 300
+
+
+@dataclass(slots=True)
+class _Writes:
+    """What a batch of finished attempts writes back: attempt log rows, delivery outcomes and
+    per-subscription tallies (subscription -> (a success came first in the batch, final
+    failures after it))."""
+
+    now: dt.datetime
+    attempts: list[dict[str, Any]] = field(default_factory=list)
+    finished: list[dict[str, Any]] = field(default_factory=list)
+    fired: set[str] = field(default_factory=set)
+    succeeded: set[str] = field(default_factory=set)
+    failures: dict[str, tuple[bool, int]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, done: list[Outcome], *, now: dt.datetime, delays: tuple[float, ...]) -> _Writes:
+        w = cls(now)
+        for o in done:
+            c = o.claimed
+            if o.sent:
+                w.fired.add(c.subscription_id)
+            if not o.sent:
+                status, next_at = FAILED, now
+            elif o.ok:
+                status, next_at = SUCCEEDED, now
+                w.succeeded.add(c.subscription_id)
+                w.failures.pop(c.subscription_id, None)
+            elif c.attempt < service.MAX_ATTEMPTS:
+                delay = delays[min(c.attempt - 1, len(delays) - 1)]
+                status, next_at = PENDING, now + dt.timedelta(seconds=delay)
+            else:
+                status, next_at = FAILED, now
+                reset, count = w.failures.get(c.subscription_id, (False, 0))
+                w.failures[c.subscription_id] = (
+                    reset or c.subscription_id in w.succeeded,
+                    count + 1,
+                )
+            w.finished.append(
+                {
+                    "b_id": c.id,
+                    "b_token": c.token,
+                    "b_status": status,
+                    "b_attempts": c.attempt if o.sent else c.attempt - 1,
+                    "b_next": next_at,
+                    "b_completed": None if status == PENDING else now,
+                    "b_code": o.status_code,
+                    "b_error": o.error,
+                }
+            )
+            if o.sent:
+                w.attempts.append(
+                    {
+                        "tenant_id": c.tenant_id,
+                        "subscription_id": c.subscription_id,
+                        "delivery_id": c.id,
+                        "event": c.event,
+                        "attempt": min(c.attempt, service.MAX_ATTEMPTS),
+                        "started_at": o.started_at,
+                        "status_code": o.status_code,
+                        "latency_ms": o.latency_ms,
+                        "error": o.error,
+                        "response_snippet": o.snippet,
+                    }
+                )
+        return w
+
+    async def still_existing(self, session: AsyncSession) -> _Writes:
+        """The writes without deliveries and subscriptions deleted meanwhile."""
+        existing = await repository.existing_deliveries(session, [f["b_id"] for f in self.finished])
+        alive = await repository.existing_subscriptions(session, sorted(self.fired))
+        return _Writes(
+            self.now,
+            [a for a in self.attempts if a["delivery_id"] in existing],
+            [f for f in self.finished if f["b_id"] in existing],
+            self.fired & alive,
+            self.succeeded & alive,
+            {k: v for k, v in self.failures.items() if k in alive},
+        )
 
 
 def _describe(exc: BaseException) -> str:
@@ -170,32 +250,45 @@ class Sender:
         """Lease due deliveries: SKIP LOCKED on PostgreSQL, a conditional UPDATE on SQLite."""
         if self.free <= 0:
             return []
-        now = self.runtime.clock.now()
-        until = now + dt.timedelta(seconds=self.lease_seconds)
-        token = secrets.token_hex(8)
-        saturated = [s for s, n in self._in_flight.items() if n >= self.per_subscription]
         db = self.runtime.db
+        if self.postgres:
+            async with db.transaction() as session:
+                return await self._claim_in(session)
         self._wake.clear()
+        now = self.runtime.clock.now()
         # SQLite: read the candidates without the write lock; the lease below is conditional.
-        async with db.transaction(read_only=not self.postgres) as session:
-            candidates = await repository.due_candidates(
-                session,
-                now=now,
-                limit=self.free * 2,
-                exclude=saturated,
-                skip_locked=self.postgres,
-            )
-            self._more = len(candidates) >= self.free * 2
-            if self.postgres:
-                return await repository.lease(
-                    session, self._pick(candidates), now=now, until=until, token=token
-                )
+        async with db.transaction(read_only=True) as session:
+            candidates = await self._candidates(session, now)
         if not candidates:
             return []
         async with db.transaction() as session:
-            return await repository.lease(
-                session, self._pick(candidates), now=now, until=until, token=token
-            )
+            return await self._lease(session, candidates, now)
+
+    async def _claim_in(self, session: AsyncSession) -> list[Claimed]:
+        """Read the candidates and lease them in ``session``, a write transaction."""
+        if self.free <= 0:
+            return []
+        self._wake.clear()
+        now = self.runtime.clock.now()
+        candidates = await self._candidates(session, now)
+        return await self._lease(session, candidates, now) if candidates else []
+
+    async def _candidates(self, session: AsyncSession, now: dt.datetime) -> list[tuple[str, str]]:
+        saturated = [s for s, n in self._in_flight.items() if n >= self.per_subscription]
+        candidates = await repository.due_candidates(
+            session, now=now, limit=self.free * 2, exclude=saturated, skip_locked=self.postgres
+        )
+        self._more = len(candidates) >= self.free * 2
+        return candidates
+
+    async def _lease(
+        self, session: AsyncSession, candidates: list[tuple[str, str]], now: dt.datetime
+    ) -> list[Claimed]:
+        until = now + dt.timedelta(seconds=self.lease_seconds)
+        token = secrets.token_hex(8)
+        return await repository.lease(
+            session, self._pick(candidates), now=now, until=until, token=token
+        )
 
     # Sending.
 
@@ -282,114 +375,63 @@ class Sender:
 
     async def flush(self) -> int:
         """Write every finished attempt back in one transaction; returns how many."""
+        count = len(self._done)
+        await self._complete(claim=False)
+        return count
+
+    async def _complete(self, *, claim: bool) -> list[Claimed]:
+        """Write every finished attempt back and, when ``claim``, lease the next deliveries in
+        the same transaction (one transaction a tick while busy); returns what was leased."""
         done, self._done = self._done, []
         if not done:
-            return 0
-        now = self.runtime.clock.now()
-        attempts: list[dict[str, Any]] = []
-        finished: list[dict[str, Any]] = []
-        fired: set[str] = set()
-        succeeded: set[str] = set()
-        # subscription -> (a success came first in this batch, final failures after it)
-        failures: dict[str, tuple[bool, int]] = {}
-        for o in done:
-            c = o.claimed
-            if o.sent:
-                fired.add(c.subscription_id)
-            if not o.sent:
-                status, next_at = FAILED, now
-            elif o.ok:
-                status, next_at = SUCCEEDED, now
-                succeeded.add(c.subscription_id)
-                failures.pop(c.subscription_id, None)
-            elif c.attempt < service.MAX_ATTEMPTS:
-                delay = self.delays[min(c.attempt - 1, len(self.delays) - 1)]
-                status, next_at = PENDING, now + dt.timedelta(seconds=delay)
-            else:
-                status, next_at = FAILED, now
-                reset, count = failures.get(c.subscription_id, (False, 0))
-                failures[c.subscription_id] = (reset or c.subscription_id in succeeded, count + 1)
-            finished.append(
-                {
-                    "b_id": c.id,
-                    "b_token": c.token,
-                    "b_status": status,
-                    "b_attempts": c.attempt if o.sent else c.attempt - 1,
-                    "b_next": next_at,
-                    "b_completed": None if status == PENDING else now,
-                    "b_code": o.status_code,
-                    "b_error": o.error,
-                }
-            )
-            if o.sent:
-                attempts.append(
-                    {
-                        "tenant_id": c.tenant_id,
-                        "subscription_id": c.subscription_id,
-                        "delivery_id": c.id,
-                        "event": c.event,
-                        "attempt": min(c.attempt, service.MAX_ATTEMPTS),
-                        "started_at": o.started_at,
-                        "status_code": o.status_code,
-                        "latency_ms": o.latency_ms,
-                        "error": o.error,
-                        "response_snippet": o.snippet,
-                    }
-                )
+            return await self.claim() if claim else []
+        writes = _Writes.of(done, now=self.runtime.clock.now(), delays=self.delays)
         try:
             try:
-                await self._write(attempts, finished, fired, succeeded, failures, now, None)
+                return await self._transact(writes, claim=claim)
             except IntegrityError:
                 # A subscription was deleted while its delivery was in flight: write what
                 # still exists (the rare path pays one more query).
-                ids = [o.claimed.id for o in done]
-                await self._write(attempts, finished, fired, succeeded, failures, now, ids)
+                return await self._transact(writes, claim=claim, check=True)
         except Exception:
             self._done = done + self._done
             raise
-        return len(done)
 
-    async def _write(
-        self,
-        attempts: list[dict[str, Any]],
-        finished: list[dict[str, Any]],
-        fired: set[str],
-        succeeded: set[str],
-        failures: dict[str, tuple[bool, int]],
-        now: dt.datetime,
-        check: list[str] | None,
-    ) -> None:
+    async def _transact(self, w: _Writes, *, claim: bool, check: bool = False) -> list[Claimed]:
         async with self.runtime.db.transaction() as session:
-            if check is not None:
-                existing = await repository.existing_deliveries(session, check)
-                attempts = [a for a in attempts if a["delivery_id"] in existing]
-                finished = [f for f in finished if f["b_id"] in existing]
-                alive = await repository.existing_subscriptions(session, sorted(fired))
-                fired &= alive
-                succeeded &= alive
-                failures = {k: v for k, v in failures.items() if k in alive}
-            await repository.record_attempts(session, attempts)
-            await repository.finish_deliveries(session, finished)
+            if check:
+                w = await w.still_existing(session)
+            await repository.record_attempts(session, w.attempts)
+            await repository.finish_deliveries(session, w.finished)
             await repository.touch(
-                session, fired=sorted(fired), succeeded=sorted(succeeded - set(failures)), now=now
+                session,
+                fired=sorted(w.fired),
+                succeeded=sorted(w.succeeded - set(w.failures)),
+                now=w.now,
             )
-            for subscription_id, (reset, count) in failures.items():
-                paused = await repository.add_failures(
-                    session,
-                    subscription_id,
-                    count=count,
-                    reset_first=reset,
-                    pause_at=service.PAUSE_AFTER_FAILURES,
-                )
-                if paused:
-                    log.warning(
-                        "webhook subscription %s paused after %d consecutive failures",
-                        subscription_id,
-                        service.PAUSE_AFTER_FAILURES,
-                    )
-                    await repository.fail_pending(
-                        session, subscription_id, now=now, reason="subscription paused"
-                    )
+            for subscription_id, (reset, count) in w.failures.items():
+                await self._add_failures(session, subscription_id, reset, count, w.now)
+            return await self._claim_in(session) if claim else []
+
+    async def _add_failures(
+        self, session: AsyncSession, subscription_id: str, reset: bool, count: int, now: dt.datetime
+    ) -> None:
+        paused = await repository.add_failures(
+            session,
+            subscription_id,
+            count=count,
+            reset_first=reset,
+            pause_at=service.PAUSE_AFTER_FAILURES,
+        )
+        if paused:
+            log.warning(
+                "webhook subscription %s paused after %d consecutive failures",
+                subscription_id,
+                service.PAUSE_AFTER_FAILURES,
+            )
+            await repository.fail_pending(
+                session, subscription_id, now=now, reason="subscription paused"
+            )
 
     # Driving.
 
@@ -456,13 +498,11 @@ class Sender:
                     await listener
 
     async def _tick(self) -> None:
-        await self.flush()
         due = self._wake.is_set() or self._more or time.monotonic() >= self._poll_at
-        if self.free <= 0 or not due:
-            return
-        claimed = await self.claim()
+        claiming = self.free > 0 and due
+        claimed = await self._complete(claim=claiming)
         self.start(claimed)
-        if not claimed and not self._more:
+        if claiming and not claimed and not self._more:
             if self._in_flight:
                 # What is due may belong to subscriptions at their cap: a finishing send
                 # re-opens the claim (see ``_send``), so do not poll meanwhile.
