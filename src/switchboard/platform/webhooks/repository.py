@@ -8,14 +8,17 @@ cross-tenant ones: they serve every tenant's outbox and never reach an API calle
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
 from sqlalchemy import (
+    Integer,
     Select,
     Table,
     and_,
+    bindparam,
     case,
     delete,
     func,
@@ -198,18 +201,25 @@ def _not_blocked() -> Any:
     return or_(d.c.order_key.is_(None), ~blocked)
 
 
-async def due_candidates(
-    session: AsyncSession,
-    *,
-    now: dt.datetime,
-    limit: int,
-    exclude: Sequence[str],
-    skip_locked: bool,
-) -> list[tuple[str, str]]:
-    """``(delivery id, subscription id)`` of due, unleased deliveries, oldest first."""
-    d = _deliveries_table
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A due, unleased delivery and the subscription it goes to, read before leasing."""
+
+    id: str
+    subscription_id: str
+    url: str
+    secret_sealed: str
+    active: bool
+
+
+@functools.cache
+def _due_statement(*, excluding: bool, skip_locked: bool) -> Select[Any]:
+    """Built once per shape (building the ordering subquery costs more than running it)."""
+    d, s = _deliveries_table, _subscriptions_table
+    now = bindparam("now", type_=UtcDateTime)
     stmt = (
-        select(d.c.id, d.c.subscription_id)
+        select(d.c.id, d.c.subscription_id, s.c.url, s.c.secret_sealed, s.c.active)
+        .join(s, s.c.id == d.c.subscription_id)
         .where(
             d.c.status == PENDING,
             d.c.next_attempt_at <= now,
@@ -217,72 +227,72 @@ async def due_candidates(
             _not_blocked(),
         )
         .order_by(d.c.next_attempt_at)
-        .limit(limit)
+        .limit(bindparam("limit", type_=Integer))
     )
-    if exclude:
-        stmt = stmt.where(d.c.subscription_id.not_in(_padded(exclude)))
+    if excluding:
+        stmt = stmt.where(d.c.subscription_id.not_in(bindparam("exclude", expanding=True)))
     if skip_locked:
         stmt = stmt.with_for_update(skip_locked=True, of=d)
-    return [(row[0], row[1]) for row in await session.execute(stmt)]
+    return stmt
+
+
+async def due_candidates(
+    session: AsyncSession,
+    *,
+    now: dt.datetime,
+    limit: int,
+    exclude: Sequence[str],
+    skip_locked: bool,
+) -> list[Candidate]:
+    """Due, unleased deliveries, oldest first, with their subscription's current state."""
+    stmt = _due_statement(excluding=bool(exclude), skip_locked=skip_locked)
+    params: dict[str, Any] = {"now": now, "limit": limit}
+    if exclude:
+        params["exclude"] = _padded(exclude)
+    return [Candidate(*row) for row in await session.execute(stmt, params)]
 
 
 async def lease(
     session: AsyncSession,
-    ids: Sequence[str],
+    candidates: Sequence[Candidate],
     *,
     now: dt.datetime,
     until: dt.datetime,
     token: str,
 ) -> list[Claimed]:
-    """Lease ``ids`` still due and unleased (a conditional UPDATE: one winner per row)."""
-    if not ids:
+    """Lease ``candidates`` still due and unleased (a conditional UPDATE: one winner per row)
+    and read what sending them needs in the same statement; in the candidates' order."""
+    if not candidates:
         return []
-    d, s = _deliveries_table, _subscriptions_table
+    d = _deliveries_table
     leased = await session.execute(
         update(d)
         .where(
-            d.c.id.in_(_padded(ids)),
+            d.c.id.in_(_padded([c.id for c in candidates])),
             # Not through the (status, next_attempt_at) index, which SQLite would otherwise
             # pick and walk every pending row for: the ids reach each row by its key.
             (d.c.status + "") == PENDING,
             or_(d.c.lease_until.is_(None), d.c.lease_until < now),
         )
         .values(lease_token=token, lease_until=until)
-        .returning(d.c.id)
+        .returning(d.c.id, d.c.tenant_id, d.c.event, d.c.body, d.c.attempts)
     )
-    won = [row[0] for row in leased]
-    if not won:
-        return []
-    rows = await session.execute(
-        select(
-            d.c.id,
-            d.c.tenant_id,
-            d.c.subscription_id,
-            d.c.event,
-            d.c.body,
-            d.c.attempts,
-            s.c.url,
-            s.c.secret_sealed,
-            s.c.active,
-        )
-        .join(s, s.c.id == d.c.subscription_id)
-        .where(d.c.id.in_(_padded(won)))
-        .order_by(d.c.next_attempt_at)
-    )
+    won = {row.id: row for row in leased}
     return [
         Claimed(
-            id=r.id,
+            id=c.id,
             token=token,
             tenant_id=r.tenant_id,
-            subscription_id=r.subscription_id,
+            subscription_id=c.subscription_id,
             event=r.event,
             body=r.body,
             attempt=r.attempts + 1,
-            url=r.url,
-            secret_sealed=r.secret_sealed,
-            active=r.active,
+            url=c.url,
+            secret_sealed=c.secret_sealed,
+            active=c.active,
         )
-        for r in rows
+        for c in candidates
+        if (r := won.get(c.id)) is not None
     ]
 
 

@@ -34,7 +34,7 @@ from switchboard.platform.webhooks.destinations import (
     parse_networks,
 )
 from switchboard.platform.webhooks.models import FAILED, PENDING, SUCCEEDED
-from switchboard.platform.webhooks.repository import Claimed
+from switchboard.platform.webhooks.repository import Candidate, Claimed
 from switchboard.platform.webhooks.signing import (
     platform_signature,
     standard_key,
@@ -234,16 +234,17 @@ class Sender:
 
     # Claiming.
 
-    def _pick(self, candidates: list[tuple[str, str]]) -> list[str]:
-        chosen: list[str] = []
+    def _pick(self, candidates: list[Candidate]) -> list[Candidate]:
+        chosen: list[Candidate] = []
         taken: collections.Counter[str] = collections.Counter()
-        for delivery_id, subscription_id in candidates:
+        for candidate in candidates:
             if len(chosen) >= self.free:
                 break
-            if self._in_flight[subscription_id] + taken[subscription_id] >= self.per_subscription:
+            sub = candidate.subscription_id
+            if self._in_flight[sub] + taken[sub] >= self.per_subscription:
                 continue
-            taken[subscription_id] += 1
-            chosen.append(delivery_id)
+            taken[sub] += 1
+            chosen.append(candidate)
         return chosen
 
     async def claim(self) -> list[Claimed]:
@@ -273,7 +274,7 @@ class Sender:
         candidates = await self._candidates(session, now)
         return await self._lease(session, candidates, now) if candidates else []
 
-    async def _candidates(self, session: AsyncSession, now: dt.datetime) -> list[tuple[str, str]]:
+    async def _candidates(self, session: AsyncSession, now: dt.datetime) -> list[Candidate]:
         saturated = [s for s, n in self._in_flight.items() if n >= self.per_subscription]
         candidates = await repository.due_candidates(
             session, now=now, limit=self.free * 2, exclude=saturated, skip_locked=self.postgres
@@ -282,7 +283,7 @@ class Sender:
         return candidates
 
     async def _lease(
-        self, session: AsyncSession, candidates: list[tuple[str, str]], now: dt.datetime
+        self, session: AsyncSession, candidates: list[Candidate], now: dt.datetime
     ) -> list[Claimed]:
         until = now + dt.timedelta(seconds=self.lease_seconds)
         token = secrets.token_hex(8)
