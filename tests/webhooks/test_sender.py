@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 
 from sqlalchemy import select
 
 from switchboard.kit.clock import ManualClock
 from switchboard.platform.webhooks import service
-from switchboard.platform.webhooks.models import Attempt, Delivery
+from switchboard.platform.webhooks.models import Attempt, Delivery, Subscription
 from switchboard.platform.webhooks.tasks import PER_SUBSCRIPTION, Sender, deliver_due, sender
 from switchboard.runtime import Runtime
 from tests.factories import TenantFixture
@@ -135,3 +136,42 @@ async def test_the_log_is_kept_for_the_retention_period(
         attempts = list(await session.scalars(select(Attempt)))
     assert [d.status for d in deliveries] == ["pending"]  # the queue is never pruned
     assert attempts == []
+
+
+async def test_each_outcome_of_a_mixed_batch_is_recorded(
+    runtime: Runtime, clock: ManualClock, org: TenantFixture, receiver: Receiver
+) -> None:
+    answers = {"/ok": 200, "/accepted": 202, "/error": 500, "/missing": 404}
+    subs = {}
+    for path, code in answers.items():
+        receiver.status[path] = code
+        receiver.gate[path] = asyncio.Event()  # every answer waits: they finish together
+        subs[path], _ = await subscribe(runtime, org, receiver.url(path))
+    await fire(runtime, org, count=3)
+    stop = asyncio.Event()
+    task = asyncio.create_task(sender(runtime, stop))
+    try:
+        await receiver.wait_for(lambda: len(receiver.requests) == 12)
+        for gate in receiver.gate.values():
+            gate.set()
+    finally:
+        stop.set()  # the worker finishes what is in flight and writes it back
+        await asyncio.wait_for(task, timeout=10)
+
+    retry_at = clock.now() + dt.timedelta(seconds=runtime.settings.webhook_retry_delays[0])
+    async with runtime.db.transaction() as session:
+        deliveries = list(await session.scalars(select(Delivery)))
+        attempts = {a.delivery_id: a for a in await session.scalars(select(Attempt))}
+        fired = {s.id: s.last_fired_at for s in await session.scalars(select(Subscription))}
+    assert len(deliveries) == len(attempts) == 12
+    by_sub = {sub: path for path, sub in subs.items()}
+    for d in deliveries:
+        code = answers[by_sub[d.subscription_id]]
+        a = attempts[d.id]
+        assert (a.status_code, a.attempt, a.subscription_id) == (code, 1, d.subscription_id)
+        assert (d.last_status_code, d.attempts, d.lease_token) == (code, 1, None)
+        if code < 300:
+            assert (d.status, d.completed_at) == ("succeeded", clock.now())
+        else:  # waits for its retry
+            assert (d.status, d.next_attempt_at, d.completed_at) == ("pending", retry_at, None)
+    assert set(fired.values()) == {clock.now()}
