@@ -23,6 +23,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
 from switchboard.kit.clock import Clock, SystemClock
+from switchboard.platform.rooms.fanout import channel_of
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
 from tests import factories, ports
@@ -266,7 +267,9 @@ async def test_the_detector_and_the_lobby_across_processes(
     assert (await host.expect("peer-joined"))["peer"]["peerId"] == waiting["peerId"]
 
     # The second process dies without its peers leaving; once its liveness key is gone (here
-    # removed rather than waited for), the next join elsewhere drops its peers.
+    # removed rather than waited for), the next join elsewhere drops its peers. A lock it held
+    # on the room when it died (set here, whether or not the kill caught it holding one) is
+    # broken, not waited out for its 60 s.
     async with runtime.db.transaction(read_only=True) as session:
         query = text("SELECT node FROM room_peers WHERE peer_id = :peer")
         node = (await session.execute(query, {"peer": waiting["peerId"]})).scalar_one()
@@ -275,6 +278,7 @@ async def test_the_detector_and_the_lobby_across_processes(
     client = aioredis.from_url(SHARED_REDIS)
     try:
         assert await client.delete(f"switchboard:rooms:node:{node}") == 1
+        await client.set(channel_of(acme.id, lobby) + ":lock", f"{node}:0123abcd", ex=60)
     finally:
         await client.aclose()
     late = await first.join(acme.host, lobby, "Late", token=key)

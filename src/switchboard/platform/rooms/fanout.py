@@ -34,6 +34,9 @@ HEARTBEAT_SECONDS = 5.0
 NODE_TTL_SECONDS = 20  # a process silent this long is gone: its peers are dropped from rooms
 LOCK_SECONDS = 60.0  # longer than any bridge request made while a room is locked
 LOCK_WAIT_SECONDS = 30.0
+LOCK_POLL_SECONDS = 1.0  # between looks at who holds a room's lock
+# Deletes the lock only if it is still the holder's, as read.
+BREAK_LOCK = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end"
 SUBSCRIBE_WAIT_SECONDS = 5.0
 
 
@@ -94,17 +97,33 @@ class Fanout:
             await self._fail(self._pubsub, f"publish failed: {exc}")
 
     async def acquire(self, channel: str) -> Lock:
-        """The room's lock across processes (held at most ``LOCK_SECONDS``)."""
-        lock = self.redis.lock(
-            channel + ":lock", timeout=LOCK_SECONDS, blocking_timeout=LOCK_WAIT_SECONDS
-        )
+        """The room's lock across processes (held at most ``LOCK_SECONDS``). The lock names its
+        holder (``<node>:<random>``): a lock whose process no longer beats (it died while
+        holding it) is broken instead of waited out, so a crash does not freeze its rooms."""
+        name = channel + ":lock"
+        lock = self.redis.lock(name, timeout=LOCK_SECONDS, blocking_timeout=LOCK_POLL_SECONDS)
+        token = f"{self.node}:{secrets.token_hex(8)}"
+        deadline = time.monotonic() + LOCK_WAIT_SECONDS
         try:
-            acquired = await lock.acquire()
+            while not await lock.acquire(token=token):
+                holder = await self.redis.get(name)
+                if holder is not None and await self._orphaned(holder):
+                    log.warning("room lock %s left by a stopped process: broken", name)
+                    await self.redis.eval(BREAK_LOCK, 1, name, holder)
+                elif time.monotonic() >= deadline:
+                    raise FanoutLost("the room stayed locked by another process")
         except (RedisError, OSError) as exc:
             raise FanoutLost(f"cannot lock the room: {exc}") from exc
-        if not acquired:
-            raise FanoutLost("the room stayed locked by another process")
         return lock
+
+    async def _orphaned(self, holder: bytes | str) -> bool:
+        """Whether a lock's holder is a process that stopped beating (a token in another form
+        is never taken for one)."""
+        text = holder.decode(errors="replace") if isinstance(holder, bytes) else holder
+        node, _, rest = text.partition(":")
+        if not rest or node == self.node:
+            return False
+        return not await self.redis.exists(PREFIX + "node:" + node)
 
     async def release(self, lock: Lock) -> None:
         try:
