@@ -134,15 +134,15 @@ class Database:
         if is_sqlite(url):
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
             event.listen(self.engine.sync_engine, "begin", _sqlite_begin)
-            if make_url(url).database not in (None, "", ":memory:"):
+            file = make_url(url)
+            if file.database not in (None, "", ":memory:"):
                 self._reader = create_engine(
-                    make_url(url).set(drivername="sqlite"),
+                    file.set(drivername="sqlite"),
                     connect_args={"timeout": busy_timeout, "check_same_thread": False},
                     pool_size=SQLITE_READERS, max_overflow=0,
                 ).execution_options(**{READ_ONLY: True})  # fmt: skip
                 event.listen(self._reader, "connect", _sqlite_reader_pragmas)
                 event.listen(self._reader, "begin", _sqlite_begin)
-                self._readers = ThreadPoolExecutor(SQLITE_READERS, "sqlite-read")
         self.sessionmaker = async_sessionmaker(self.engine, expire_on_commit=False)
         # Read-only sessions carry the option on their engine, so they need not connect up front
         # (a request that reads nothing through its session costs no round trip).
@@ -183,9 +183,11 @@ class Database:
         ``work`` runs on the event loop through the async driver. ``work`` gets a synchronous
         session and must only read.
         """
-        if self._reader is None or self._readers is None:
+        if self._reader is None:
             async with self.transaction(read_only=True) as session:
                 return await session.run_sync(work)
+        if self._readers is None:
+            self._readers = ThreadPoolExecutor(SQLITE_READERS, "sqlite-read")
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._readers, self._read_in_thread, work)
 
@@ -249,10 +251,11 @@ class Database:
 
     async def dispose(self) -> None:
         await self.engine.dispose()
-        if self._reader is not None and self._readers is not None:
+        if self._readers is not None:
             self._readers.shutdown(wait=True)
+            self._readers = None
+        if self._reader is not None:
             self._reader.dispose()
-            self._readers = ThreadPoolExecutor(SQLITE_READERS, "sqlite-read")  # reusable
 
 
 def after_commit(session: AsyncSession, hook: AfterCommit) -> None:
