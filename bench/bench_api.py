@@ -93,7 +93,7 @@ def serve(env: dict[str, str], target: str, port: int, app_dir: str) -> subproce
     if target.endswith("create_app"):
         cmd.append("--factory")
     proc = subprocess.Popen(cmd, env=env)
-    for _ in range(100):
+    for _ in range(300):  # a loaded machine can take half a minute to start the application
         try:
             httpx.get(f"http://127.0.0.1:{port}/", timeout=0.5)
             return proc

@@ -130,3 +130,28 @@ def test_a_migrated_database_serves_transcript_search(empty_database: str, tmp_p
         return [item["callId"] for item in response.json()["data"]]
 
     assert asyncio.run(run()) == ["oac-00000000000a"]
+
+
+def test_every_migrated_table_notifies_its_changes(empty_database: str) -> None:
+    """The read cache learns of other processes' writes by notification (decision 0960): a
+    revision that adds a table must add its trigger (``kit.changes.notify_trigger_sql``)."""
+    if not empty_database.startswith("postgresql"):
+        pytest.skip("SQLite's data version needs no trigger")
+    upgrade(empty_database)
+    tables_sql = "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
+    triggers_sql = (
+        "SELECT c.relname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid"
+        " WHERE t.tgname = 'switchboard_changes'"
+    )
+
+    async def run() -> tuple[set[str], set[str]]:
+        engine = create_async_engine(empty_database)
+        async with engine.connect() as conn:
+            tables = set((await conn.execute(text(tables_sql))).scalars())
+            notifying = set((await conn.execute(text(triggers_sql))).scalars())
+        await engine.dispose()
+        return tables - {"alembic_version"}, notifying
+
+    tables, notifying = asyncio.run(run())
+    assert tables
+    assert tables == notifying

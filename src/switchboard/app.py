@@ -25,6 +25,7 @@ from switchboard.kit.http import (
     RejectNulMiddleware,
     http_exception_response,
 )
+from switchboard.kit.readcache import ReadCache
 from switchboard.linen.app import create_linen_app
 from switchboard.linen.invoices.endpoints import UPLOAD_LIMIT
 from switchboard.linen.web.app import create_linen_web_app
@@ -84,6 +85,12 @@ def create_app(
         middleware=[
             Middleware(AccessLogMiddleware, metrics=metrics),
             Middleware(ServeCatalogue, platform=platform),
+            Middleware(
+                ReadCache,
+                changes=runtime.db.changes,
+                clock=runtime.clock,
+                entries=runtime.settings.read_cache_entries,
+            ),
             Middleware(
                 NoStoreMiddleware,
                 cacheable=(

@@ -95,8 +95,10 @@ class Runtime:
             return
         if self.settings.database_url == "":
             self.settings.data_dir.mkdir(parents=True, exist_ok=True)
+        self._stop.clear()
+        if self.settings.read_cache_entries:  # the read cache's view of other writers
+            self._tasks.append(asyncio.create_task(self.db.changes.listen(self._stop)))
         if run_workers if run_workers is not None else self.settings.run_workers:
-            self._stop.clear()
             for worker in self.workers:
                 self._tasks.append(asyncio.create_task(worker(self, self._stop)))
 

@@ -39,6 +39,7 @@ class Settings(BaseSettings):
     idp_session_ttl: int = Field(default=8 * 3600, ge=300, le=30 * 86400)
     external_jwks_ttl: int = Field(default=300, ge=1)
     api_key_cache_seconds: float = Field(default=2.0, ge=0, le=60)
+    read_cache_entries: int = Field(default=1000, ge=0, le=100_000)
 
     bridge_url: str = ""
     bridge_secret: str = Field(default="", repr=False)

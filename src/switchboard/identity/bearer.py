@@ -52,6 +52,7 @@ class Caller:
     role: str
     method: Literal["oidc", "apikey", "external"]
     primary: bool
+    expires: float | None = None  # unix time the credential expires, for a token
 
     @property
     def is_admin(self) -> bool:
@@ -262,9 +263,11 @@ class Authenticator:
             claims = self._decode(token, key)
             expires = self._check_times(claims, now)
             caller = await self._local_caller(session, claims)
-            return _Verified(expires, caller, _audiences(claims.get("aud")))
-        expires, caller = await self._external_caller(session, token, now)
-        return _Verified(expires, caller, None)
+            audiences: tuple[str, ...] | None = _audiences(claims.get("aud"))
+        else:
+            expires, caller = await self._external_caller(session, token, now)
+            audiences = None
+        return _Verified(expires, dataclasses.replace(caller, expires=expires), audiences)
 
     def _decode(self, token: str, key: Any) -> dict[str, Any]:
         try:

@@ -31,6 +31,8 @@ from sqlalchemy.orm import Session as SyncSession
 from sqlalchemy.pool import ConnectionPoolEntry
 from sqlalchemy.types import TypeDecorator
 
+from switchboard.kit.changes import NOTIFY_FUNCTION, Changes, notify_trigger_sql
+
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
     "uq": "uq_%(table_name)s_%(column_0_N_name)s",
@@ -42,6 +44,18 @@ NAMING_CONVENTION = {
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+@event.listens_for(Base.metadata, "after_create")
+def _notify_changes(_target: MetaData, connection: Connection, **kw: Any) -> None:
+    """Tables made from the models notify committed changes on PostgreSQL, as migrated ones do
+    (revision 0014; ``kit.changes``)."""
+    if connection.dialect.name != "postgresql":
+        return
+    connection.exec_driver_sql(NOTIFY_FUNCTION)
+    for table in kw.get("tables", ()):
+        for statement in notify_trigger_sql(table.name):
+            connection.exec_driver_sql(statement)
 
 
 class UtcDateTime(TypeDecorator[dt.datetime]):
@@ -150,6 +164,7 @@ class Database:
             self.engine.execution_options(**{READ_ONLY: True}), expire_on_commit=False
         )
         self._writer = asyncio.Lock()
+        self.changes = Changes(self.engine, url)
 
     @property
     def dialect(self) -> str:
@@ -251,6 +266,7 @@ class Database:
 
     async def dispose(self) -> None:
         await self.engine.dispose()
+        self.changes.close()
         if self._readers is not None:
             self._readers.shutdown(wait=True)
             self._readers = None

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Query, Response
+from fastapi import APIRouter, Header, Query, Request, Response
 
 from switchboard.identity.deps import AdminCaller
 from switchboard.kit.http import JsonResponse
 from switchboard.kit.paging import Paging
+from switchboard.kit.readcache import cacheable
 from switchboard.kit.schemas import ERROR_RESPONSES, ErrorBody, Page
 from switchboard.platform.calls import service
 from switchboard.platform.calls.repository import record_values
@@ -71,6 +72,7 @@ async def create_call(
 
 @router.get("", response_model=Page[CallRecord], summary="List calls, newest first")
 async def list_calls(
+    request: Request,
     caller: AdminCaller,
     runtime: RuntimeDep,
     paging: Paging,
@@ -90,14 +92,18 @@ async def list_calls(
         offset=paging.offset,
     )  # fmt: skip
     tenant = caller.tenant_name
+    cacheable(request, caller.expires)
     return JsonResponse(
         {"data": [service.record(row, tenant) for row in rows], **paging.envelope(total)}
     )
 
 
 @router.get("/{call_id}", response_model=CallRecord, responses=NOT_FOUND, summary="One call record")
-async def get_call(call_id: str, caller: AdminCaller, session: Session) -> JsonResponse:
+async def get_call(
+    call_id: str, request: Request, caller: AdminCaller, session: Session
+) -> JsonResponse:
     call = await service.get_call(session, tenant_id=caller.tenant_id, call_id=call_id)
+    cacheable(request, caller.expires)
     return JsonResponse(service.record(record_values(call), caller.tenant_name))
 
 

@@ -1,0 +1,160 @@
+"""Whether the database may have changed: a version that moves with every committed write.
+
+``Changes.version()`` is cheap enough to ask on every request (decision 0960). It is made of
+what this process knows first hand and what it learns of every other writer:
+
+- this process's commits: a counter bumped when a connection that wrote commits (before the
+  COMMIT, and again once the connection is back in the pool, after it);
+- on a SQLite file: ``PRAGMA data_version`` of a connection of our own, which SQLite moves when
+  any other connection, of this process or another, commits to the file (a few microseconds, no
+  I/O, so it is asked inline and exact);
+- on PostgreSQL: a count of the notifications the database sends on channel
+  ``switchboard_changes`` when any transaction that changed a row commits (a trigger on every
+  table, ``NOTIFY_FUNCTION``), received on a LISTEN connection; while that connection is down
+  the version is ``None``, which means "unknown": nothing may be served on the strength of it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sqlite3
+from typing import Any
+
+import asyncpg  # type: ignore[import-untyped]
+from sqlalchemy import event
+from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.pool import ConnectionPoolEntry
+
+log = logging.getLogger("switchboard.db")
+
+CHANNEL = "switchboard_changes"
+# Installed on every table of a PostgreSQL database (``Base`` metadata and migration 0014).
+NOTIFY_FUNCTION = f"""
+CREATE OR REPLACE FUNCTION switchboard_notify_change() RETURNS trigger AS $$
+BEGIN
+    PERFORM pg_notify('{CHANNEL}', '');
+    RETURN NULL;
+END
+$$ LANGUAGE plpgsql
+"""
+READ_ONLY_VERBS = frozenset(
+    {"SELECT", "PRAGMA", "BEGIN", "SHOW", "SET", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE"}
+)
+_WROTE = "switchboard_wrote"
+_BUMP_ON_CHECKIN = "switchboard_bump_on_checkin"
+RELISTEN_SECONDS = 1.0
+
+
+def notify_trigger_sql(table: str) -> list[str]:
+    """The statements that make commits changing ``table`` notify ``CHANNEL`` (PostgreSQL)."""
+    return [
+        f"DROP TRIGGER IF EXISTS switchboard_changes ON {table}",
+        f"CREATE TRIGGER switchboard_changes AFTER INSERT OR UPDATE OR DELETE ON {table} "
+        "FOR EACH ROW EXECUTE FUNCTION switchboard_notify_change()",
+        f"DROP TRIGGER IF EXISTS switchboard_truncated ON {table}",
+        f"CREATE TRIGGER switchboard_truncated AFTER TRUNCATE ON {table} "
+        "FOR EACH STATEMENT EXECUTE FUNCTION switchboard_notify_change()",
+    ]
+
+
+def _writes(statement: str) -> bool:
+    verb = statement.lstrip()[:9].split(None, 1)
+    return not verb or verb[0].upper() not in READ_ONLY_VERBS
+
+
+class Changes:
+    """The change version of one database, for one process."""
+
+    def __init__(self, engine: AsyncEngine, url: str) -> None:
+        self.generation = 0
+        self._url = make_url(url)
+        self._postgres = self._url.get_backend_name() == "postgresql"
+        self._notified = 0
+        self._listening = False
+        self._sqlite: sqlite3.Connection | None = None
+        self._sqlite_path = (
+            self._url.database
+            if not self._postgres and self._url.database not in (None, "", ":memory:")
+            else None
+        )
+        sync = engine.sync_engine
+        event.listen(sync, "after_cursor_execute", self._after_execute)
+        event.listen(sync, "commit", self._commit)
+        event.listen(sync, "rollback", self._rollback)
+        event.listen(sync.pool, "checkin", self._checkin)
+
+    def version(self) -> tuple[int, int] | None:
+        """A value that differs from every earlier one once a write committed; ``None`` when
+        this process cannot currently tell (PostgreSQL without its LISTEN connection)."""
+        if self._postgres:
+            return (self.generation, self._notified) if self._listening else None
+        if self._sqlite_path is None:
+            return (self.generation, 0)
+        if self._sqlite is None:
+            self._sqlite = sqlite3.connect(
+                self._sqlite_path, check_same_thread=False, isolation_level=None
+            )
+        row = self._sqlite.execute("PRAGMA data_version").fetchone()
+        return (self.generation, int(row[0]))
+
+    def bump(self) -> None:
+        self.generation += 1
+
+    async def listen(self, stop: asyncio.Event) -> None:
+        """On PostgreSQL, keep a LISTEN connection until ``stop``; elsewhere return at once."""
+        if not self._postgres:
+            return
+        dsn = self._url.set(drivername="postgresql").render_as_string(hide_password=False)
+        while not stop.is_set():
+            try:
+                await self._listen_once(dsn, stop)
+            except (OSError, asyncpg.PostgresError):
+                log.warning("the change LISTEN connection failed; retrying")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), RELISTEN_SECONDS)
+
+    async def _listen_once(self, dsn: str, stop: asyncio.Event) -> None:
+        conn = await asyncpg.connect(dsn)
+        lost = asyncio.Event()
+        try:
+            await conn.add_listener(CHANNEL, self._notification)
+            conn.add_termination_listener(lambda _conn: lost.set())
+            self.bump()  # what committed while nobody listened
+            self._listening = True
+            done = [asyncio.create_task(lost.wait()), asyncio.create_task(stop.wait())]
+            try:
+                await asyncio.wait(done, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for task in done:
+                    task.cancel()
+        finally:
+            self._listening = False
+            with contextlib.suppress(Exception):
+                await conn.close(timeout=1)
+
+    def close(self) -> None:
+        if self._sqlite is not None:
+            self._sqlite.close()
+            self._sqlite = None
+
+    def _notification(self, *_: Any) -> None:
+        self._notified += 1
+
+    def _after_execute(self, conn: Connection, _c: Any, statement: str, *_: Any) -> None:
+        if _writes(statement):
+            conn.info[_WROTE] = True
+
+    def _commit(self, conn: Connection) -> None:
+        if conn.info.pop(_WROTE, False):
+            self.bump()
+            conn.info[_BUMP_ON_CHECKIN] = True
+
+    def _rollback(self, conn: Connection) -> None:
+        conn.info.pop(_WROTE, None)
+
+    def _checkin(self, _dbapi: Any, record: ConnectionPoolEntry) -> None:
+        if record.info.pop(_BUMP_ON_CHECKIN, False):
+            self.bump()

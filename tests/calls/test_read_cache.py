@@ -1,0 +1,138 @@
+"""Repeated reads of the calls list are answered without the database until something commits
+(decision 0960): a write of this process, of another connection, a revoked key and an expired
+token are all seen by the next read; callers never see each other's answers."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from httpx import AsyncClient
+from sqlalchemy import event, text
+from sqlalchemy.engine import Engine
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from switchboard.kit.clock import ManualClock
+from switchboard.runtime import Runtime
+from tests import factories
+from tests.calls.conftest import Org
+from tests.calls.helpers import place
+
+CALLS = "/api.ashx/v1/calls"
+
+
+@pytest.fixture
+def statements() -> Iterator[list[str]]:
+    """Every SQL statement any engine of this process executes meanwhile."""
+    seen: list[str] = []
+
+    def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        seen.append(statement)
+
+    event.listen(Engine, "before_cursor_execute", record)
+    yield seen
+    event.remove(Engine, "before_cursor_execute", record)
+
+
+async def _list(client: AsyncClient, headers: dict[str, str]) -> dict[str, Any]:
+    response = await client.get(CALLS, params={"limit": 50}, headers=headers)
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+async def test_a_repeated_read_is_answered_without_the_database(
+    app_client: AsyncClient, org: Org, statements: list[str]
+) -> None:
+    call = await place(app_client, org.headers)
+    first = await app_client.get(CALLS, params={"limit": 50}, headers=org.headers)
+    statements.clear()
+    second = await app_client.get(CALLS, params={"limit": 50}, headers=org.headers)
+    assert second.status_code == 200
+    assert second.content == first.content
+    assert second.json()["data"][0]["callId"] == call["callId"]
+    assert statements == []
+    assert second.headers["cache-control"] == "no-store"
+    assert second.headers["x-request-id"] != first.headers["x-request-id"]
+    other_query = await app_client.get(CALLS, params={"limit": 49}, headers=org.headers)
+    assert other_query.status_code == 200
+    assert statements  # another request is answered afresh
+
+
+async def test_a_write_of_this_process_is_seen_by_the_next_read(
+    app_client: AsyncClient, org: Org
+) -> None:
+    assert (await _list(app_client, org.headers))["total"] == 0
+    call = await place(app_client, org.headers)
+    listed = await _list(app_client, org.headers)
+    assert [record["callId"] for record in listed["data"]] == [call["callId"]]
+    hangup = await app_client.post(f"{CALLS}/{call['callId']}/hangup", headers=org.headers)
+    assert hangup.status_code == 200
+    record = await app_client.get(f"{CALLS}/{call['callId']}", headers=org.headers)
+    assert (await _list(app_client, org.headers))["data"][0] == record.json()
+
+
+async def test_a_write_of_another_connection_is_seen(
+    app_client: AsyncClient, runtime: Runtime, org: Org
+) -> None:
+    """Another process's commit, made here by an engine this process does not watch: SQLite's
+    data version shows it to the very next read, PostgreSQL's notification shortly after."""
+    call = await place(app_client, org.headers)
+    assert (await _list(app_client, org.headers))["data"][0]["displayName"] != "Changed"
+    stranger = create_async_engine(runtime.settings.resolved_database_url)
+    try:
+        async with stranger.begin() as conn:
+            changed = await conn.execute(
+                text("UPDATE calls SET display_name = 'Changed' WHERE call_id = :id"),
+                {"id": call["callId"]},
+            )
+            assert changed.rowcount == 1
+    finally:
+        await stranger.dispose()
+    attempts = 1 if runtime.db.dialect == "sqlite" else 500
+    for _ in range(attempts):
+        if (await _list(app_client, org.headers))["data"][0]["displayName"] == "Changed":
+            return
+        await asyncio.sleep(0.01)  # the notification is on its way from the database
+    pytest.fail("the other connection's write was not seen")
+
+
+async def test_a_revoked_key_is_refused_at_once(app_client: AsyncClient, org: Org) -> None:
+    await _list(app_client, org.headers)
+    keys = await app_client.get("/api.ashx/v1/api-keys", headers=org.headers)
+    assert keys.status_code == 200, keys.text
+    for key in keys.json()["data"]:
+        revoked = await app_client.delete(f"/api.ashx/v1/api-keys/{key['id']}", headers=org.headers)
+        assert revoked.status_code in (200, 204), revoked.text
+    refused = await app_client.get(CALLS, params={"limit": 50}, headers=org.headers)
+    assert refused.status_code == 401
+
+
+async def test_an_expired_token_is_not_answered_from_the_cache(
+    app_client: AsyncClient, runtime: Runtime, clock: ManualClock
+) -> None:
+    tenant = await factories.tenant(runtime, "initech", ["initech.test"])
+    headers = await tenant.auth(app_client)
+    await _list(app_client, headers)
+    await _list(app_client, headers)
+    clock.advance(runtime.settings.access_token_ttl + 1)
+    expired = await app_client.get(CALLS, params={"limit": 50}, headers=headers)
+    assert expired.status_code == 401
+
+
+async def test_callers_never_share_answers(
+    app_client: AsyncClient, org: Org, other_org: Org
+) -> None:
+    mine = await place(app_client, org.headers)
+    theirs = await place(app_client, other_org.headers)
+    for _ in range(2):
+        assert [c["callId"] for c in (await _list(app_client, org.headers))["data"]] == [
+            mine["callId"]
+        ]
+        assert [c["callId"] for c in (await _list(app_client, other_org.headers))["data"]] == [
+            theirs["callId"]
+        ]
+    missing = {"Authorization": "Bearer ak_not-a-key"}
+    assert (await app_client.get(CALLS, headers=missing)).status_code == 401
