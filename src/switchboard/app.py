@@ -20,6 +20,7 @@ from switchboard.identity.issuance.endpoints import well_known_routes
 from switchboard.kit.clock import Clock
 from switchboard.kit.http import (
     BodyLimitMiddleware,
+    LayeredStarlette,
     NoStoreMiddleware,
     RejectDuplicateKeysMiddleware,
     RejectNulMiddleware,
@@ -80,9 +81,9 @@ def create_app(
         Mount("/bridge-sim", app=mounted_simulator(runtime).app),
         Mount("", app=platform),
     ]
-    app = Starlette(
+    app = LayeredStarlette(
         routes=routes,
-        middleware=[
+        outer=[
             Middleware(AccessLogMiddleware, metrics=metrics),
             Middleware(ServeCatalogue, platform=platform),
             Middleware(
@@ -91,6 +92,8 @@ def create_app(
                 clock=runtime.clock,
                 entries=runtime.settings.read_cache_entries,
             ),
+        ],
+        middleware=[
             Middleware(
                 NoStoreMiddleware,
                 cacheable=(

@@ -9,9 +9,14 @@ import logging
 from collections.abc import Iterator
 
 import pytest
-from httpx import AsyncClient
+from httpx import ASGITransport, AsyncClient
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
 
+from switchboard.app import create_app
 from switchboard.kit.logging import JsonFormatter, configure_logging
+from switchboard.runtime import Runtime
 from switchboard.settings import Settings
 
 
@@ -72,3 +77,25 @@ def test_the_setting_selects_the_json_formatter(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setenv("SWITCHBOARD_LOG_FORMAT", "xml")
     with pytest.raises(ValueError, match="log_format"):
         Settings()
+
+
+async def test_an_unhandled_error_is_a_logged_500_with_its_request_id(
+    runtime: Runtime, json_lines: io.StringIO
+) -> None:
+    """The access log is outside the error middleware: the 500 it sends carries the id."""
+
+    async def broken(_request: Request) -> Response:
+        raise RuntimeError("a bug")
+
+    app = create_app(runtime=runtime)
+    app.router.routes.insert(0, Route("/broken", broken))
+    transport = ASGITransport(app=app, raise_app_exceptions=False)
+    async with AsyncClient(transport=transport, base_url="http://test") as client:
+        response = await client.get("/broken", headers={"X-Request-Id": "trace-500"})
+    assert response.status_code == 500
+    assert response.headers["x-request-id"] == "trace-500"
+    lines = [json.loads(line) for line in json_lines.getvalue().splitlines()]
+    access = [line for line in lines if line["logger"] == "switchboard.access"]
+    assert [(line["status"], line["request_id"], line["route"]) for line in access] == [
+        (500, "trace-500", "/broken")
+    ]

@@ -17,7 +17,9 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 from pydantic import ValidationError
+from starlette.applications import Starlette
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware import Middleware
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -343,3 +345,20 @@ class BodyLimitMiddleware:
             return await receive()
 
         await self.app(scope, replay, send)
+
+
+class LayeredStarlette(Starlette):
+    """A Starlette application with ``outer`` middlewares around its whole stack, outside the
+    error middleware: the access log sees (and tags) the ``500`` of an unhandled error, and the
+    answers made without the routing (the catalogue, the read cache) skip a layer they never
+    need (issue 19: a few microseconds of each request)."""
+
+    def __init__(self, *, outer: Sequence[Middleware], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.outer_middleware = list(outer)
+
+    def build_middleware_stack(self) -> ASGIApp:
+        app = super().build_middleware_stack()
+        for cls, args, kwargs in reversed(self.outer_middleware):
+            app = cls(app, *args, **kwargs)
+        return app

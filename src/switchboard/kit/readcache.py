@@ -69,8 +69,8 @@ class ReadCache:
                 authorization = value
             elif name == b"host":
                 host = value
-        version = self.changes.version()
-        if not authorization or version is None:
+        version = self.changes.version() if authorization else None
+        if version is None:
             await self.app(scope, receive, send)
             return
         key = (scope["path"], scope["query_string"], authorization, host)

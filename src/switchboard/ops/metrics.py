@@ -5,9 +5,14 @@ calls, deliveries and lateness, whichever of them did the work)."""
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING, Any
+import itertools
+from bisect import bisect_left
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from prometheus_client import CollectorRegistry, Gauge, Histogram, Info, generate_latest
+from prometheus_client import CollectorRegistry, Gauge, Info, generate_latest
+from prometheus_client.core import HistogramMetricFamily
+from prometheus_client.registry import Collector
 from sqlalchemy import func, select
 from sqlalchemy.pool import QueuePool
 
@@ -18,19 +23,52 @@ if TYPE_CHECKING:
     from switchboard.runtime import Runtime
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+Labels = tuple[str, str, int]
+
+
+class RequestLatency(Collector):
+    """The request latency histogram by method, route template and status.
+
+    Observed on every request, so counted in plain lists (one bisect and two additions, on the
+    event loop's thread) and handed to prometheus_client as a histogram family at scrape time:
+    its own ``Histogram`` takes a lock and walks the buckets per observation, about 1.4 us of
+    the 28 us a bare request costs on the reference machine (issue 19).
+    """
+
+    name = "switchboard_http_request_duration_seconds"
+    documentation = "HTTP request latency by method, route template and status"
+
+    def __init__(self) -> None:
+        self._series: dict[Labels, list[float]] = {}
+        self._bounds = [*(repr(bound) for bound in LATENCY_BUCKETS), "+Inf"]
+
+    def observe(self, labels: Labels, seconds: float) -> None:
+        series = self._series.get(labels)
+        if series is None:  # per bucket (the last one is +Inf), then the sum
+            series = self._series[labels] = [0.0] * (len(LATENCY_BUCKETS) + 2)
+        series[bisect_left(LATENCY_BUCKETS, seconds)] += 1
+        series[-1] += seconds
+
+    def collect(self) -> Iterator[HistogramMetricFamily]:
+        family = HistogramMetricFamily(
+            self.name, self.documentation, labels=("method", "route", "status")
+        )
+        for (method, route, status), series in list(self._series.items()):
+            counts = itertools.accumulate(series[:-1])
+            family.add_metric(
+                [method, route, str(status)],
+                list(zip(self._bounds, counts, strict=True)),
+                sum_value=series[-1],
+            )
+        yield family
 
 
 class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
-        self.requests = Histogram(
-            "switchboard_http_request_duration_seconds",
-            "HTTP request latency by method, route template and status",
-            ("method", "route", "status"),
-            buckets=LATENCY_BUCKETS,
-            registry=r,
-        )
+        self.requests = RequestLatency()
+        r.register(self.requests)
         self.calls = Gauge("switchboard_calls", "Calls by status", ("status",), registry=r)
         self.deliveries = Gauge(
             "switchboard_webhook_deliveries",
@@ -59,18 +97,11 @@ class Metrics:
             ("state",),
             registry=r,
         )
-        self._children: dict[tuple[str, str, int], Any] = {}
         self.build = Info("switchboard_build", "Version and build of the running code", registry=r)
         self.build.info({"version": __version__, "build": build_id()})
 
     def observe(self, method: str, route: str, status: int, seconds: float) -> None:
-        # The labelled child is looked up once per (method, route, status): route templates,
-        # not paths, so the set is bounded by the application's routes.
-        key = (method, route, status)
-        child = self._children.get(key)
-        if child is None:
-            child = self._children[key] = self.requests.labels(method, route, str(status))
-        child.observe(seconds)
+        self.requests.observe((method, route, status), seconds)
 
     async def scrape(self, runtime: Runtime) -> bytes:
         await self._read_database(runtime)

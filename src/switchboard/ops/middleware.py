@@ -51,8 +51,11 @@ class AccessLogMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        given = dict(scope["headers"]).get(REQUEST_ID_HEADER, b"")
-        request_id = given.decode() if _VALID_ID.match(given) else new_request_id()
+        request_id = ""
+        for name, value in scope["headers"]:
+            if name == REQUEST_ID_HEADER and _VALID_ID.match(value):
+                request_id = value.decode()
+        request_id = request_id or new_request_id()
         scope.setdefault("state", {})["request_id"] = request_id
         started = time.perf_counter()
         status = 500
@@ -61,7 +64,7 @@ class AccessLogMiddleware:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
-                headers = [(k, v) for k, v in message.get("headers", []) if k != REQUEST_ID_HEADER]
+                headers = [(k, v) for k, v in message.get("headers", ()) if k != REQUEST_ID_HEADER]
                 headers.append((REQUEST_ID_HEADER, request_id.encode()))
                 message["headers"] = headers
             await send(message)
