@@ -91,6 +91,7 @@ def create_app(
                 changes=runtime.db.changes,
                 clock=runtime.clock,
                 entries=runtime.settings.read_cache_entries,
+                counts=metrics.read_cache,
             ),
         ],
         middleware=[

@@ -4,7 +4,6 @@ token are all seen by the next read; callers never see each other's answers."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,7 +17,7 @@ from switchboard.kit.clock import ManualClock
 from switchboard.runtime import Runtime
 from tests import factories
 from tests.calls.conftest import Org
-from tests.calls.helpers import place
+from tests.calls.helpers import place, settle
 
 CALLS = "/api.ashx/v1/calls"
 
@@ -44,9 +43,11 @@ async def _list(client: AsyncClient, headers: dict[str, str]) -> dict[str, Any]:
 
 
 async def test_a_repeated_read_is_answered_without_the_database(
-    app_client: AsyncClient, org: Org, statements: list[str]
+    app_client: AsyncClient, runtime: Runtime, org: Org, statements: list[str]
 ) -> None:
     call = await place(app_client, org.headers)
+    await settle(runtime)  # the simulated call has ended: nothing writes meanwhile
+    await runtime.db.changes.caught_up()  # and every notification of its writes has arrived
     first = await app_client.get(CALLS, params={"limit": 50}, headers=org.headers)
     statements.clear()
     second = await app_client.get(CALLS, params={"limit": 50}, headers=org.headers)
@@ -59,10 +60,13 @@ async def test_a_repeated_read_is_answered_without_the_database(
     other_query = await app_client.get(CALLS, params={"limit": 49}, headers=org.headers)
     assert other_query.status_code == 200
     assert statements  # another request is answered afresh
+    scrape = (await app_client.get("/metrics")).text
+    assert 'switchboard_read_cache_answers_total{outcome="hit"} 1.0' in scrape
+    assert 'switchboard_read_cache_answers_total{outcome="kept"} 2.0' in scrape
 
 
 async def test_a_write_of_this_process_is_seen_by_the_next_read(
-    app_client: AsyncClient, org: Org
+    app_client: AsyncClient, runtime: Runtime, org: Org
 ) -> None:
     assert (await _list(app_client, org.headers))["total"] == 0
     call = await place(app_client, org.headers)
@@ -70,6 +74,7 @@ async def test_a_write_of_this_process_is_seen_by_the_next_read(
     assert [record["callId"] for record in listed["data"]] == [call["callId"]]
     hangup = await app_client.post(f"{CALLS}/{call['callId']}/hangup", headers=org.headers)
     assert hangup.status_code == 200
+    await settle(runtime)
     record = await app_client.get(f"{CALLS}/{call['callId']}", headers=org.headers)
     assert (await _list(app_client, org.headers))["data"][0] == record.json()
 
@@ -78,8 +83,9 @@ async def test_a_write_of_another_connection_is_seen(
     app_client: AsyncClient, runtime: Runtime, org: Org
 ) -> None:
     """Another process's commit, made here by an engine this process does not watch: SQLite's
-    data version shows it to the very next read, PostgreSQL's notification shortly after."""
+    data version shows it to the very next read, PostgreSQL's once its notification arrived."""
     call = await place(app_client, org.headers)
+    await settle(runtime)
     assert (await _list(app_client, org.headers))["data"][0]["displayName"] != "Changed"
     stranger = create_async_engine(runtime.settings.resolved_database_url)
     try:
@@ -91,12 +97,8 @@ async def test_a_write_of_another_connection_is_seen(
             assert changed.rowcount == 1
     finally:
         await stranger.dispose()
-    attempts = 1 if runtime.db.dialect == "sqlite" else 500
-    for _ in range(attempts):
-        if (await _list(app_client, org.headers))["data"][0]["displayName"] == "Changed":
-            return
-        await asyncio.sleep(0.01)  # the notification is on its way from the database
-    pytest.fail("the other connection's write was not seen")
+    await runtime.db.changes.caught_up()  # PostgreSQL: its notification has arrived
+    assert (await _list(app_client, org.headers))["data"][0]["displayName"] == "Changed"
 
 
 async def test_a_revoked_key_is_refused_at_once(app_client: AsyncClient, org: Org) -> None:

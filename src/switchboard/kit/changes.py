@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 import sqlite3
 from typing import Any
 
@@ -46,6 +47,7 @@ READ_ONLY_VERBS = frozenset(
 _WROTE = "switchboard_wrote"
 _BUMP_ON_CHECKIN = "switchboard_bump_on_checkin"
 RELISTEN_SECONDS = 1.0
+CAUGHT_UP_SECONDS = 5.0
 
 
 def notify_trigger_sql(table: str) -> list[str]:
@@ -73,7 +75,8 @@ class Changes:
         self._url = make_url(url)
         self._postgres = self._url.get_backend_name() == "postgresql"
         self._notified = 0
-        self._listening = False
+        self._listening: Any = None  # the LISTEN connection while it is up
+        self._markers: dict[str, asyncio.Future[None]] = {}
         self._sqlite: sqlite3.Connection | None = None
         self._sqlite_path = (
             self._url.database
@@ -90,7 +93,7 @@ class Changes:
         """A value that differs from every earlier one once a write committed; ``None`` when
         this process cannot currently tell (PostgreSQL without its LISTEN connection)."""
         if self._postgres:
-            return (self.generation, self._notified) if self._listening else None
+            return (self.generation, self._notified) if self._listening is not None else None
         if self._sqlite_path is None:
             return (self.generation, 0)
         if self._sqlite is None:
@@ -123,7 +126,7 @@ class Changes:
             await conn.add_listener(CHANNEL, self._notification)
             conn.add_termination_listener(lambda _conn: lost.set())
             self.bump()  # what committed while nobody listened
-            self._listening = True
+            self._listening = conn
             done = [asyncio.create_task(lost.wait()), asyncio.create_task(stop.wait())]
             try:
                 await asyncio.wait(done, return_when=asyncio.FIRST_COMPLETED)
@@ -131,17 +134,37 @@ class Changes:
                 for task in done:
                     task.cancel()
         finally:
-            self._listening = False
+            self._listening = None
             with contextlib.suppress(Exception):
                 await conn.close(timeout=1)
+
+    async def caught_up(self) -> None:
+        """Return once every notification committed before the call has been received (on
+        PostgreSQL they arrive in commit order, so a marker sent now arrives after them)."""
+        conn = self._listening
+        if conn is None:
+            if self._postgres:
+                raise RuntimeError("the change LISTEN connection is not up")
+            return
+        marker = secrets.token_hex(8)
+        arrived = self._markers[marker] = asyncio.get_running_loop().create_future()
+        try:
+            await conn.execute(f"NOTIFY {CHANNEL}, '{marker}'")
+            async with asyncio.timeout(CAUGHT_UP_SECONDS):
+                await arrived
+        finally:
+            del self._markers[marker]
 
     def close(self) -> None:
         if self._sqlite is not None:
             self._sqlite.close()
             self._sqlite = None
 
-    def _notification(self, *_: Any) -> None:
+    def _notification(self, _conn: Any, _pid: int, _channel: str, payload: str) -> None:
         self._notified += 1
+        arrived = self._markers.get(payload)
+        if arrived is not None and not arrived.done():
+            arrived.set_result(None)
 
     def _after_execute(self, conn: Connection, _c: Any, statement: str, *_: Any) -> None:
         if _writes(statement):

@@ -40,6 +40,15 @@ def cacheable(request: Request, until: float | None) -> None:
     request.state.read_cache_until = math.inf if until is None else until
 
 
+@dataclass(slots=True)
+class Counts:
+    """What the cache did since the process started (exported as metrics by ``ops``)."""
+
+    hits: int = 0  # answered from the cache
+    misses: int = 0  # asked with a credential, answered by the application
+    kept: int = 0  # of those, answers stored
+
+
 @dataclass(frozen=True, slots=True)
 class _Entry:
     version: tuple[int, int]
@@ -52,8 +61,17 @@ class _Entry:
 
 
 class ReadCache:
-    def __init__(self, app: ASGIApp, *, changes: Changes, clock: Clock, entries: int) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        changes: Changes,
+        clock: Clock,
+        entries: int,
+        counts: Counts | None = None,
+    ) -> None:
         self.app = app
+        self.counts = counts or Counts()
         self.changes = changes
         self.clock = clock
         self.capacity = entries
@@ -78,9 +96,11 @@ class ReadCache:
         entry = self._entries.get(key)
         if entry is not None:
             if entry.version == version and now < entry.until:
+                self.counts.hits += 1
                 await self._repeat(entry, scope, send)
                 return
             del self._entries[key]
+        self.counts.misses += 1
         await self._answer_and_keep(key, version, now, scope, receive, send)
 
     async def _repeat(self, entry: _Entry, scope: Scope, send: Send) -> None:
@@ -127,6 +147,7 @@ class ReadCache:
         headers = list(start.get("headers", []))
         if any(name.lower() == b"set-cookie" for name, _ in headers):
             return
+        self.counts.kept += 1
         self._entries[key] = _Entry(
             version=version,
             until=min(until, now + MAX_AGE),

@@ -11,13 +11,14 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, Gauge, Info, generate_latest
-from prometheus_client.core import HistogramMetricFamily
+from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
 from sqlalchemy import func, select
 from sqlalchemy.pool import QueuePool
 
 from switchboard import __version__
 from switchboard.kit.build import build_id
+from switchboard.kit.readcache import Counts
 
 if TYPE_CHECKING:
     from switchboard.runtime import Runtime
@@ -63,12 +64,33 @@ class RequestLatency(Collector):
         yield family
 
 
+class ReadCacheCounts(Collector):
+    """The read cache's answers (decision 0960): from the cache, made afresh, and stored."""
+
+    def __init__(self, counts: Counts) -> None:
+        self.counts = counts
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        family = CounterMetricFamily(
+            "switchboard_read_cache_answers",
+            "Authenticated GET answers by outcome: hit (from the read cache), miss (made by "
+            "the application), kept (misses stored for repetition)",
+            labels=("outcome",),
+        )
+        family.add_metric(["hit"], self.counts.hits)
+        family.add_metric(["miss"], self.counts.misses)
+        family.add_metric(["kept"], self.counts.kept)
+        yield family
+
+
 class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
         self.requests = RequestLatency()
         r.register(self.requests)
+        self.read_cache = Counts()
+        r.register(ReadCacheCounts(self.read_cache))
         self.calls = Gauge("switchboard_calls", "Calls by status", ("status",), registry=r)
         self.deliveries = Gauge(
             "switchboard_webhook_deliveries",
