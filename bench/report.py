@@ -18,6 +18,7 @@ import dataclasses
 import os
 import secrets
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -192,6 +193,16 @@ def interleaved(
         runs.append(wrk(baseline, **load))
         compared.append(Compared(name, result, runs[-2], runs[-1]))
     return compared
+
+
+def median_shares(rounds: list[list[Compared]]) -> dict[str, float]:
+    """Each subject's median share over several interleaved rounds: one burst of load from
+    elsewhere on the machine moves one round, not the figure."""
+    shares: dict[str, list[float]] = {}
+    for compared in rounds:
+        for row in compared:
+            shares.setdefault(row.name, []).append(row.share)
+    return {name: statistics.median(values) for name, values in shares.items()}
 
 
 def print_compared(compared: list[Compared], baseline: str = "bare ASGI hello") -> None:

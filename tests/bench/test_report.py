@@ -104,3 +104,14 @@ def test_compared_share_is_against_the_mean_of_its_neighbouring_baselines() -> N
 
     row = report.Compared("list", run(300), run(1000), run(2000))
     assert row.share == 20.0
+
+
+def test_a_figure_over_rounds_is_the_median_share() -> None:
+    def row(name: str, rps: float) -> object:
+        hello = report.WrkResult(requests=1, rps=1000, p50_ms=1, p99_ms=1, max_ms=1)
+        result = report.WrkResult(requests=1, rps=rps, p50_ms=1, p99_ms=1, max_ms=1)
+        return report.Compared(name, result, hello, hello)
+
+    rounds = [[row("list", 300), row("cat", 800)], [row("list", 900), row("cat", 700)]]
+    rounds.append([row("list", 400), row("cat", 100)])
+    assert report.median_shares(rounds) == {"list": 40.0, "cat": 70.0}
