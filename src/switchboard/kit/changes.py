@@ -77,6 +77,7 @@ class Changes:
         self._notified = 0
         self._listening: Any = None  # the LISTEN connection while it is up
         self._markers: dict[str, asyncio.Future[None]] = {}
+        self._up = asyncio.Event()
         self._sqlite: sqlite3.Connection | None = None
         self._sqlite_path = (
             self._url.database
@@ -127,6 +128,7 @@ class Changes:
             conn.add_termination_listener(lambda _conn: lost.set())
             self.bump()  # what committed while nobody listened
             self._listening = conn
+            self._up.set()
             done = [asyncio.create_task(lost.wait()), asyncio.create_task(stop.wait())]
             try:
                 await asyncio.wait(done, return_when=asyncio.FIRST_COMPLETED)
@@ -135,22 +137,22 @@ class Changes:
                     task.cancel()
         finally:
             self._listening = None
+            self._up.clear()
             with contextlib.suppress(Exception):
                 await conn.close(timeout=1)
 
     async def caught_up(self) -> None:
         """Return once every notification committed before the call has been received (on
-        PostgreSQL they arrive in commit order, so a marker sent now arrives after them)."""
-        conn = self._listening
-        if conn is None:
-            if self._postgres:
-                raise RuntimeError("the change LISTEN connection is not up")
+        PostgreSQL they arrive in commit order, so a marker sent now arrives after them); waits
+        for the LISTEN connection if it is still being made."""
+        if not self._postgres:
             return
         marker = secrets.token_hex(8)
         arrived = self._markers[marker] = asyncio.get_running_loop().create_future()
         try:
-            await conn.execute(f"NOTIFY {CHANNEL}, '{marker}'")
             async with asyncio.timeout(CAUGHT_UP_SECONDS):
+                await self._up.wait()
+                await self._listening.execute(f"NOTIFY {CHANNEL}, '{marker}'")
                 await arrived
         finally:
             del self._markers[marker]
