@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +24,9 @@ class FakeBridge:
     state: str = "unknown"
     dial_status: int = 200
     bad_signatures: int = 0
+    # When set, a dial is answered only once ``hold`` is set; ``dialling`` is set on its arrival.
+    hold: asyncio.Event | None = None
+    dialling: asyncio.Event = field(default_factory=asyncio.Event)
 
     def app(self) -> web.Application:
         async def signed(request: web.Request) -> dict[str, Any] | None:
@@ -41,6 +45,9 @@ class FakeBridge:
             if data is None:
                 return web.json_response({"error": "bad_signature"}, status=401)
             self.dials.append(data)
+            self.dialling.set()
+            if self.hold is not None:
+                await self.hold.wait()
             if self.dial_status != 200:
                 return web.json_response({"error": "refused"}, status=self.dial_status)
             return web.json_response(

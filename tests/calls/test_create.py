@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import Any
 
@@ -247,3 +248,20 @@ async def test_a_refused_dial_leaves_nothing_behind(
     assert await _count_calls(runtime) == 0
     assert await _whitelist(client, org) == []
     assert await events(runtime) == []
+
+
+async def test_no_write_lock_is_held_while_the_bridge_answers(
+    client_with: Any, fake_bridge: FakeBridge
+) -> None:
+    """Decision 0931: another writer of the process commits while a call waits for its dial
+    (on SQLite the request used to hold the write lock, and this writer waited for the dial)."""
+    runtime, client = await client_with(bridge_url=fake_bridge.url, bridge_secret=SECRET)
+    org = await make_org(runtime, "acme", PRIMARY_HOST)
+    fake_bridge.hold = asyncio.Event()
+    placing = asyncio.create_task(client.post(CALLS, json=call_body(), headers=org.headers))
+    await asyncio.wait_for(fake_bridge.dialling.wait(), 10)
+    assert await asyncio.wait_for(_count_calls(runtime), 10) == 0  # a write transaction
+    fake_bridge.hold.set()
+    response = await placing
+    assert response.status_code == 200, response.text
+    assert await _count_calls(runtime) == 1

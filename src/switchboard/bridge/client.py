@@ -12,8 +12,9 @@ import contextlib
 import logging
 import weakref
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+import aiohttp
 import httpx
 import orjson
 
@@ -22,17 +23,30 @@ from switchboard.bridge.protocol import CallRef, DialRequest, StatusReply
 from switchboard.kit.errors import ApiError, BadGateway, ServiceUnavailable
 
 if TYPE_CHECKING:
+    from starlette.types import ASGIApp
+
     from switchboard.bridge.simulator import SimulatedBridge
     from switchboard.runtime import Runtime
 
 log = logging.getLogger("switchboard.bridge")
 
 SIMULATOR_BASE = "http://bridge-sim.internal"
-TIMEOUT = httpx.Timeout(10.0, connect=3.0)
-# A small pool of kept-alive connections: httpx's pool checks every connection of the pool for
-# each request it assigns, so a pool as large as the dispatcher's concurrent dials
-# (tasks.DIAL_CONCURRENCY) spends most of a burst in those checks (decision 0930).
-LIMITS = httpx.Limits(max_connections=8, max_keepalive_connections=8)
+CONNECT_SECONDS = 3.0
+TIMEOUT_SECONDS = 10.0
+TIMEOUT = httpx.Timeout(TIMEOUT_SECONDS, connect=CONNECT_SECONDS)
+# At most eight connections to an external bridge; dials beyond eight wait for a free one
+# (decision 0930: a bridge answers a dial once accepted, so eight carry the dispatcher's dials).
+POOL_SIZE = 8
+# An external bridge's transport failures, named as they have always been reported (the names
+# are part of the 502's description and of ``room.cascade.failed``'s error).
+_FAILURE_NAMES: tuple[tuple[type[BaseException], str], ...] = (
+    (aiohttp.ConnectionTimeoutError, "ConnectTimeout"),
+    (aiohttp.ClientConnectorError, "ConnectError"),
+    (aiohttp.ServerDisconnectedError, "RemoteProtocolError"),
+    (TimeoutError, "ReadTimeout"),
+    (aiohttp.ClientPayloadError, "ReadError"),
+    (aiohttp.ClientResponseError, "RemoteProtocolError"),
+)
 
 
 class BridgeRejected(ApiError):
@@ -40,6 +54,96 @@ class BridgeRejected(ApiError):
 
     status = 502
     code = "bridge_rejected"
+
+
+class Unreachable(Exception):
+    """The bridge could not be asked or did not answer; ``name`` says how (``ConnectError``)."""
+
+    def __init__(self, name: str, detail: str) -> None:
+        super().__init__(detail)
+        self.name = name
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    status: int
+    content: bytes
+
+    @property
+    def text(self) -> str:
+        return self.content.decode("utf-8", "replace")
+
+
+class _Transport(Protocol):
+    async def request(
+        self, method: str, path: str, body: bytes | None, headers: dict[str, str]
+    ) -> Reply: ...
+
+    async def aclose(self) -> None: ...
+
+
+class _NetworkTransport:
+    """An external bridge over aiohttp: about a seventh of httpx's CPU per request here
+    (docs/benchmarks.md), which a POST /v1/calls and every dispatcher dial pay. The session is
+    made on first use, inside the event loop that uses it."""
+
+    def __init__(self, base_url: str) -> None:
+        self._base_url = base_url
+        self._session: aiohttp.ClientSession | None = None
+
+    def _open(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=POOL_SIZE),
+                timeout=aiohttp.ClientTimeout(
+                    total=None, connect=TIMEOUT_SECONDS + CONNECT_SECONDS,
+                    sock_connect=CONNECT_SECONDS, sock_read=TIMEOUT_SECONDS,
+                ),
+                auto_decompress=False,
+                cookie_jar=aiohttp.DummyCookieJar(),
+            )  # fmt: skip
+        return self._session
+
+    async def request(
+        self, method: str, path: str, body: bytes | None, headers: dict[str, str]
+    ) -> Reply:
+        try:
+            async with self._open().request(
+                method, self._base_url + path, data=body, headers=headers, allow_redirects=False
+            ) as response:
+                return Reply(response.status, await response.read())
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            name = next(
+                (n for kind, n in _FAILURE_NAMES if isinstance(exc, kind)), "TransportError"
+            )
+            raise Unreachable(name, str(exc)) from exc
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+
+
+class _AsgiTransport:
+    """The built-in simulator, reached over HTTP in this process (decision 0302)."""
+
+    def __init__(self, base_url: str, app: ASGIApp) -> None:
+        self._http = httpx.AsyncClient(
+            base_url=base_url,
+            transport=httpx.ASGITransport(app=app, raise_app_exceptions=False),
+            timeout=TIMEOUT,
+        )
+
+    async def request(
+        self, method: str, path: str, body: bytes | None, headers: dict[str, str]
+    ) -> Reply:
+        try:
+            response = await self._http.request(method, path, content=body, headers=headers)
+        except httpx.HTTPError as exc:
+            raise Unreachable(type(exc).__name__, str(exc)) from exc
+        return Reply(response.status_code, response.content)
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +169,6 @@ class BridgeClient:
         base_url: str,
         secret: str,
         callback_url: str,
-        transport: httpx.AsyncBaseTransport | None = None,
         simulator: SimulatedBridge | None = None,
         keeper: LeaseKeeper | None = None,
     ) -> None:
@@ -74,8 +177,10 @@ class BridgeClient:
         self.callback_url = callback_url
         self.simulator = simulator
         self._secret = secret
-        self._http = httpx.AsyncClient(
-            base_url=self.base_url, transport=transport, timeout=TIMEOUT, limits=LIMITS
+        self._transport: _Transport = (
+            _NetworkTransport(self.base_url)
+            if simulator is None
+            else _AsgiTransport(self.base_url, simulator.app)
         )
 
     async def aclose(self) -> None:
@@ -83,31 +188,34 @@ class BridgeClient:
             await self._keeper.aclose()
         if self.simulator is not None:
             await self.simulator.aclose()
-        await self._http.aclose()
+        await self._transport.aclose()
 
-    async def _post(self, path: str, payload: dict[str, object]) -> httpx.Response:
+    async def _signed(self, path: str, payload: dict[str, object]) -> Reply:
         body = orjson.dumps(payload)
         headers = {
             protocol.SIGNATURE_HEADER: protocol.sign(self._secret, body),
             "Content-Type": "application/json",
         }
+        return await self._transport.request("POST", path, body, headers)
+
+    async def _post(self, path: str, payload: dict[str, object]) -> Reply:
         try:
-            response = await self._http.post(path, content=body, headers=headers)
-        except httpx.HTTPError as exc:
-            raise BadGateway(f"the media bridge is unreachable ({type(exc).__name__})") from exc
-        if response.status_code >= 500:
-            raise BadGateway(f"the media bridge failed with HTTP {response.status_code}")
-        if response.status_code >= 300:
+            response = await self._signed(path, payload)
+        except Unreachable as exc:
+            raise BadGateway(f"the media bridge is unreachable ({exc.name})") from exc
+        if response.status >= 500:
+            raise BadGateway(f"the media bridge failed with HTTP {response.status}")
+        if response.status >= 300:
             raise BridgeRejected(f"the media bridge refused the request: {response.text[:200]}")
         return response
 
     async def health(self) -> str:
         try:
-            response = await self._http.get("/v1/health")
-        except httpx.HTTPError as exc:
-            raise BadGateway(f"the media bridge is unreachable ({type(exc).__name__})") from exc
-        if response.status_code != 200:
-            raise BadGateway(f"the media bridge health check failed ({response.status_code})")
+            response = await self._transport.request("GET", "/v1/health", None, {})
+        except Unreachable as exc:
+            raise BadGateway(f"the media bridge is unreachable ({exc.name})") from exc
+        if response.status != 200:
+            raise BadGateway(f"the media bridge health check failed ({response.status})")
         return response.text
 
     async def dial(self, request: DialRequest) -> str:
@@ -132,15 +240,10 @@ class BridgeClient:
 
     async def room(self, path: str, message: protocol.RoomRef, *, phase: str) -> RoomAnswer:
         """One room request (``protocol.ROOM_*_PATH``); never raises for the bridge's failures."""
-        body = orjson.dumps(message.model_dump(mode="json"))
-        headers = {
-            protocol.SIGNATURE_HEADER: protocol.sign(self._secret, body),
-            "Content-Type": "application/json",
-        }
         try:
-            response = await self._http.post(path, content=body, headers=headers)
-        except httpx.HTTPError as exc:
-            error = f"the media bridge is unreachable ({type(exc).__name__}: {exc})"
+            response = await self._signed(path, message.model_dump(mode="json"))
+        except Unreachable as exc:
+            error = f"the media bridge is unreachable ({exc.name}: {exc})"
             return RoomAnswer(0, code="bridge_unreachable", phase=phase, error=error)
         try:
             document = orjson.loads(response.content) if response.content else {}
@@ -148,10 +251,10 @@ class BridgeClient:
             document = {}
         if not isinstance(document, dict):
             document = {}
-        if 200 <= response.status_code < 300:
-            return RoomAnswer(response.status_code, body=document, phase=phase)
+        if 200 <= response.status < 300:
+            return RoomAnswer(response.status, body=document, phase=phase)
         return RoomAnswer(
-            response.status_code, body=document,
+            response.status, body=document,
             code=str(document.get("code") or document.get("error") or "bridge_rejected"),
             phase=str(document.get("phase") or phase),
             error=str(document.get("error") or response.text)[:500],
@@ -239,7 +342,6 @@ def _in_process_simulator(runtime: Runtime, callback_url: str) -> BridgeClient:
         base_url=SIMULATOR_BASE,
         secret=secret,
         callback_url=callback_url,
-        transport=httpx.ASGITransport(app=simulator.app, raise_app_exceptions=False),
         simulator=simulator,
         keeper=LeaseKeeper(runtime, simulator),
     )

@@ -6,10 +6,11 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.identity.bearer import Caller as CallerT
 from switchboard.kit.errors import Forbidden, NotFound, Unauthorized
-from switchboard.runtime import RuntimeDep, Session
+from switchboard.runtime import ReadSession, RuntimeDep, Session
 from switchboard.tenants import service as tenants
 from switchboard.tenants.models import Tenant
 
@@ -20,26 +21,46 @@ bearer_scheme = HTTPBearer(
 )
 
 
-async def get_caller(
-    runtime: RuntimeDep,
-    session: Session,
-    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer_scheme)],
+Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer_scheme)]
+
+
+async def _authenticate(
+    runtime: RuntimeDep, session: AsyncSession, credentials: HTTPAuthorizationCredentials | None
 ) -> CallerT:
     if credentials is None or credentials.scheme.lower() != "bearer" or not credentials.credentials:
         raise Unauthorized()
     return await runtime.authenticator.authenticate(session, credentials.credentials)
 
 
+async def get_caller(runtime: RuntimeDep, session: Session, credentials: Credentials) -> CallerT:
+    return await _authenticate(runtime, session, credentials)
+
+
 Caller = Annotated[CallerT, Depends(get_caller)]
 
 
-async def require_admin(caller: Caller) -> CallerT:
+def _admin(caller: CallerT) -> CallerT:
     if not caller.is_admin:
         raise Forbidden("this endpoint requires role=admin")
     return caller
 
 
+async def require_admin(caller: Caller) -> CallerT:
+    return _admin(caller)
+
+
 AdminCaller = Annotated[CallerT, Depends(require_admin)]
+
+
+async def require_admin_reading(
+    runtime: RuntimeDep, session: ReadSession, credentials: Credentials
+) -> CallerT:
+    """``AdminCaller`` authenticated in a read-only transaction: for an endpoint that opens its
+    own write transactions (``POST /v1/calls`` writes only once the bridge answered)."""
+    return _admin(await _authenticate(runtime, session, credentials))
+
+
+AdminCallerReading = Annotated[CallerT, Depends(require_admin_reading)]
 
 
 async def require_super_admin(caller: AdminCaller) -> CallerT:

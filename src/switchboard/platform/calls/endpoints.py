@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query, Request, Response
 
-from switchboard.identity.deps import AdminCaller
+from switchboard.identity.deps import AdminCaller, AdminCallerReading
 from switchboard.kit.http import JsonResponse
 from switchboard.kit.paging import Paging
 from switchboard.kit.readcache import cacheable
@@ -45,8 +45,7 @@ IDEMPOTENCY_CONFLICT: dict[int | str, dict[str, Any]] = {
 )
 async def create_call(
     body: CallCreate,
-    caller: AdminCaller,
-    session: Session,
+    caller: AdminCallerReading,
     runtime: RuntimeDep,
     response: Response,
     idempotency_key: Annotated[
@@ -61,8 +60,9 @@ async def create_call(
         ),
     ] = None,
 ) -> CallCreated:
+    # No Session: the service opens its transactions, the write one after the dial.
     created, replayed = await service.place_call(
-        session, runtime=runtime, caller=caller, body=body, owner=PROCESS_OWNER,
+        runtime=runtime, caller=caller, body=body, owner=PROCESS_OWNER,
         idempotency_key=idempotency_key,
     )  # fmt: skip
     if replayed:

@@ -9,6 +9,7 @@ import orjson
 from sqlalchemy import CursorResult, Select, Text, and_, case, cast, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session as SyncSession
 
 from switchboard.platform.routing.models import InboundRoute, OutboundRoute, RoutingRevision
 
@@ -104,13 +105,17 @@ async def add_inbound(
 # Outbound ------------------------------------------------------------------------------------
 
 
-async def outbound_rules(session: AsyncSession, tenant_id: int) -> list[tuple[str, list[Any]]]:
+def outbound_rules_now(session: SyncSession, tenant_id: int) -> list[tuple[str, list[Any]]]:
     """(match, trunkIds) in evaluation order, as plain columns; the JSON arrives as text and
     is decoded with orjson, several times faster than the generic JSON column processing."""
     stmt = _outbound(tenant_id).with_only_columns(
         OutboundRoute.match, cast(OutboundRoute.trunk_ids, Text), maintain_column_froms=True
     )
-    return [(r[0], orjson.loads(r[1])) for r in (await session.execute(stmt)).all()]
+    return [(r[0], orjson.loads(r[1])) for r in session.execute(stmt).all()]
+
+
+async def outbound_rules(session: AsyncSession, tenant_id: int) -> list[tuple[str, list[Any]]]:
+    return await session.run_sync(outbound_rules_now, tenant_id)
 
 
 async def page_outbound(
@@ -155,11 +160,15 @@ async def all_outbound(session: AsyncSession, tenant_id: int) -> list[OutboundRo
 # Revisions -----------------------------------------------------------------------------------
 
 
-async def revision(session: AsyncSession, tenant_id: int, table: Table) -> str:
+def revision_now(session: SyncSession, tenant_id: int, table: Table) -> str:
     """The current revision token of a table ("" before its first change)."""
     column = getattr(RoutingRevision, table)
     stmt = select(column).where(RoutingRevision.tenant_id == tenant_id)
-    return str(await session.scalar(stmt) or "")
+    return str(session.scalar(stmt) or "")
+
+
+async def revision(session: AsyncSession, tenant_id: int, table: Table) -> str:
+    return await session.run_sync(revision_now, tenant_id, table)
 
 
 async def bump_revision(session: AsyncSession, tenant_id: int, table: Table) -> str:

@@ -9,6 +9,7 @@ change committed by any process is seen by every other on its next resolution.
 from __future__ import annotations
 
 import asyncio
+import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable
@@ -17,6 +18,7 @@ from typing import Generic, TypeVar
 
 from sqlalchemy.engine import Engine
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session as SyncSession
 
 from switchboard.kit.errors import BadRequest, Conflict, NotFound
 from switchboard.platform.routing import repository
@@ -40,6 +42,7 @@ CATCHALL_USER = "admin"
 CACHED_TABLES_PER_ENGINE = 4096
 COMPILE_IN_THREAD_ROWS = 5000
 
+AnySession = AsyncSession | SyncSession
 IndexT = TypeVar("IndexT", InboundIndex, OutboundIndex)
 
 
@@ -51,16 +54,19 @@ class _IndexCache(Generic[IndexT]):
         self._engines = weakref.WeakKeyDictionary()
         self._locks: weakref.WeakKeyDictionary[Engine, dict[int, asyncio.Lock]]
         self._locks = weakref.WeakKeyDictionary()
+        self._mutex = threading.Lock()
 
     @staticmethod
-    def _engine(session: AsyncSession) -> Engine | None:
+    def _engine(session: AnySession) -> Engine | None:
         bind = session.bind
+        if isinstance(bind, Engine):  # a synchronous session (``Database.read``)
+            return bind
         if bind is None or not hasattr(bind, "sync_engine"):
             return None
         engine: Engine = bind.sync_engine
         return engine
 
-    def _entries(self, session: AsyncSession) -> OrderedDict[int, tuple[str, IndexT]] | None:
+    def _entries(self, session: AnySession) -> OrderedDict[int, tuple[str, IndexT]] | None:
         engine = self._engine(session)
         return None if engine is None else self._engines.setdefault(engine, OrderedDict())
 
@@ -71,22 +77,24 @@ class _IndexCache(Generic[IndexT]):
             return asyncio.Lock()
         return self._locks.setdefault(engine, {}).setdefault(tenant_id, asyncio.Lock())
 
-    def get(self, session: AsyncSession, tenant_id: int, revision: str) -> IndexT | None:
+    def get(self, session: AnySession, tenant_id: int, revision: str) -> IndexT | None:
         entries = self._entries(session)
-        hit = entries.get(tenant_id) if entries is not None else None
-        if entries is None or hit is None or hit[0] != revision:
-            return None
-        entries.move_to_end(tenant_id)
-        return hit[1]
+        with self._mutex:  # also used from ``Database.read``'s threads
+            hit = entries.get(tenant_id) if entries is not None else None
+            if entries is None or hit is None or hit[0] != revision:
+                return None
+            entries.move_to_end(tenant_id)
+            return hit[1]
 
-    def put(self, session: AsyncSession, tenant_id: int, revision: str, index: IndexT) -> None:
+    def put(self, session: AnySession, tenant_id: int, revision: str, index: IndexT) -> None:
         entries = self._entries(session)
         if entries is None:
             return
-        entries[tenant_id] = (revision, index)
-        entries.move_to_end(tenant_id)
-        while len(entries) > CACHED_TABLES_PER_ENGINE:
-            entries.popitem(last=False)
+        with self._mutex:
+            entries[tenant_id] = (revision, index)
+            entries.move_to_end(tenant_id)
+            while len(entries) > CACHED_TABLES_PER_ENGINE:
+                entries.popitem(last=False)
 
 
 _inbound_cache: _IndexCache[InboundIndex] = _IndexCache()
@@ -146,6 +154,20 @@ async def outbound_index(session: AsyncSession, *, tenant_id: int) -> OutboundIn
         index = await _off_loop(OutboundIndex, rules)
         _outbound_cache.put(session, tenant_id, revision, index)
     return index
+
+
+def outbound_index_now(session: SyncSession, *, tenant_id: int) -> OutboundIndex:
+    """``outbound_index`` in a synchronous unit of work (``Database.read``): one thread hand-off
+    for the whole read on SQLite. A miss compiles in place (it runs off the event loop)."""
+    revision = repository.revision_now(session, tenant_id, "outbound")
+    cached = _outbound_cache.get(session, tenant_id, revision)
+    if cached is None:
+        rows = repository.outbound_rules_now(session, tenant_id)
+        cached = OutboundIndex(
+            [OutboundRule(match, tuple(map(str, trunks))) for match, trunks in rows]
+        )
+        _outbound_cache.put(session, tenant_id, revision, cached)
+    return cached
 
 
 async def resolve_inbound(

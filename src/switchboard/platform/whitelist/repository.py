@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlalchemy import CursorResult, Select, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session as SyncSession
 
 from switchboard.platform.whitelist.models import Whitelist
 
@@ -13,10 +14,14 @@ def _of(tenant_id: int) -> Select[Whitelist]:
     return select(Whitelist).where(Whitelist.tenant_id == tenant_id)
 
 
-async def read(session: AsyncSession, tenant_id: int) -> Whitelist | None:
+def read_now(session: SyncSession, tenant_id: int) -> Whitelist | None:
     """The tenant's whitelist as committed now (no identity-map copy is reused)."""
     stmt = _of(tenant_id).execution_options(populate_existing=True)
-    return (await session.execute(stmt)).scalar_one_or_none()
+    return session.execute(stmt).scalar_one_or_none()
+
+
+async def read(session: AsyncSession, tenant_id: int) -> Whitelist | None:
+    return await session.run_sync(read_now, tenant_id)
 
 
 async def lock(session: AsyncSession, tenant_id: int) -> Whitelist:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session as SyncSession
 
 from switchboard.kit.crypto import hmac_sha256_hex
 from switchboard.kit.errors import BadRequest, NotFound
@@ -74,13 +75,19 @@ async def list_entries(session: AsyncSession, *, tenant_id: int) -> list[Entry]:
     return _entries(await repository.read(session, tenant_id))
 
 
-async def is_whitelisted(session: AsyncSession, *, tenant_id: int, number: str) -> bool:
+def _listed(row: Whitelist | None, number: str) -> bool:
     """Whether dialling ``number`` is allowed; ``+49...`` and ``0049...`` are the same number."""
     wanted = match_key(number)
-    if not wanted:
-        return False
-    entries = await list_entries(session, tenant_id=tenant_id)
-    return any(match_key(entry.number) == wanted for entry in entries)
+    return bool(wanted) and any(match_key(entry.number) == wanted for entry in _entries(row))
+
+
+async def is_whitelisted(session: AsyncSession, *, tenant_id: int, number: str) -> bool:
+    return _listed(await repository.read(session, tenant_id), number)
+
+
+def is_whitelisted_now(session: SyncSession, *, tenant_id: int, number: str) -> bool:
+    """``is_whitelisted`` in a synchronous unit of work (``Database.read``)."""
+    return _listed(repository.read_now(session, tenant_id), number)
 
 
 def _apply_add(

@@ -6,11 +6,13 @@ import datetime as dt
 import functools
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session as SyncSession
 
-from switchboard.bridge.client import bridge_for
+from switchboard.bridge.client import BridgeClient, bridge_for
 from switchboard.identity.bearer import Caller
 from switchboard.kit.db import Database, after_commit
 from switchboard.kit.errors import ApiError, BadRequest, NotFound
@@ -29,8 +31,8 @@ from switchboard.platform.calls.service._rules import (
     in_flight_values,
     new_call_id,
 )
-from switchboard.platform.routing.service import resolve_outbound
-from switchboard.platform.whitelist.service import add_number, is_whitelisted
+from switchboard.platform.routing.service import outbound_index_now
+from switchboard.platform.whitelist.service import add_number, is_whitelisted, is_whitelisted_now
 from switchboard.runtime import Runtime
 from switchboard.tenants.config import TenantConfig
 from switchboard.tenants.models import Tenant
@@ -38,14 +40,52 @@ from switchboard.tenants.models import Tenant
 log = logging.getLogger("switchboard.calls")
 
 
+@dataclass(frozen=True, slots=True)
+class _Draft:
+    """What the reads decided: the call as it will be stored, and whether its number was on
+    the whitelist when read."""
+
+    call: Call
+    tenant_name: str
+    config: TenantConfig
+    whitelisted: bool
+
+
 async def create_call(
     session: AsyncSession, *, runtime: Runtime, caller: Caller, body: CallCreate, owner: str
 ) -> CallCreated:
-    """Validate, route, dial (unless scheduled), then whitelist and store, all in the request's
+    """Validate, route, dial (unless scheduled), then whitelist and store, all in the session's
     transaction: a bridge failure raises before anything is written, and the transaction rolls
     back, so nothing is left."""
     bridge = bridge_for(runtime)  # 503 before anything is touched
-    tenant = await session.get(Tenant, caller.tenant_id)
+    draft = await session.run_sync(_draft, runtime=runtime, caller=caller, body=body, owner=owner)
+    reply = await _ask_bridge(bridge, draft, runtime=runtime, owner=owner)
+    return await _store(session, draft, reply)
+
+
+async def create_call_after_dial(
+    db: Database, *, runtime: Runtime, caller: Caller, body: CallCreate, owner: str
+) -> CallCreated:
+    """``create_call`` with its reads in a read-only transaction and its writes in a write
+    transaction begun after the bridge answered (decision 0931): on SQLite no request holds the
+    database's write lock across the dial, so requests dial concurrently. Nothing is written
+    before the bridge accepted the call, so a 502/503 still leaves nothing stored."""
+    bridge = bridge_for(runtime)
+    # One read-only unit of work: on SQLite one thread hand-off instead of one per statement.
+    draft = await db.read(
+        functools.partial(_draft, runtime=runtime, caller=caller, body=body, owner=owner)
+    )
+    reply = await _ask_bridge(bridge, draft, runtime=runtime, owner=owner)
+    async with db.transaction() as session:
+        return await _store(session, draft, reply)
+
+
+def _draft(
+    session: SyncSession, *, runtime: Runtime, caller: Caller, body: CallCreate, owner: str
+) -> _Draft:
+    """The reads: the tenant's configuration, the trunks, the whitelist; nothing is written.
+    Synchronous, so that it runs as one unit of work (``Database.read``)."""
+    tenant = session.get(Tenant, caller.tenant_id)
     if tenant is None:
         raise NotFound("tenant not found")
     config = TenantConfig.from_settings(tenant.settings or {})
@@ -91,51 +131,69 @@ async def create_call(
         bridge_reply="",
     )
 
-    trunks = await resolve_outbound(
-        session, tenant_id=tenant.id, number=body.phone, default_trunk_id=config.default_trunk_id
+    trunks = outbound_index_now(session, tenant_id=tenant.id).resolve(
+        body.phone, config.default_trunk_id
     )
     call.trunk_ids = list(trunks)
     call.trunk_id = trunks[0] if trunks else ""
+    try:
+        whitelisted = is_whitelisted_now(session, tenant_id=tenant.id, number=body.phone)
+    except ApiError:
+        whitelisted = False  # ``_store`` tries again and reports the error
+    return _Draft(call, tenant.name, config, whitelisted)
 
-    # The bridge is asked before the first write: a refusal leaves the transaction untouched,
-    # and no database lock is held across the network round trip.
-    if schedule_at is None:
-        reply = await bridge.dial(
-            dial_request(
-                call,
-                tenant_name=tenant.name,
-                config=config,
-                runtime=runtime,
-                callback_url=bridge.callback_url,
-            )
-        )
-        for key, value in in_flight_values(
-            max_seconds=call.max_seconds, now=now, runtime=runtime, owner=owner, reply=reply
-        ).items():
-            setattr(call, key, value)
-    else:
+
+async def _ask_bridge(bridge: BridgeClient, draft: _Draft, *, runtime: Runtime, owner: str) -> str:
+    """Dial an immediate call (a scheduled one checks the bridge's health), before the first
+    write: a refusal leaves nothing to undo, and no database lock is held across the network
+    round trip. Returns the bridge's reply."""
+    call = draft.call
+    if call.status == SCHEDULED:
         reply = await bridge.health()
         call.bridge_reply = reply[:4000]
+        return reply
+    reply = await bridge.dial(
+        dial_request(
+            call,
+            tenant_name=draft.tenant_name,
+            config=draft.config,
+            runtime=runtime,
+            callback_url=bridge.callback_url,
+        )
+    )
+    for key, value in in_flight_values(
+        max_seconds=call.max_seconds, now=call.created_at, runtime=runtime, owner=owner,
+        reply=reply,
+    ).items():  # fmt: skip
+        setattr(call, key, value)
+    return reply
 
+
+async def _store(session: AsyncSession, draft: _Draft, reply: str) -> CallCreated:
+    """The writes: the number onto the whitelist (unless it was on it), then the call."""
+    call = draft.call
     whitelist_added, whitelist_error = False, None
     try:
-        # A number already on the list needs no write (and no lock on the tenant's list).
-        if not await is_whitelisted(session, tenant_id=tenant.id, number=body.phone):
+        # A number already on the list needs no write (and no lock on the tenant's list); one
+        # that was not is looked up again here, in the writing transaction.
+        if not draft.whitelisted and not await is_whitelisted(
+            session, tenant_id=call.tenant_id, number=call.phone
+        ):
             whitelist_added, _count = await add_number(
                 session,
-                tenant_id=tenant.id,
-                number=body.phone,
+                tenant_id=call.tenant_id,
+                number=call.phone,
                 comment=f"outbound AI call {call.call_id}",
             )
     except ApiError as exc:
         whitelist_error = exc.description
     repository.add(session, call)
     await session.flush()
-    log.info("call %s created for tenant %s (%s)", call.call_id, tenant.name, call.status)
+    log.info("call %s created for tenant %s (%s)", call.call_id, draft.tenant_name, call.status)
     return CallCreated(
         ok=True,
         call_id=call.call_id,
-        tenant=tenant.name,
+        tenant=draft.tenant_name,
         whitelist_added=whitelist_added,
         whitelist_error=whitelist_error,
         bridge_reply=reply,

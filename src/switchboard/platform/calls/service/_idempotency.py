@@ -22,7 +22,7 @@ from switchboard.kit.errors import BadRequest, Conflict
 from switchboard.platform.calls import repository
 from switchboard.platform.calls.models import CallIdempotencyKey
 from switchboard.platform.calls.schemas import CallCreate, CallCreated
-from switchboard.platform.calls.service._create import create_call
+from switchboard.platform.calls.service._create import create_call, create_call_after_dial
 from switchboard.runtime import Runtime
 
 KEY_TTL = dt.timedelta(hours=24)
@@ -51,7 +51,6 @@ def _replay(row: CallIdempotencyKey, body_hash: str) -> CallCreated:
 
 
 async def place_call(
-    session: AsyncSession,
     *,
     runtime: Runtime,
     caller: Caller,
@@ -59,29 +58,41 @@ async def place_call(
     owner: str,
     idempotency_key: str | None,
 ) -> tuple[CallCreated, bool]:
-    """``create_call``, at most once per key and tenant in 24 hours; True when replayed."""
+    """``create_call``, at most once per key and tenant in 24 hours; True when replayed.
+
+    Without a key the write transaction begins after the dial (``create_call_after_dial``);
+    with one, the key's row is written first and the whole request is one transaction."""
     if idempotency_key is None:
-        return await create_call(
-            session, runtime=runtime, caller=caller, body=body, owner=owner
-        ), False
+        created = await create_call_after_dial(
+            runtime.db, runtime=runtime, caller=caller, body=body, owner=owner
+        )
+        return created, False
     if not KEY_RE.match(idempotency_key):
         raise BadRequest("Idempotency-Key: 1 to 255 printable ASCII characters, no spaces")
+    async with runtime.db.transaction() as session:
+        return await _place_once(
+            session, runtime=runtime, caller=caller, body=body, owner=owner, key=idempotency_key
+        )
+
+
+async def _place_once(
+    session: AsyncSession, *, runtime: Runtime, caller: Caller, body: CallCreate, owner: str,
+    key: str,
+) -> tuple[CallCreated, bool]:  # fmt: skip
     now = runtime.clock.now()
     body_hash = _body_hash(runtime, body)
-    row = await repository.idempotency_key(session, tenant_id=caller.tenant_id, key=idempotency_key)
+    row = await repository.idempotency_key(session, tenant_id=caller.tenant_id, key=key)
     if row is not None and row.expires_at <= now:
         await repository.delete_idempotency_key(session, row)
         row = None
     if row is not None:
         return _replay(row, body_hash), True
     row = CallIdempotencyKey(
-        tenant_id=caller.tenant_id, key=idempotency_key, body_hash=body_hash, call_id="",
+        tenant_id=caller.tenant_id, key=key, body_hash=body_hash, call_id="",
         response="", created_at=now, expires_at=now + KEY_TTL,
     )  # fmt: skip
     if not await repository.reserve_idempotency_key(session, row):
-        first = await repository.idempotency_key(
-            session, tenant_id=caller.tenant_id, key=idempotency_key
-        )
+        first = await repository.idempotency_key(session, tenant_id=caller.tenant_id, key=key)
         assert first is not None  # the concurrent request committed it
         return _replay(first, body_hash), True
     created = await create_call(session, runtime=runtime, caller=caller, body=body, owner=owner)
