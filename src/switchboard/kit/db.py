@@ -2,7 +2,8 @@
 
 SQLite is the embedded default; PostgreSQL is selected by a ``postgresql+asyncpg`` URL.
 Services flush, never commit: the request (or task) that opened the session commits it.
-``Database.read`` runs a read-only unit of work in one piece (docs/decisions/0950).
+``Database.read`` runs a read-only unit of work in one piece (docs/decisions/0950), and
+``Database.write`` a write unit of work (docs/decisions/0209).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
@@ -145,6 +147,8 @@ class Database:
         self.engine: AsyncEngine = create_async_engine(url, **kwargs)
         self._reader: Engine | None = None
         self._readers: ThreadPoolExecutor | None = None
+        self._sync_writer: Engine | None = None
+        self._write_thread: ThreadPoolExecutor | None = None
         if is_sqlite(url):
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
             event.listen(self.engine.sync_engine, "begin", _sqlite_begin)
@@ -157,6 +161,13 @@ class Database:
                 ).execution_options(**{READ_ONLY: True})  # fmt: skip
                 event.listen(self._reader, "connect", _sqlite_reader_pragmas)
                 event.listen(self._reader, "begin", _sqlite_begin)
+                self._sync_writer = create_engine(
+                    file.set(drivername="sqlite"),
+                    connect_args={"timeout": busy_timeout, "check_same_thread": False},
+                    pool_size=1, max_overflow=0,
+                )  # fmt: skip
+                event.listen(self._sync_writer, "connect", _sqlite_pragmas)
+                event.listen(self._sync_writer, "begin", _sqlite_begin)
         self.sessionmaker = async_sessionmaker(self.engine, expire_on_commit=False)
         # Read-only sessions carry the option on their engine, so they need not connect up front
         # (a request that reads nothing through its session costs no round trip).
@@ -210,6 +221,46 @@ class Database:
         assert self._reader is not None
         with SyncSession(self._reader, expire_on_commit=False) as session, session.begin():
             return work(session)
+
+    async def write(self, work: Callable[[SyncSession], T]) -> T:
+        """Run ``work`` in one write transaction and return what it returns.
+
+        On SQLite the process's write turn is taken (decision 0900), then BEGIN IMMEDIATE, every
+        statement and COMMIT run on the writer thread with a connection of its own: one hand-off
+        for the unit of work instead of several per statement through aiosqlite. Elsewhere
+        ``work`` runs on the event loop through the async driver. ``work`` gets a synchronous
+        session; after-commit hooks are not run for it.
+        """
+        if self._sync_writer is None:
+            async with self.transaction() as session:
+                return await session.run_sync(work)
+        if self._write_thread is None:
+            self._write_thread = ThreadPoolExecutor(1, "sqlite-write")
+        loop = asyncio.get_running_loop()
+        if _HOLDING_WRITE_TURN.get():
+            return await loop.run_in_executor(self._write_thread, self._write_in_thread, work)
+        async with self._write_turn():
+            return await loop.run_in_executor(self._write_thread, self._write_in_thread, work)
+
+    def _write_in_thread(self, work: Callable[[SyncSession], T]) -> T:
+        """``work`` in one SQLite write transaction (rolled back if it raises); a BEGIN
+        IMMEDIATE that outwaited the busy timeout is retried, as in ``_begin_sqlite``."""
+        assert self._sync_writer is not None
+        attempt = 0
+        while True:
+            with SyncSession(self._sync_writer, expire_on_commit=False) as session:
+                try:
+                    session.connection()
+                except OperationalError as exc:
+                    attempt += 1
+                    if "database is locked" not in str(exc) or attempt == BEGIN_ATTEMPTS:
+                        raise
+                    log.warning("SQLite stayed locked at BEGIN; retrying (%d)", attempt)
+                    time.sleep(0.005 * attempt)
+                    continue
+                result = work(session)
+                session.commit()
+                return result
 
     @asynccontextmanager
     async def _write_turn(self) -> AsyncIterator[None]:
@@ -272,6 +323,11 @@ class Database:
             self._readers = None
         if self._reader is not None:
             self._reader.dispose()
+        if self._write_thread is not None:
+            self._write_thread.shutdown(wait=True)
+            self._write_thread = None
+        if self._sync_writer is not None:
+            self._sync_writer.dispose()
 
 
 def after_commit(session: AsyncSession, hook: AfterCommit) -> None:

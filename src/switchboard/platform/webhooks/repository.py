@@ -29,6 +29,7 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 from sqlalchemy.sql.expression import type_coerce
 
 from switchboard.kit.db import UtcDateTime
@@ -151,12 +152,10 @@ async def requeue(session: AsyncSession, delivery: Delivery, *, now: dt.datetime
     await session.flush()
 
 
-async def fail_pending(
-    session: AsyncSession, subscription_id: str, *, now: dt.datetime, reason: str
-) -> None:
+def fail_pending(session: Session, subscription_id: str, *, now: dt.datetime, reason: str) -> None:
     """Finish every queued delivery of a paused or deleted subscription as failed."""
     d = _deliveries_table
-    await session.execute(
+    session.execute(
         update(d)
         .where(d.c.subscription_id == subscription_id, d.c.status == PENDING)
         .values(
@@ -236,8 +235,8 @@ def _due_statement(*, excluding: bool, skip_locked: bool) -> Select[Any]:
     return stmt
 
 
-async def due_candidates(
-    session: AsyncSession,
+def due_candidates(
+    session: Session,
     *,
     now: dt.datetime,
     limit: int,
@@ -249,11 +248,11 @@ async def due_candidates(
     params: dict[str, Any] = {"now": now, "limit": limit}
     if exclude:
         params["exclude"] = _padded(exclude)
-    return [Candidate(*row) for row in await session.execute(stmt, params)]
+    return [Candidate(*row) for row in session.execute(stmt, params)]
 
 
-async def lease(
-    session: AsyncSession,
+def lease(
+    session: Session,
     candidates: Sequence[Candidate],
     *,
     now: dt.datetime,
@@ -265,7 +264,7 @@ async def lease(
     if not candidates:
         return []
     d = _deliveries_table
-    leased = await session.execute(
+    leased = session.execute(
         update(d)
         .where(
             d.c.id.in_(_padded([c.id for c in candidates])),
@@ -296,7 +295,7 @@ async def lease(
     ]
 
 
-async def next_due(session: AsyncSession) -> dt.datetime | None:
+def next_due(session: Session) -> dt.datetime | None:
     """When the earliest pending delivery becomes claimable (its lease may hold it)."""
     d = _deliveries_table
     effective = func.coalesce(d.c.lease_until, d.c.next_attempt_at)
@@ -304,21 +303,21 @@ async def next_due(session: AsyncSession) -> dt.datetime | None:
     stmt = select(type_coerce(func.min(effective), UtcDateTime)).where(
         d.c.status == PENDING, _not_blocked()
     )
-    return cast("dt.datetime | None", await session.scalar(stmt))
+    return cast("dt.datetime | None", session.scalar(stmt))
 
 
-async def existing_deliveries(session: AsyncSession, ids: Sequence[str]) -> set[str]:
+def existing_deliveries(session: Session, ids: Sequence[str]) -> set[str]:
     if not ids:
         return set()
     d = _deliveries_table
-    return set(await session.scalars(select(d.c.id).where(d.c.id.in_(_padded(ids)))))
+    return set(session.scalars(select(d.c.id).where(d.c.id.in_(_padded(ids)))))
 
 
-async def existing_subscriptions(session: AsyncSession, ids: Sequence[str]) -> set[str]:
+def existing_subscriptions(session: Session, ids: Sequence[str]) -> set[str]:
     if not ids:
         return set()
     t = _subscriptions_table
-    return set(await session.scalars(select(t.c.id).where(t.c.id.in_(_padded(ids)))))
+    return set(session.scalars(select(t.c.id).where(t.c.id.in_(_padded(ids)))))
 
 
 _ATTEMPT_COLUMNS = (
@@ -348,17 +347,17 @@ _INSERT_ATTEMPTS_UNNEST = text(
 )
 
 
-async def record_attempts(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> None:
+def record_attempts(session: Session, rows: Sequence[dict[str, Any]]) -> None:
     if not rows:
         return
     if session.get_bind().dialect.name == "postgresql":
         columns = {name: [row[name] for row in rows] for name in _ATTEMPT_COLUMNS}
-        await session.execute(_INSERT_ATTEMPTS_UNNEST, columns)
+        session.execute(_INSERT_ATTEMPTS_UNNEST, columns)
         return
-    await session.execute(insert(_attempts_table), list(rows))
+    session.execute(insert(_attempts_table), list(rows))
 
 
-async def finish_deliveries(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> None:
+def finish_deliveries(session: Session, rows: Sequence[dict[str, Any]]) -> None:
     """Apply outcomes; a row whose lease was lost (token changed) is left alone.
 
     Rows with the same outcome (a batch of successes, typically) are written by one
@@ -371,7 +370,7 @@ async def finish_deliveries(session: AsyncSession, rows: Sequence[dict[str, Any]
     t = _deliveries_table
     for key, ids in groups.items():
         values = dict(zip(_OUTCOME_COLUMNS, key, strict=True))
-        await session.execute(
+        session.execute(
             update(t)
             .where(t.c.id.in_(_padded(ids)), t.c.lease_token == values["b_token"])
             .values(
@@ -398,8 +397,8 @@ _OUTCOME_COLUMNS = (
 )
 
 
-async def touch(
-    session: AsyncSession, *, fired: Sequence[str], succeeded: Sequence[str], now: dt.datetime
+def touch(
+    session: Session, *, fired: Sequence[str], succeeded: Sequence[str], now: dt.datetime
 ) -> None:
     """Stamp ``lastFiredUtc`` of ``fired`` and, in the same statement, clear the failure
     tally of those in ``succeeded`` (a subset) that are active."""
@@ -410,16 +409,16 @@ async def touch(
     if succeeded:
         reset = and_(t.c.id.in_(_padded(succeeded)), t.c.active.is_(True))
         values["failures"] = case((reset, 0), else_=t.c.failures)
-    await session.execute(update(t).where(t.c.id.in_(_padded(fired))).values(**values))
+    session.execute(update(t).where(t.c.id.in_(_padded(fired))).values(**values))
 
 
-async def add_failures(
-    session: AsyncSession, subscription_id: str, *, count: int, reset_first: bool, pause_at: int
+def add_failures(
+    session: Session, subscription_id: str, *, count: int, reset_first: bool, pause_at: int
 ) -> bool:
     """Count ``count`` more consecutive failed deliveries (after a success when
     ``reset_first``); returns True when this pauses the subscription."""
     t = _subscriptions_table
-    result = await session.execute(
+    result = session.execute(
         update(t)
         .where(t.c.id == subscription_id, t.c.active.is_(True))
         .values(failures=count if reset_first else t.c.failures + count)
@@ -428,7 +427,7 @@ async def add_failures(
     current = result.scalar_one_or_none()
     if current is None or current < pause_at:
         return False
-    await session.execute(
+    session.execute(
         update(t).where(t.c.id == subscription_id).values(active=False, failures=pause_at)
     )
     return True

@@ -12,6 +12,7 @@ import asyncio
 import collections
 import contextlib
 import datetime as dt
+import functools
 import logging
 import secrets
 import time
@@ -23,7 +24,7 @@ import aiohttp
 import asyncpg  # type: ignore[import-untyped]
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from switchboard import __version__
 from switchboard.platform.webhooks import repository, service
@@ -134,10 +135,10 @@ class _Writes:
                 )
         return w
 
-    async def still_existing(self, session: AsyncSession) -> _Writes:
+    def still_existing(self, session: Session) -> _Writes:
         """The writes without deliveries and subscriptions deleted meanwhile."""
-        existing = await repository.existing_deliveries(session, [f["b_id"] for f in self.finished])
-        alive = await repository.existing_subscriptions(session, sorted(self.fired))
+        existing = repository.existing_deliveries(session, [f["b_id"] for f in self.finished])
+        alive = repository.existing_subscriptions(session, sorted(self.fired))
         return _Writes(
             self.now,
             [a for a in self.attempts if a["delivery_id"] in existing],
@@ -146,6 +147,21 @@ class _Writes:
             self.succeeded & alive,
             {k: v for k, v in self.failures.items() if k in alive},
         )
+
+
+@dataclass(frozen=True, slots=True)
+class _Room:
+    """The slots a claim may fill, as they stood when the tick began: on SQLite the tick's
+    statements run on the writer thread while sends go on finishing on the event loop."""
+
+    free: int
+    in_flight: dict[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class _Claim:
+    leased: list[Claimed]
+    more: bool  # the candidates filled the query: more may be due right now
 
 
 def _describe(exc: BaseException) -> str:
@@ -234,14 +250,17 @@ class Sender:
 
     # Claiming.
 
-    def _pick(self, candidates: list[Candidate]) -> list[Candidate]:
+    def _room(self) -> _Room:
+        return _Room(self.free, dict(self._in_flight))
+
+    def _pick(self, candidates: list[Candidate], room: _Room) -> list[Candidate]:
         chosen: list[Candidate] = []
         taken: collections.Counter[str] = collections.Counter()
         for candidate in candidates:
-            if len(chosen) >= self.free:
+            if len(chosen) >= room.free:
                 break
             sub = candidate.subscription_id
-            if self._in_flight[sub] + taken[sub] >= self.per_subscription:
+            if room.in_flight.get(sub, 0) + taken[sub] >= self.per_subscription:
                 continue
             taken[sub] += 1
             chosen.append(candidate)
@@ -251,44 +270,46 @@ class Sender:
         """Lease due deliveries: SKIP LOCKED on PostgreSQL, a conditional UPDATE on SQLite."""
         if self.free <= 0:
             return []
-        db = self.runtime.db
-        if self.postgres:
-            async with db.transaction() as session:
-                return await self._claim_in(session)
         self._wake.clear()
-        now = self.runtime.clock.now()
-        # SQLite: read the candidates without the write lock; the lease below is conditional.
-        async with db.transaction(read_only=True) as session:
-            candidates = await self._candidates(session, now)
+        now, room, db = self.runtime.clock.now(), self._room(), self.runtime.db
+        if self.postgres:
+            claim = await db.write(functools.partial(self._claim_in, now=now, room=room))
+        else:
+            # SQLite: read the candidates without the write lock; the lease is conditional.
+            candidates = await db.read(functools.partial(self._candidates, now=now, room=room))
+            if not candidates:
+                self._more = False
+                return []
+            more = len(candidates) >= room.free * 2
+            leased = await db.write(
+                functools.partial(self._lease, candidates=candidates, now=now, room=room)
+            )
+            claim = _Claim(leased, more)
+        self._more = claim.more
+        return claim.leased
+
+    def _claim_in(self, session: Session, *, now: dt.datetime, room: _Room) -> _Claim:
+        """Read the candidates and lease them in ``session``, a write transaction."""
+        candidates = self._candidates(session, now=now, room=room)
+        more = len(candidates) >= room.free * 2
+        leased = self._lease(session, candidates=candidates, now=now, room=room)
+        return _Claim(leased, more)
+
+    def _candidates(self, session: Session, *, now: dt.datetime, room: _Room) -> list[Candidate]:
+        saturated = [s for s, n in room.in_flight.items() if n >= self.per_subscription]
+        return repository.due_candidates(
+            session, now=now, limit=room.free * 2, exclude=saturated, skip_locked=self.postgres
+        )
+
+    def _lease(
+        self, session: Session, *, candidates: list[Candidate], now: dt.datetime, room: _Room
+    ) -> list[Claimed]:
         if not candidates:
             return []
-        async with db.transaction() as session:
-            return await self._lease(session, candidates, now)
-
-    async def _claim_in(self, session: AsyncSession) -> list[Claimed]:
-        """Read the candidates and lease them in ``session``, a write transaction."""
-        if self.free <= 0:
-            return []
-        self._wake.clear()
-        now = self.runtime.clock.now()
-        candidates = await self._candidates(session, now)
-        return await self._lease(session, candidates, now) if candidates else []
-
-    async def _candidates(self, session: AsyncSession, now: dt.datetime) -> list[Candidate]:
-        saturated = [s for s, n in self._in_flight.items() if n >= self.per_subscription]
-        candidates = await repository.due_candidates(
-            session, now=now, limit=self.free * 2, exclude=saturated, skip_locked=self.postgres
-        )
-        self._more = len(candidates) >= self.free * 2
-        return candidates
-
-    async def _lease(
-        self, session: AsyncSession, candidates: list[Candidate], now: dt.datetime
-    ) -> list[Claimed]:
         until = now + dt.timedelta(seconds=self.lease_seconds)
         token = secrets.token_hex(8)
-        return await repository.lease(
-            session, self._pick(candidates), now=now, until=until, token=token
+        return repository.lease(
+            session, self._pick(candidates, room), now=now, until=until, token=token
         )
 
     # Sending.
@@ -399,25 +420,42 @@ class Sender:
             raise
 
     async def _transact(self, w: _Writes, *, claim: bool, check: bool = False) -> list[Claimed]:
-        async with self.runtime.db.transaction() as session:
-            if check:
-                w = await w.still_existing(session)
-            await repository.record_attempts(session, w.attempts)
-            await repository.finish_deliveries(session, w.finished)
-            await repository.touch(
-                session,
-                fired=sorted(w.fired),
-                succeeded=sorted(w.succeeded - set(w.failures)),
-                now=w.now,
-            )
-            for subscription_id, (reset, count) in w.failures.items():
-                await self._add_failures(session, subscription_id, reset, count, w.now)
-            return await self._claim_in(session) if claim else []
+        room = None
+        if claim and self.free > 0:
+            self._wake.clear()
+            room = self._room()
+        claimed = await self.runtime.db.write(
+            functools.partial(self._write_back, w=w, room=room, check=check)
+        )
+        if claimed is None:
+            return []
+        self._more = claimed.more
+        return claimed.leased
 
-    async def _add_failures(
-        self, session: AsyncSession, subscription_id: str, reset: bool, count: int, now: dt.datetime
+    def _write_back(
+        self, session: Session, *, w: _Writes, room: _Room | None, check: bool
+    ) -> _Claim | None:
+        """The tick's one unit of work: the outcomes, then (given ``room``) the next claim."""
+        if check:
+            w = w.still_existing(session)
+        repository.record_attempts(session, w.attempts)
+        repository.finish_deliveries(session, w.finished)
+        repository.touch(
+            session,
+            fired=sorted(w.fired),
+            succeeded=sorted(w.succeeded - set(w.failures)),
+            now=w.now,
+        )
+        for subscription_id, (reset, count) in w.failures.items():
+            self._add_failures(session, subscription_id, reset, count, w.now)
+        if room is None:
+            return None
+        return self._claim_in(session, now=self.runtime.clock.now(), room=room)
+
+    def _add_failures(
+        self, session: Session, subscription_id: str, reset: bool, count: int, now: dt.datetime
     ) -> None:
-        paused = await repository.add_failures(
+        paused = repository.add_failures(
             session,
             subscription_id,
             count=count,
@@ -430,9 +468,7 @@ class Sender:
                 subscription_id,
                 service.PAUSE_AFTER_FAILURES,
             )
-            await repository.fail_pending(
-                session, subscription_id, now=now, reason="subscription paused"
-            )
+            repository.fail_pending(session, subscription_id, now=now, reason="subscription paused")
 
     # Driving.
 
@@ -458,8 +494,7 @@ class Sender:
 
     async def _idle_timeout(self) -> float:
         poll = IDLE_POLL_POSTGRES if self.postgres else IDLE_POLL_SQLITE
-        async with self.runtime.db.transaction(read_only=True) as session:
-            due = await repository.next_due(session)
+        due = await self.runtime.db.read(repository.next_due)
         if due is None:
             return poll
         wait = (due - self.runtime.clock.now()).total_seconds()
