@@ -84,7 +84,7 @@ class _Transport(Protocol):
 
 class _NetworkTransport:
     """An external bridge over aiohttp: about a seventh of httpx's CPU per request here
-    (docs/benchmarks.md), which a POST /v1/calls and every dispatcher dial pay. The session is
+    (docs/benchmarks/calls.md), which a POST /v1/calls and every dispatcher dial pay. The session is
     made on first use, inside the event loop that uses it."""
 
     def __init__(self, base_url: str) -> None:
