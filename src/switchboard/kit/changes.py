@@ -163,7 +163,9 @@ class Changes:
             self._sqlite = None
 
     def _notification(self, _conn: Any, _pid: int, _channel: str, payload: str) -> None:
-        self._notified += 1
+        if not payload:  # a change; a payload is a marker of ``caught_up``, of any process
+            self._notified += 1
+            return
         arrived = self._markers.get(payload)
         if arrived is not None and not arrived.done():
             arrived.set_result(None)
@@ -173,12 +175,19 @@ class Changes:
             conn.info[_WROTE] = True
 
     def _commit(self, conn: Connection) -> None:
+        if conn.invalidated:  # its info is out of reach; bumping errs on the safe side
+            self.bump()
+            return
         if conn.info.pop(_WROTE, False):
             self.bump()
             conn.info[_BUMP_ON_CHECKIN] = True
 
     def _rollback(self, conn: Connection) -> None:
-        conn.info.pop(_WROTE, None)
+        # An invalidated connection (a cancelled or broken statement) cannot be asked for its
+        # info before the rollback completes; its record starts afresh, and a flag left on it
+        # costs at most one needless bump.
+        if not conn.invalidated:
+            conn.info.pop(_WROTE, None)
 
     def _checkin(self, _dbapi: Any, record: ConnectionPoolEntry) -> None:
         if record.info.pop(_BUMP_ON_CHECKIN, False):

@@ -1,0 +1,63 @@
+"""``Changes.version()``: moves with every committed write, of this process or another, and
+not with reads; a transaction cut short mid-statement ends as it would without it."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from switchboard.runtime import Runtime
+from tests import factories
+
+
+async def test_writes_move_the_version_and_reads_do_not(runtime: Runtime) -> None:
+    await runtime.start(run_workers=False)
+    try:
+        await factories.tenant(runtime, "zeta", ["zeta.test"])
+        await runtime.db.changes.caught_up()
+        before = runtime.db.changes.version()
+        assert before is not None
+        async with runtime.db.transaction(read_only=True) as session:
+            await session.execute(text("SELECT count(*) FROM tenants"))
+        await runtime.db.changes.caught_up()
+        assert runtime.db.changes.version() == before
+        async with runtime.db.transaction() as session:
+            await session.execute(text("UPDATE tenants SET name = 'omega' WHERE name = 'zeta'"))
+        assert runtime.db.changes.version() != before  # this process's write: at once
+        await runtime.db.changes.caught_up()
+        seen = runtime.db.changes.version()
+        stranger = create_async_engine(runtime.settings.resolved_database_url)
+        try:
+            async with stranger.begin() as conn:
+                await conn.execute(text("UPDATE tenants SET name = 'zeta' WHERE name = 'omega'"))
+        finally:
+            await stranger.dispose()
+        await runtime.db.changes.caught_up()
+        assert runtime.db.changes.version() != seen  # another connection's write
+    finally:
+        await runtime.stop()
+
+
+async def test_a_cancelled_statement_ends_its_transaction_cleanly(runtime: Runtime) -> None:
+    sleep = "SELECT pg_sleep(5)" if runtime.db.dialect == "postgresql" else None
+    if sleep is None:
+        pytest.skip("SQLite's statements run on a thread and are not cancelled mid-way")
+    entered = asyncio.Event()
+
+    async def slow() -> None:
+        async with runtime.db.transaction() as session:
+            await session.execute(text("UPDATE tenants SET name = name"))
+            entered.set()
+            await session.execute(text(sleep))
+
+    task = asyncio.create_task(slow())
+    await entered.wait()
+    await asyncio.sleep(0.05)  # let the slow statement reach the server
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    async with runtime.db.transaction() as session:
+        assert (await session.execute(text("SELECT 1"))).scalar() == 1
