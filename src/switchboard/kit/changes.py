@@ -98,10 +98,14 @@ class Changes:
         if self._sqlite_path is None:
             return (self.generation, 0)
         if self._sqlite is None:
+            # No busy timeout: this runs on the event loop, which must never wait on a lock.
             self._sqlite = sqlite3.connect(
-                self._sqlite_path, check_same_thread=False, isolation_level=None
+                self._sqlite_path, timeout=0, check_same_thread=False, isolation_level=None
             )
-        row = self._sqlite.execute("PRAGMA data_version").fetchone()
+        try:
+            row = self._sqlite.execute("PRAGMA data_version").fetchone()
+        except sqlite3.OperationalError:  # busy, or the file is gone: unknown, serve nothing
+            return None
         return (self.generation, int(row[0]))
 
     def bump(self) -> None:
