@@ -57,6 +57,7 @@ async def test_a_repeated_read_is_answered_without_the_database(
     assert statements == []
     assert second.headers["cache-control"] == "no-store"
     assert second.headers["x-request-id"] != first.headers["x-request-id"]
+    assert len(second.headers.get_list("x-request-id")) == 1
     other_query = await app_client.get(CALLS, params={"limit": 49}, headers=org.headers)
     assert other_query.status_code == 200
     assert statements  # another request is answered afresh

@@ -126,8 +126,8 @@ class ReadCache:
 
         async def capture(message: Message) -> None:
             nonlocal start, size
-            if message["type"] == "http.response.start":
-                start = message
+            if message["type"] == "http.response.start":  # copied: outer layers add theirs
+                start = {**message, "headers": list(message.get("headers", ()))}
             elif message["type"] == "http.response.body" and size <= MAX_BODY:
                 chunk = message.get("body", b"")
                 chunks.append(chunk)
@@ -144,7 +144,7 @@ class ReadCache:
             or self.changes.version() != version  # written meanwhile: the answer may predate it
         ):
             return
-        headers = list(start.get("headers", []))
+        headers = start["headers"]
         if any(name.lower() == b"set-cookie" for name, _ in headers):
             return
         self.counts.kept += 1
