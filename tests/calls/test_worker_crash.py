@@ -208,4 +208,8 @@ async def test_kill_9_with_an_external_bridge_records_the_true_outcomes(
         assert names[-2:] == ["outbound-ai.finished", "transcript.saved"], (call_id, names)
         finished = dict(await events(runtime, call_id))["outbound-ai.finished"]
         assert (finished["outcome"], finished["answered"]) == (OUTCOMES[ending], True)
-    assert "recovered" in api_log.read_text()  # events came from the bridge's log
+    # The outcomes came from the bridge: a call whose answer was lost had its events recovered
+    # from the bridge's log; one whose end was lost was closed with the bridge's figures. Which of
+    # the two a run sees depends on where each call stood at the kill; every run sees one.
+    log_text = api_log.read_text()
+    assert "recovered" in log_text or "reconciled" in log_text, log_text[-2000:]
