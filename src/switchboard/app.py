@@ -56,6 +56,7 @@ def create_app(
     runtime = runtime or Runtime(settings or Settings(), clock=clock)
     if not runtime.workers:
         runtime.workers.extend(all_workers())
+    runtime.watch_changes = runtime.settings.read_cache_entries > 0
     identity = create_identity_app(runtime)
     linen = create_linen_app(runtime)
     platform = create_platform_app(runtime, extra_openapi=identity)

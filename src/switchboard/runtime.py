@@ -85,6 +85,9 @@ class Runtime:
         self.status_lists = StatusLists()
         self.providers = ProviderCache()
         self.workers: list[Worker] = []
+        # Set by an application that serves from a read cache: on PostgreSQL it needs the LISTEN
+        # connection that tells it of other processes' commits (kit/changes.py).
+        self.watch_changes = False
         self._stop = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._started = 0
@@ -96,7 +99,7 @@ class Runtime:
         if self.settings.database_url == "":
             self.settings.data_dir.mkdir(parents=True, exist_ok=True)
         self._stop.clear()
-        if self.settings.read_cache_entries:  # the read cache's view of other writers
+        if self.watch_changes:  # the read cache's view of other writers
             self._tasks.append(asyncio.create_task(self.db.changes.listen(self._stop)))
         if run_workers if run_workers is not None else self.settings.run_workers:
             for worker in self.workers:

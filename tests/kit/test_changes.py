@@ -14,6 +14,7 @@ from tests import factories
 
 
 async def test_writes_move_the_version_and_reads_do_not(runtime: Runtime) -> None:
+    runtime.watch_changes = True  # as an application with a read cache sets it
     await runtime.start(run_workers=False)
     try:
         await factories.tenant(runtime, "zeta", ["zeta.test"])
