@@ -1,7 +1,10 @@
 """Schemathesis against the served OpenAPI documents, in-process, on fixed (derandomized) cases.
 
 Zero server errors, zero responses that break the schema, zero endpoints that ignore auth: for
-the platform API (with the identity provider's paths) and for the linen portal.
+the platform API (with the identity provider's paths) and for the linen portal, on PostgreSQL,
+which refuses what SQLite takes (integers out of range, malformed values in typed columns). On
+SQLite the conformance run (tests/conformance, every check, over 13,700 cases) covers these
+checks and more.
 """
 
 from __future__ import annotations
@@ -48,6 +51,8 @@ async def _bearer(settings: Settings, document: str) -> str:
 
 @pytest.mark.parametrize("document", ["/openapi.json", "/api/openapi.json"])
 def test_every_operation_conforms(settings: Settings, document: str) -> None:
+    if settings.database_url.startswith("sqlite"):
+        pytest.skip("on SQLite the conformance run covers these checks (docs/conformance.md)")
     bearer = asyncio.run(_bearer(settings, document))
     headers = {"Authorization": f"Bearer {bearer}", "Host": PRIMARY_HOST}
     schema = schemathesis.openapi.from_asgi(document, create_app(settings))
