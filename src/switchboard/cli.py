@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import logging
 import secrets
+import sys
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -57,6 +58,18 @@ class LazyGroup(click.Group):
             command: click.Command = getattr(importlib.import_module(module), attribute)
             return command
         return super().get_command(ctx, cmd_name)
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except Exception as exc:
+            from switchboard.kit.cli import database_problem
+
+            problem = database_problem(exc)
+            if problem is None:
+                raise
+            click.echo(f"error: {problem}", err=True)
+            sys.exit(2)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, LAZY_COMMANDS[name][2]) for name in LAZY_COMMANDS]

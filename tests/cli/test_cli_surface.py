@@ -6,8 +6,11 @@ import json
 import resource
 import subprocess
 import sys
+from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
+from sqlalchemy.engine import make_url
 
 from switchboard import __version__
 from switchboard.cli import main
@@ -76,3 +79,27 @@ def test_listing_and_show_commands_take_json(cli: CliRunner) -> None:
     assert ok(cli, "webhook", "list", "--tenant", "ops", "--json") == ""
     # Without --json: tab-separated text, one record per line.
     assert ok(cli, "tenant", "list").split("\t")[1:3] == ["ops", "ops.test"]
+
+
+def test_a_database_without_tables_or_unreachable_is_one_clear_line(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not a driver's traceback: what is wrong and, for an unmigrated database, what to run."""
+    empty = (
+        f"sqlite+aiosqlite:///{tmp_path / 'empty.db'}"
+        if db_url.startswith("sqlite")
+        else str(make_url(db_url).set(database="switchboard_no_such_database"))
+    )
+    monkeypatch.setenv("SWITCHBOARD_DATABASE_URL", empty)
+    monkeypatch.setenv("SWITCHBOARD_DATA_DIR", str(tmp_path))
+    result = CliRunner().invoke(main, ["tenant", "list"])
+    assert result.exit_code == 2
+    expected = (
+        "error: the database's tables are missing or older than this version: run "
+        "`switchboard migrate`"
+        if db_url.startswith("sqlite")
+        else 'error: the database refused the command: database "switchboard_no_such_database" '
+        "does not exist"
+    )
+    assert result.output.strip() == expected
+    assert "Traceback" not in result.output

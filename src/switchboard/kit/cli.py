@@ -41,6 +41,26 @@ def run_in_transaction(work: Callable[..., Awaitable[T]]) -> T:
         sys.exit(2)
 
 
+def database_problem(exc: BaseException) -> str | None:
+    """What an operator should read when a command fails on the database itself (unreachable,
+    missing, not migrated), instead of a driver's traceback; ``None`` for any other error."""
+    from sqlalchemy.exc import DBAPIError
+
+    if not isinstance(exc, DBAPIError):
+        return None
+    lines = str(exc.orig if exc.orig is not None else exc).strip().splitlines() or [""]
+    reason = lines[0].split(">: ", 1)[-1] if lines[0].startswith("<class ") else lines[0]
+    missing = ("no such table", "no such column", "relation ", "column ")
+    if reason.startswith(missing[:2]) or (
+        reason.startswith(missing[2:]) and reason.endswith("does not exist")
+    ):
+        return (
+            "the database's tables are missing or older than this version: "
+            "run `switchboard migrate`"
+        )
+    return f"the database refused the command: {reason}"
+
+
 def print_json(value: object) -> None:
     click.echo(orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode())
 
