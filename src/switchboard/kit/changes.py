@@ -17,7 +17,6 @@ what this process knows first hand and what it learns of every other writer:
 from __future__ import annotations
 
 import asyncio
-import logging
 import secrets
 import sqlite3
 from typing import Any
@@ -28,8 +27,6 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.pool import ConnectionPoolEntry
 
 from switchboard.kit.listen import listen
-
-log = logging.getLogger("switchboard.db")
 
 CHANNEL = "switchboard_changes"
 # Installed on every table of a PostgreSQL database (``Base`` metadata and migration 0014).
