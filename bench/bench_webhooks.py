@@ -14,6 +14,7 @@ that answers 204 and records, for each request, now minus the ``t`` the event ca
 
     .venv/bin/python bench/bench_webhooks.py [--events 5000] [--rate 50] [--seconds 10]
                                              [--postgres postgresql+asyncpg://127.0.0.1:5432/test]
+                                             [--skip-throughput | --skip-latency]
 """
 
 from __future__ import annotations
@@ -176,8 +177,9 @@ async def queue(runtime: Runtime, tenant_id: int, tenant_name: str, events: int)
                 )
 
 
-async def baseline(port: int, requests: int, concurrency: int = 64) -> float:
-    """Bare aiohttp POSTs of the same size to the same receiver: the ceiling on this machine."""
+async def baseline(port: int, requests: int, concurrency: int = 64) -> tuple[float, float]:
+    """Bare aiohttp POSTs of the same size to the same receiver: the ceiling on this machine.
+    Returns POSTs per second of wall time and this process's CPU seconds per POST."""
     body = orjson.dumps({"event": "call.started", "data": {"note": "x" * 900}})
     headers = {
         "Content-Type": "application/json",
@@ -194,30 +196,34 @@ async def baseline(port: int, requests: int, concurrency: int = 64) -> float:
             async with gate, http.post(url, data=body, headers=headers) as r:
                 await r.read()
 
-        began = time.perf_counter()
+        began, cpu = time.perf_counter(), time.process_time()
         await asyncio.gather(*(one() for _ in range(requests)))
         rate = requests / (time.perf_counter() - began)
+        cpu = (time.process_time() - cpu) / requests
     seen = await stats(port)
     check(seen["count"] == requests, f"baseline: {seen['count']} of {requests} POSTs arrived")
     await reset(port)
-    return rate
+    return rate, cpu
 
 
-async def throughput(settings: Settings, port: int, events: int) -> float:
+async def throughput(settings: Settings, port: int, events: int) -> tuple[float, float]:
+    """Deliveries per second of wall time, and this process's CPU seconds per delivery (its
+    threads included: SQLite's work, not PostgreSQL's server)."""
     runtime, tenant_id, tenant_name = await prepare(settings, port)
     await queue(runtime, tenant_id, tenant_name, events)
     await reset(port)
     total = events * SUBSCRIPTIONS
     stop = asyncio.Event()
-    began = time.perf_counter()
+    began, cpu = time.perf_counter(), time.process_time()
     async with Sender(runtime) as sender:
         task = asyncio.create_task(sender.run(stop))
         await received(port, total)
         elapsed = time.perf_counter() - began
+        cpu = time.process_time() - cpu
         stop.set()
         await task
     await runtime.db.dispose()
-    return total / elapsed
+    return total / elapsed, cpu / total
 
 
 async def emit_one(runtime: Runtime, tenant_id: int, tenant_name: str, n: int) -> None:
@@ -281,6 +287,7 @@ def main() -> None:
     parser.add_argument("--postgres", default="")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--skip-throughput", action="store_true")
+    parser.add_argument("--skip-latency", action="store_true")
     args = parser.parse_args()
     if not args.postgres:
         run(args)
@@ -312,20 +319,25 @@ def run(args: argparse.Namespace) -> None:
             if not args.skip_throughput:
                 total = args.events * SUBSCRIPTIONS
                 # Interleaved: baseline, sender, baseline; the ratio is against their mean.
-                before = asyncio.run(baseline(port, total))
-                rate = asyncio.run(throughput(settings, port, args.events))
-                after = asyncio.run(baseline(port, total))
+                before, cpu_before = asyncio.run(baseline(port, total))
+                rate, cpu = asyncio.run(throughput(settings, port, args.events))
+                after, cpu_after = asyncio.run(baseline(port, total))
                 ceiling = (before + after) / 2
+                bare_cpu = (cpu_before + cpu_after) / 2
                 print(
                     f"baseline: {before:,.0f} then {after:,.0f} bare aiohttp POSTs/s "
-                    f"(same core, 64 concurrent, {total} POSTs each)"
+                    f"(same core, 64 concurrent, {total} POSTs each), "
+                    f"{cpu_before * 1e6:.0f} and {cpu_after * 1e6:.0f} us CPU a POST"
                 )
                 print(
                     f"{backend}: {rate:,.0f} deliveries/s from one sender core "
-                    f"({total} signed ~1 KB POSTs, 4 subscriptions, each arrived once)"
+                    f"({total} signed ~1 KB POSTs, 4 subscriptions, each arrived once), "
+                    f"{cpu * 1e6:.0f} us CPU a delivery (bare / sender CPU: {bare_cpu / cpu:.2f})"
                 )
                 record(f"webhooks.ratio.{backend}", rate / ceiling)
                 record(f"webhooks.rate.{backend}", rate)
+            if args.skip_latency:
+                return
             with contextlib.suppress(AttributeError, OSError):
                 os.sched_setaffinity(0, range(os.cpu_count() or 1))  # workers spread freely
             env = {

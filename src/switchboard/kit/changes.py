@@ -17,19 +17,16 @@ what this process knows first hand and what it learns of every other writer:
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import logging
 import secrets
 import sqlite3
 from typing import Any
 
-import asyncpg  # type: ignore[import-untyped]
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.pool import ConnectionPoolEntry
 
-log = logging.getLogger("switchboard.db")
+from switchboard.kit.listen import listen
 
 CHANNEL = "switchboard_changes"
 # Installed on every table of a PostgreSQL database (``Base`` metadata and migration 0014).
@@ -46,7 +43,6 @@ READ_ONLY_VERBS = frozenset(
 )
 _WROTE = "switchboard_wrote"
 _BUMP_ON_CHECKIN = "switchboard_bump_on_checkin"
-RELISTEN_SECONDS = 1.0
 CAUGHT_UP_SECONDS = 5.0
 
 
@@ -115,35 +111,25 @@ class Changes:
         """On PostgreSQL, keep a LISTEN connection until ``stop``; elsewhere return at once."""
         if not self._postgres:
             return
-        dsn = self._url.set(drivername="postgresql").render_as_string(hide_password=False)
-        while not stop.is_set():
-            try:
-                await self._listen_once(dsn, stop)
-            except (OSError, asyncpg.PostgresError):
-                log.warning("the change LISTEN connection failed; retrying")
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), RELISTEN_SECONDS)
+        url = self._url.render_as_string(hide_password=False)
+        await listen(
+            url,
+            CHANNEL,
+            self._notification,
+            stop,
+            on_up=self._listening_on,
+            on_down=self._not_listening,
+            name="change LISTEN",
+        )
 
-    async def _listen_once(self, dsn: str, stop: asyncio.Event) -> None:
-        conn = await asyncpg.connect(dsn)
-        lost = asyncio.Event()
-        try:
-            await conn.add_listener(CHANNEL, self._notification)
-            conn.add_termination_listener(lambda _conn: lost.set())
-            self.bump()  # what committed while nobody listened
-            self._listening = conn
-            self._up.set()
-            done = [asyncio.create_task(lost.wait()), asyncio.create_task(stop.wait())]
-            try:
-                await asyncio.wait(done, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                for task in done:
-                    task.cancel()
-        finally:
-            self._listening = None
-            self._up.clear()
-            with contextlib.suppress(Exception):
-                await conn.close(timeout=1)
+    def _listening_on(self, conn: Any) -> None:
+        self.bump()  # what committed while nobody listened
+        self._listening = conn
+        self._up.set()
+
+    def _not_listening(self) -> None:
+        self._listening = None
+        self._up.clear()
 
     async def caught_up(self) -> None:
         """Return once every notification committed before the call has been received (on

@@ -13,11 +13,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
+import orjson
 from sqlalchemy import (
+    ColumnElement,
     Integer,
     Select,
+    String,
     Table,
     and_,
+    any_,
     bindparam,
     case,
     delete,
@@ -28,9 +32,12 @@ from sqlalchemy import (
     text,
     update,
 )
+from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.expression import type_coerce
+from sqlalchemy.types import TypeDecorator
 
 from switchboard.kit.db import UtcDateTime
 from switchboard.platform.events.models import Event
@@ -48,13 +55,30 @@ _attempts_table = cast(Table, Attempt.__table__)
 _subscriptions_table = cast(Table, Subscription.__table__)
 
 
-def _padded(values: Sequence[str]) -> list[str]:
-    """``values`` repeated up to the next power of two: ``IN (...)`` then takes a handful of
-    shapes, so prepared statements (asyncpg caches them per SQL text) are reused."""
-    size = 1
-    while size < len(values):
-        size *= 2
-    return list(values) + [values[-1]] * (size - len(values)) if values else []
+def _one_of(session: Session, column: ColumnElement[str], values: Sequence[str]) -> Any:
+    postgres = session.get_bind().dialect.name == "postgresql"
+    return _listed(column, None, list(values), postgres=postgres)
+
+
+def _listed(column: ColumnElement[str], key: str | None, values: Any, *, postgres: bool) -> Any:
+    """``column IN values`` with the values as one parameter: a PostgreSQL array (``= ANY``), a
+    JSON array on SQLite (``IN (SELECT value FROM json_each(...))``, which still reaches rows
+    by their key). One statement text for any count (asyncpg reuses its prepared statement),
+    and nothing to render per value on every execution as an expanding ``IN (...)`` does."""
+    if postgres:
+        return column == any_(bindparam(key, values, type_=ARRAY(String)))
+    listed = bindparam(key, values, type_=_JsonList())
+    return column.in_(select(func.json_each(listed).table_valued("value")))
+
+
+class _JsonList(TypeDecorator[list[str]]):
+    """A list of strings bound as one JSON array (SQLite's ``json_each`` reads it)."""
+
+    impl = String
+    cache_ok = True
+
+    def process_bind_param(self, value: list[str] | None, dialect: Dialect) -> str | None:
+        return None if value is None else orjson.dumps(list(value)).decode()
 
 
 def _subscriptions(tenant_id: int) -> Select[Subscription]:
@@ -213,7 +237,8 @@ class Candidate:
 
 @functools.cache
 def _due_statement(*, excluding: bool, skip_locked: bool) -> Select[Any]:
-    """Built once per shape (building the ordering subquery costs more than running it)."""
+    """Built once per shape (building the ordering subquery costs more than running it);
+    ``skip_locked`` is PostgreSQL's shape."""
     d, s = _deliveries_table, _subscriptions_table
     now = bindparam("now", type_=UtcDateTime)
     stmt = (
@@ -229,7 +254,7 @@ def _due_statement(*, excluding: bool, skip_locked: bool) -> Select[Any]:
         .limit(bindparam("limit", type_=Integer))
     )
     if excluding:
-        stmt = stmt.where(d.c.subscription_id.not_in(bindparam("exclude", expanding=True)))
+        stmt = stmt.where(~_listed(d.c.subscription_id, "exclude", None, postgres=skip_locked))
     if skip_locked:
         stmt = stmt.with_for_update(skip_locked=True, of=d)
     return stmt
@@ -247,7 +272,7 @@ def due_candidates(
     stmt = _due_statement(excluding=bool(exclude), skip_locked=skip_locked)
     params: dict[str, Any] = {"now": now, "limit": limit}
     if exclude:
-        params["exclude"] = _padded(exclude)
+        params["exclude"] = list(exclude)
     return [Candidate(*row) for row in session.execute(stmt, params)]
 
 
@@ -267,7 +292,7 @@ def lease(
     leased = session.execute(
         update(d)
         .where(
-            d.c.id.in_(_padded([c.id for c in candidates])),
+            _one_of(session, d.c.id, [c.id for c in candidates]),
             # Not through the (status, next_attempt_at) index, which SQLite would otherwise
             # pick and walk every pending row for: the ids reach each row by its key.
             (d.c.status + "") == PENDING,
@@ -310,14 +335,14 @@ def existing_deliveries(session: Session, ids: Sequence[str]) -> set[str]:
     if not ids:
         return set()
     d = _deliveries_table
-    return set(session.scalars(select(d.c.id).where(d.c.id.in_(_padded(ids)))))
+    return set(session.scalars(select(d.c.id).where(_one_of(session, d.c.id, ids))))
 
 
 def existing_subscriptions(session: Session, ids: Sequence[str]) -> set[str]:
     if not ids:
         return set()
     t = _subscriptions_table
-    return set(session.scalars(select(t.c.id).where(t.c.id.in_(_padded(ids)))))
+    return set(session.scalars(select(t.c.id).where(_one_of(session, t.c.id, ids))))
 
 
 _ATTEMPT_COLUMNS = (
@@ -372,7 +397,7 @@ def finish_deliveries(session: Session, rows: Sequence[dict[str, Any]]) -> None:
         values = dict(zip(_OUTCOME_COLUMNS, key, strict=True))
         session.execute(
             update(t)
-            .where(t.c.id.in_(_padded(ids)), t.c.lease_token == values["b_token"])
+            .where(_one_of(session, t.c.id, ids), t.c.lease_token == values["b_token"])
             .values(
                 status=values["b_status"],
                 attempts=values["b_attempts"],
@@ -407,9 +432,9 @@ def touch(
     t = _subscriptions_table
     values: dict[str, Any] = {"last_fired_at": now}
     if succeeded:
-        reset = and_(t.c.id.in_(_padded(succeeded)), t.c.active.is_(True))
+        reset = and_(_one_of(session, t.c.id, succeeded), t.c.active.is_(True))
         values["failures"] = case((reset, 0), else_=t.c.failures)
-    session.execute(update(t).where(t.c.id.in_(_padded(fired))).values(**values))
+    session.execute(update(t).where(_one_of(session, t.c.id, fired)).values(**values))
 
 
 def add_failures(

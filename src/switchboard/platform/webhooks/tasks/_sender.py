@@ -1,10 +1,4 @@
-"""The webhook sender: claims due deliveries with a lease, POSTs them, records the outcomes.
-
-One ``Sender`` per process holds one aiohttp ``ClientSession``. It claims only as many
-deliveries as it has free slots (``MAX_IN_FLIGHT``) and at most ``PER_SUBSCRIPTION`` at a time
-for one subscription, so a slow receiver occupies a few slots and never the whole sender.
-Outcomes are written back in batches, one transaction per batch.
-"""
+"""The sender's driver: claims with leases, starts the sends, writes outcomes back per tick."""
 
 from __future__ import annotations
 
@@ -16,137 +10,28 @@ import functools
 import logging
 import secrets
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
 
-import aiohttp
-import asyncpg  # type: ignore[import-untyped]
-from sqlalchemy.engine import make_url
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from switchboard import __version__
+from switchboard.kit.listen import listen
 from switchboard.platform.webhooks import repository, service
-from switchboard.platform.webhooks.destinations import (
-    GuardedResolver,
-    RefusedDestination,
-    check_literal_host,
-    parse_networks,
-)
-from switchboard.platform.webhooks.models import FAILED, PENDING, SUCCEEDED
+from switchboard.platform.webhooks.destinations import parse_networks
 from switchboard.platform.webhooks.repository import Candidate, Claimed
-from switchboard.platform.webhooks.signing import (
-    platform_signature,
-    standard_key,
-    standard_signature,
-)
+from switchboard.platform.webhooks.tasks._outcomes import Outcome, Writes
+from switchboard.platform.webhooks.tasks._post import Poster
 from switchboard.runtime import Runtime
 
 log = logging.getLogger("switchboard.webhooks")
 
 MAX_IN_FLIGHT = 128
 PER_SUBSCRIPTION = 32
-SNIPPET_MAX = 512
 IDLE_POLL_SQLITE = 0.05
 IDLE_POLL_POSTGRES = 2.0
 TICK = 0.01  # while sends are in flight, outcomes are written and slots refilled per tick
 PRUNE_EVERY = 3600.0
-USER_AGENT = f"switchboard-webhooks/{__version__}"
-
-
-@dataclass(slots=True)
-class Outcome:
-    claimed: Claimed
-    started_at: dt.datetime
-    status_code: int | None = None
-    latency_ms: int = 0
-    error: str | None = None
-    snippet: str = ""
-    sent: bool = True
-
-    @property
-    def ok(self) -> bool:
-        return self.status_code is not None and 200 <= self.status_code < 300
-
-
-@dataclass(slots=True)
-class _Writes:
-    """What a batch of finished attempts writes back: attempt log rows, delivery outcomes and
-    per-subscription tallies (subscription -> (a success came first in the batch, final
-    failures after it))."""
-
-    now: dt.datetime
-    attempts: list[dict[str, Any]] = field(default_factory=list)
-    finished: list[dict[str, Any]] = field(default_factory=list)
-    fired: set[str] = field(default_factory=set)
-    succeeded: set[str] = field(default_factory=set)
-    failures: dict[str, tuple[bool, int]] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, done: list[Outcome], *, now: dt.datetime, delays: tuple[float, ...]) -> _Writes:
-        w = cls(now)
-        for o in done:
-            c = o.claimed
-            if o.sent:
-                w.fired.add(c.subscription_id)
-            if not o.sent:
-                status, next_at = FAILED, now
-            elif o.ok:
-                status, next_at = SUCCEEDED, now
-                w.succeeded.add(c.subscription_id)
-                w.failures.pop(c.subscription_id, None)
-            elif c.attempt < service.MAX_ATTEMPTS:
-                delay = delays[min(c.attempt - 1, len(delays) - 1)]
-                status, next_at = PENDING, now + dt.timedelta(seconds=delay)
-            else:
-                status, next_at = FAILED, now
-                reset, count = w.failures.get(c.subscription_id, (False, 0))
-                w.failures[c.subscription_id] = (
-                    reset or c.subscription_id in w.succeeded,
-                    count + 1,
-                )
-            w.finished.append(
-                {
-                    "b_id": c.id,
-                    "b_token": c.token,
-                    "b_status": status,
-                    "b_attempts": c.attempt if o.sent else c.attempt - 1,
-                    "b_next": next_at,
-                    "b_completed": None if status == PENDING else now,
-                    "b_code": o.status_code,
-                    "b_error": o.error,
-                }
-            )
-            if o.sent:
-                w.attempts.append(
-                    {
-                        "tenant_id": c.tenant_id,
-                        "subscription_id": c.subscription_id,
-                        "delivery_id": c.id,
-                        "event": c.event,
-                        "attempt": min(c.attempt, service.MAX_ATTEMPTS),
-                        "started_at": o.started_at,
-                        "status_code": o.status_code,
-                        "latency_ms": o.latency_ms,
-                        "error": o.error,
-                        "response_snippet": o.snippet,
-                    }
-                )
-        return w
-
-    def still_existing(self, session: Session) -> _Writes:
-        """The writes without deliveries and subscriptions deleted meanwhile."""
-        existing = repository.existing_deliveries(session, [f["b_id"] for f in self.finished])
-        alive = repository.existing_subscriptions(session, sorted(self.fired))
-        return _Writes(
-            self.now,
-            [a for a in self.attempts if a["delivery_id"] in existing],
-            [f for f in self.finished if f["b_id"] in existing],
-            self.fired & alive,
-            self.succeeded & alive,
-            {k: v for k, v in self.failures.items() if k in alive},
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,18 +47,6 @@ class _Room:
 class _Claim:
     leased: list[Claimed]
     more: bool  # the candidates filled the query: more may be due right now
-
-
-def _describe(exc: BaseException) -> str:
-    if isinstance(exc, aiohttp.ClientConnectorDNSError) and isinstance(
-        exc.os_error, RefusedDestination
-    ):
-        return f"refused: {exc.os_error}"
-    if isinstance(exc, RefusedDestination):
-        return f"refused: {exc}"
-    if isinstance(exc, TimeoutError):
-        return "timeout"
-    return f"{type(exc).__name__}: {exc}"[:200]
 
 
 class Sender:
@@ -197,30 +70,19 @@ class Sender:
         # busy database; a lease that still runs out only costs a duplicate (at-least-once).
         self.lease_seconds = 3 * self.timeout + 2
         self.postgres = runtime.db.dialect == "postgresql"
-        self._http: aiohttp.ClientSession | None = None
+        self.poster = Poster(
+            box=runtime.box, allow=self.allow, timeout=self.timeout, limit=max_in_flight
+        )
         self._in_flight: collections.Counter[str] = collections.Counter()
         self._tasks: set[asyncio.Task[None]] = set()
         self._done: list[Outcome] = []
         self._wake = asyncio.Event()  # new deliveries were committed
         self._progress = asyncio.Event()  # a send finished
-        self._secrets: dict[str, tuple[str, bytes]] = {}
-        self._literal_checked: dict[str, str | None] = {}
         self._more = True  # the last claim was full: more may be due right now
         self._poll_at = 0.0
 
     async def __aenter__(self) -> Sender:
-        connector = aiohttp.TCPConnector(
-            resolver=GuardedResolver(self.allow),
-            limit=self.max_in_flight,
-            ttl_dns_cache=10,
-        )
-        self._http = aiohttp.ClientSession(
-            connector=connector,
-            timeout=aiohttp.ClientTimeout(total=self.timeout, connect=min(self.timeout, 5.0)),
-            headers={"User-Agent": USER_AGENT},
-            auto_decompress=False,
-            cookie_jar=aiohttp.DummyCookieJar(),
-        )
+        self.poster.open()
         service.add_waker(self.kick)
         return self
 
@@ -237,8 +99,7 @@ class Sender:
             task.cancel()
         with contextlib.suppress(Exception):
             await self.flush()
-        if self._http is not None:
-            await self._http.close()
+        await self.poster.close()
 
     def kick(self) -> None:
         """New deliveries were committed: claim without waiting for the next poll."""
@@ -326,65 +187,16 @@ class Sender:
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
-    def _keys(self, sealed: str) -> tuple[str, bytes]:
-        keys = self._secrets.get(sealed)
-        if keys is None:
-            secret = self.runtime.box.open(sealed)
-            keys = (secret, standard_key(secret))
-            if len(self._secrets) > 10_000:
-                self._secrets.clear()
-            self._secrets[sealed] = keys
-        return keys
-
-    def _check_literal(self, url: str) -> None:
-        if url not in self._literal_checked:
-            if len(self._literal_checked) > 10_000:
-                self._literal_checked.clear()
-            try:
-                check_literal_host(url, self.allow)
-                self._literal_checked[url] = None
-            except RefusedDestination as exc:
-                self._literal_checked[url] = str(exc)
-        refusal = self._literal_checked[url]
-        if refusal is not None:
-            raise RefusedDestination(refusal)
-
-    def headers(self, item: Claimed, timestamp: int) -> dict[str, str]:
-        secret, key = self._keys(item.secret_sealed)
-        return {
-            "Content-Type": "application/json",
-            "X-Platform-Event": item.event,
-            "X-Platform-Signature": platform_signature(secret, item.body),
-            "X-Platform-Delivery-Id": item.id,
-            "X-Platform-Attempt": str(min(item.attempt, service.MAX_ATTEMPTS)),
-            "webhook-id": item.id,
-            "webhook-timestamp": str(timestamp),
-            "webhook-signature": standard_signature(key, item.id, timestamp, item.body),
-        }
-
     async def _send(self, item: Claimed) -> None:
-        assert self._http is not None
-        outcome = Outcome(item, self.runtime.clock.now())
-        began = time.perf_counter()
         cancelled = False
         try:
-            self._check_literal(item.url)
-            headers = self.headers(item, int(outcome.started_at.timestamp()))
-            async with self._http.post(
-                item.url, data=item.body, headers=headers, allow_redirects=False
-            ) as response:
-                outcome.status_code = response.status
-                raw = await response.content.read(SNIPPET_MAX)
-                outcome.snippet = raw.decode("utf-8", "replace")[:SNIPPET_MAX]
-        except (TimeoutError, aiohttp.ClientError, RefusedDestination, ValueError) as exc:
-            outcome.error = _describe(exc)
+            outcome = await self.poster.post(item, self.runtime.clock.now())
         except asyncio.CancelledError:
             # Shutting down mid-request: record nothing, so the lease expires and the same
             # attempt is sent again, exactly as after a crash.
             cancelled = True
             raise
         finally:
-            outcome.latency_ms = int((time.perf_counter() - began) * 1000)
             self._in_flight[item.subscription_id] -= 1
             if self._in_flight[item.subscription_id] <= 0:
                 del self._in_flight[item.subscription_id]
@@ -407,7 +219,7 @@ class Sender:
         done, self._done = self._done, []
         if not done:
             return await self.claim() if claim else []
-        writes = _Writes.of(done, now=self.runtime.clock.now(), delays=self.delays)
+        writes = Writes.of(done, now=self.runtime.clock.now(), delays=self.delays)
         try:
             try:
                 return await self._transact(writes, claim=claim)
@@ -419,7 +231,7 @@ class Sender:
             self._done = done + self._done
             raise
 
-    async def _transact(self, w: _Writes, *, claim: bool, check: bool = False) -> list[Claimed]:
+    async def _transact(self, w: Writes, *, claim: bool, check: bool = False) -> list[Claimed]:
         room = None
         if claim and self.free > 0:
             self._wake.clear()
@@ -433,7 +245,7 @@ class Sender:
         return claimed.leased
 
     def _write_back(
-        self, session: Session, *, w: _Writes, room: _Room | None, check: bool
+        self, session: Session, *, w: Writes, room: _Room | None, check: bool
     ) -> _Claim | None:
         """The tick's one unit of work: the outcomes, then (given ``room``) the next claim."""
         if check:
@@ -562,29 +374,14 @@ class Sender:
 
     async def _listen(self, stop: asyncio.Event) -> None:
         """LISTEN for NOTIFYs of other processes' commits; reconnect when the link drops."""
-        dsn = (
-            make_url(self.runtime.db.url)
-            .set(drivername="postgresql")
-            .render_as_string(hide_password=False)
+        await listen(
+            self.runtime.db.url,
+            service.NOTIFY_CHANNEL,
+            lambda *_: self.kick(),
+            stop,
+            on_up=lambda _conn: self.kick(),  # catch up on what was committed meanwhile
+            name="webhook LISTEN",
         )
-        while not stop.is_set():
-            try:
-                await self._listen_once(dsn)
-            except (OSError, asyncpg.PostgresError):
-                log.warning("webhook LISTEN connection failed; retrying")
-            await asyncio.sleep(1.0)
-
-    async def _listen_once(self, dsn: str) -> None:
-        conn = await asyncpg.connect(dsn)
-        lost = asyncio.Event()
-        try:
-            await conn.add_listener(service.NOTIFY_CHANNEL, lambda *_: self.kick())
-            conn.add_termination_listener(lambda _conn: lost.set())
-            self.kick()  # catch up on what was committed while not listening
-            await lost.wait()
-        finally:
-            with contextlib.suppress(Exception):
-                await conn.close(timeout=1)
 
 
 async def deliver_due(runtime: Runtime) -> int:
