@@ -208,8 +208,8 @@ async def test_kill_9_with_an_external_bridge_records_the_true_outcomes(
         assert names[-2:] == ["outbound-ai.finished", "transcript.saved"], (call_id, names)
         finished = dict(await events(runtime, call_id))["outbound-ai.finished"]
         assert (finished["outcome"], finished["answered"]) == (OUTCOMES[ending], True)
-    # The outcomes came from the bridge: a call whose answer was lost had its events recovered
-    # from the bridge's log; one whose end was lost was closed with the bridge's figures. Which of
-    # the two a run sees depends on where each call stood at the kill; every run sees one.
-    log_text = api_log.read_text()
-    assert "recovered" in log_text or "reconciled" in log_text, log_text[-2000:]
+    # The true outcomes reached the platform by one of three ways, depending on where each call
+    # stood at the kill and when the new API came up: reconciliation applied the events in the
+    # bridge's log, it closed the attempt with the bridge's figures, or the bridge re-posted the
+    # events it had given up on ahead of the call's next one. Which of them a run sees is up to
+    # the timing of real processes, so the test holds the outcomes, not the route they took.
