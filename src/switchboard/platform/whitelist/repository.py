@@ -24,7 +24,7 @@ async def read(session: AsyncSession, tenant_id: int) -> Whitelist | None:
     return await session.run_sync(read_now, tenant_id)
 
 
-async def lock(session: AsyncSession, tenant_id: int) -> Whitelist:
+def lock_now(session: SyncSession, tenant_id: int) -> Whitelist:
     """The tenant's whitelist, write-locked until the transaction ends (created empty when the
     tenant has none yet).
 
@@ -38,15 +38,32 @@ async def lock(session: AsyncSession, tenant_id: int) -> Whitelist:
         .values(tenant_id=Whitelist.tenant_id)
         .execution_options(synchronize_session=False)
     )
-    result: CursorResult[tuple[()]] = await session.execute(touch)  # type: ignore[assignment]
+    result: CursorResult[tuple[()]] = session.execute(touch)  # type: ignore[assignment]
     if not result.rowcount:
         try:
-            async with session.begin_nested():
+            with session.begin_nested():
                 session.add(Whitelist(tenant_id=tenant_id, numbers=[], comments={}))
         except IntegrityError:  # created by a concurrent writer: wait for its lock
-            await session.execute(touch)
+            session.execute(touch)
     stmt = _of(tenant_id).execution_options(populate_existing=True)
-    return (await session.execute(stmt)).scalar_one()
+    return session.execute(stmt).scalar_one()
+
+
+async def lock(session: AsyncSession, tenant_id: int) -> Whitelist:
+    """``lock_now`` in an asynchronous session."""
+    return await session.run_sync(lock_now, tenant_id)
+
+
+def store_now(
+    session: SyncSession,
+    row: Whitelist,
+    *,
+    numbers: list[str],
+    comments: dict[str, str],
+) -> None:
+    row.numbers = numbers
+    row.comments = comments
+    session.flush()
 
 
 async def store(
@@ -56,6 +73,4 @@ async def store(
     numbers: list[str],
     comments: dict[str, str],
 ) -> None:
-    row.numbers = numbers
-    row.comments = comments
-    await session.flush()
+    await session.run_sync(lambda sync: store_now(sync, row, numbers=numbers, comments=comments))
