@@ -61,7 +61,7 @@ def match_key(number: str) -> str:
     return "+" + key[2:] if key.startswith("00") else key
 
 
-def _entries(row: Whitelist | None) -> list[Entry]:
+def _entries(row: Whitelist | repository.Lists | None) -> list[Entry]:
     """Operator-typed order: the number list, then comment keys that are not in it."""
     if row is None:
         return []
@@ -76,7 +76,7 @@ async def list_entries(session: AsyncSession, *, tenant_id: int) -> list[Entry]:
     return _entries(await repository.read(session, tenant_id))
 
 
-def _listed(row: Whitelist | None, number: str) -> bool:
+def _listed(row: repository.Lists | None, number: str) -> bool:
     """Whether dialling ``number`` is allowed; ``+49...`` and ``0049...`` are the same number."""
     wanted = match_key(number)
     return bool(wanted) and any(match_key(entry.number) == wanted for entry in _entries(row))

@@ -35,7 +35,7 @@ from switchboard.platform.routing.service import outbound_index_now
 from switchboard.platform.whitelist.service import add_number_now, is_whitelisted_now
 from switchboard.runtime import Runtime
 from switchboard.tenants.config import TenantConfig
-from switchboard.tenants.models import Tenant
+from switchboard.tenants.service import configuration_now
 
 log = logging.getLogger("switchboard.calls")
 
@@ -86,10 +86,8 @@ def _draft(
 ) -> _Draft:
     """The reads: the tenant's configuration, the trunks, the whitelist; nothing is written.
     Synchronous, so that it runs as one unit of work (``Database.read``)."""
-    tenant = session.get(Tenant, caller.tenant_id)
-    if tenant is None:
-        raise NotFound("tenant not found")
-    config = TenantConfig.from_settings(tenant.settings or {})
+    tenant_id = caller.tenant_id
+    tenant_name, config = configuration_now(session, tenant_id)
     now = runtime.clock.now()
     schedule_at = body.schedule_at()
     if schedule_at is not None and schedule_at > now + dt.timedelta(days=366):
@@ -97,7 +95,7 @@ def _draft(
 
     call = Call(
         call_id=new_call_id(),
-        tenant_id=tenant.id,
+        tenant_id=tenant_id,
         requested_by=caller.username,
         phone=body.phone,
         display_name=body.display_name or body.phone,
@@ -132,16 +130,16 @@ def _draft(
         bridge_reply="",
     )
 
-    trunks = outbound_index_now(session, tenant_id=tenant.id).resolve(
+    trunks = outbound_index_now(session, tenant_id=tenant_id).resolve(
         body.phone, config.default_trunk_id
     )
     call.trunk_ids = list(trunks)
     call.trunk_id = trunks[0] if trunks else ""
     try:
-        whitelisted = is_whitelisted_now(session, tenant_id=tenant.id, number=body.phone)
+        whitelisted = is_whitelisted_now(session, tenant_id=tenant_id, number=body.phone)
     except ApiError:
         whitelisted = False  # ``_store`` tries again and reports the error
-    return _Draft(call, tenant.name, config, whitelisted)
+    return _Draft(call, tenant_name, config, whitelisted)
 
 
 async def _ask_bridge(bridge: BridgeClient, draft: _Draft, *, runtime: Runtime, owner: str) -> str:
