@@ -3,8 +3,11 @@ process is honoured on the next request, one made elsewhere within the bound."""
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
 from httpx import AsyncClient
-from sqlalchemy import select, update
+from sqlalchemy import event, select, update
 
 from switchboard.identity import service as identity
 from switchboard.identity.models import ApiKey
@@ -92,3 +95,25 @@ async def test_the_last_use_is_still_recorded(
     clock.advance(61)
     assert (await app_client.get(URL, headers=key_headers)).status_code == 200
     assert await last_used() == clock.now()
+
+
+async def test_requests_that_miss_the_cache_together_share_one_lookup(
+    app_client: AsyncClient, acme: TenantFixture, runtime: Runtime
+) -> None:
+    key = await factories.api_key(runtime, acme)
+    key_headers = {"Authorization": f"Bearer {key}"}
+    lookups: list[str] = []
+
+    def count(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if "WHERE api_keys.key_hash =" in statement:
+            lookups.append(statement)
+
+    event.listen(runtime.db.engine.sync_engine, "before_cursor_execute", count)
+    try:
+        answers = await asyncio.gather(
+            *(app_client.get(URL, headers=key_headers) for _ in range(8))
+        )
+    finally:
+        event.remove(runtime.db.engine.sync_engine, "before_cursor_execute", count)
+    assert [a.status_code for a in answers] == [200] * 8
+    assert len(lookups) == 1, lookups

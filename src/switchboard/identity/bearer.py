@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import dataclasses
 import datetime as dt
@@ -120,6 +121,12 @@ class ExternalJwks:
         return keys
 
 
+def _retrieve(done: asyncio.Future[CachedKey]) -> None:
+    """Mark a shared verification's error as seen: the request that ran it raises it itself."""
+    if not done.cancelled():
+        done.exception()
+
+
 class Authenticator:
     def __init__(
         self,
@@ -141,6 +148,8 @@ class Authenticator:
         self._tokens: dict[str, _Verified] = {}
         self._api_keys = ApiKeyCache(api_key_cache_seconds)
         self._primary: tuple[float, int | None] | None = None
+        # Keys being verified: the revocation generation it began under, and its verdict.
+        self._verifying: dict[str, tuple[int, asyncio.Future[CachedKey]]] = {}
 
     def forget_cached_tokens(self) -> None:
         self._tokens.clear()
@@ -189,8 +198,7 @@ class Authenticator:
         stamp = now.timestamp()
         entry = self._api_keys.get(key_hash, stamp)
         if entry is None:
-            entry = await self._verify_api_key(session, key_hash, stamp)
-            self._api_keys.put(key_hash, entry)
+            entry = await self._verify_once(session, key_hash, stamp)
         if entry.last_used is None or stamp - entry.last_used > API_KEY_TOUCH_EVERY:
             # Written in its own short transaction after the request's: a read-only request
             # never turns into a writer, and a busy database never fails the request.
@@ -205,6 +213,43 @@ class Authenticator:
             method="apikey",
             primary=await self._is_primary(session, entry.tenant_id),
         )
+
+    async def _verify_once(self, session: AsyncSession, key_hash: str, now: float) -> CachedKey:
+        """Verify a key that is not cached, once for all the requests that present it meanwhile:
+        when an entry expires under load, every request in flight with that key missed it at
+        once, and each ran the same lookup. A request joins a verification only if no
+        revocation moved the generation since it began, so a verdict older than a revocation of
+        this process is never shared (with the cache off, nothing is)."""
+        while True:
+            flight = self._verifying.get(key_hash)
+            if flight is None or flight[0] != self._api_keys.generation():
+                break
+            try:
+                return await asyncio.shield(flight[1])
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if not flight[1].cancelled() or (current is not None and current.cancelling()):
+                    raise
+                # the request that was verifying went away: verify afresh
+        if self._api_keys.ttl <= 0:
+            return await self._verify_api_key(session, key_hash, now)
+        done: asyncio.Future[CachedKey] = asyncio.get_running_loop().create_future()
+        done.add_done_callback(_retrieve)
+        self._verifying[key_hash] = (self._api_keys.generation(), done)
+        try:
+            entry = await self._verify_api_key(session, key_hash, now)
+        except Exception as exc:
+            done.set_exception(exc)
+            raise
+        except BaseException:
+            done.cancel()
+            raise
+        finally:
+            if self._verifying.get(key_hash, (0, None))[1] is done:
+                del self._verifying[key_hash]
+        self._api_keys.put(key_hash, entry)
+        done.set_result(entry)
+        return entry
 
     async def _verify_api_key(self, session: AsyncSession, key_hash: str, now: float) -> CachedKey:
         generation = self._api_keys.generation()  # read before the database is

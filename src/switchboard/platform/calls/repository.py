@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import Select, and_, case, delete, select, true, update
+from sqlalchemy import Select, Table, and_, case, delete, insert, select, true, update
 from sqlalchemy.engine import CursorResult
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -63,8 +63,18 @@ def record_values(call: Call) -> tuple[Any, ...]:
     return tuple(getattr(call, column.key) for column in RECORD_COLUMNS)
 
 
-def add(session: AsyncSession, call: Call) -> None:
-    session.add(call)
+_TABLE = cast(Table, Call.__table__)
+_INSERT = insert(_TABLE)
+_COLUMNS = tuple(_TABLE.columns)
+
+
+def insert_now(session: Session, call: Call) -> None:
+    """Insert a new (transient) call with one Core statement: the values it was given, the
+    columns' defaults for the rest. Cheaper than the ORM's unit of work for a row nothing reads
+    back (its ``id`` is not loaded)."""
+    values = {column.key: call.__dict__[column.key] for column in _COLUMNS
+              if column.key in call.__dict__}  # fmt: skip
+    session.connection().execute(_INSERT, values)
 
 
 async def _rowcount(session: AsyncSession, stmt: Any) -> int:

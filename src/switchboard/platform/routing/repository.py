@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import secrets
 from typing import Any, Literal
+from typing import cast as sa_cast
 
 import orjson
-from sqlalchemy import CursorResult, Select, Text, and_, case, cast, func, select, update
+from sqlalchemy import CursorResult, Select, Text, and_, bindparam, case, cast, func, select, update
+from sqlalchemy import Table as SaTable
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session as SyncSession
@@ -160,11 +162,19 @@ async def all_outbound(session: AsyncSession, tenant_id: int) -> list[OutboundRo
 # Revisions -----------------------------------------------------------------------------------
 
 
+# Built once: a statement made per call costs more than the lookup (it is read on every
+# resolution, POST /v1/calls included); Core, so no ORM state is set up for one value.
+_REVISIONS = sa_cast(SaTable, RoutingRevision.__table__)
+_REVISION: dict[Table, Select[tuple[str]]] = {
+    table: select(_REVISIONS.c[table]).where(_REVISIONS.c.tenant_id == bindparam("tenant_id"))
+    for table in ("inbound", "outbound")
+}
+
+
 def revision_now(session: SyncSession, tenant_id: int, table: Table) -> str:
     """The current revision token of a table ("" before its first change)."""
-    column = getattr(RoutingRevision, table)
-    stmt = select(column).where(RoutingRevision.tenant_id == tenant_id)
-    return str(session.scalar(stmt) or "")
+    found = session.connection().execute(_REVISION[table], {"tenant_id": tenant_id}).scalar()
+    return str(found or "")
 
 
 async def revision(session: AsyncSession, tenant_id: int, table: Table) -> str:

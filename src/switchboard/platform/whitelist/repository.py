@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from sqlalchemy import CursorResult, Select, select, update
+from typing import NamedTuple, cast
+
+from sqlalchemy import CursorResult, Select, Table, bindparam, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session as SyncSession
@@ -10,21 +12,36 @@ from sqlalchemy.orm import Session as SyncSession
 from switchboard.platform.whitelist.models import Whitelist
 
 
+class Lists(NamedTuple):
+    """A whitelist's values as stored."""
+
+    numbers: list[str]
+    comments: dict[str, str]
+
+
 def _of(tenant_id: int) -> Select[Whitelist]:
     return select(Whitelist).where(Whitelist.tenant_id == tenant_id)
 
 
-def read_now(session: SyncSession, tenant_id: int) -> Whitelist | None:
-    """The tenant's whitelist as committed now (no identity-map copy is reused)."""
-    stmt = _of(tenant_id).execution_options(populate_existing=True)
-    return session.execute(stmt).scalar_one_or_none()
+# Built once, Core: the lists are read on every POST /v1/calls (a statement made per call
+# costs more than the lookup), and no ORM row is needed to read them.
+_WHITELISTS = cast(Table, Whitelist.__table__)
+_LISTS = select(_WHITELISTS.c.numbers, _WHITELISTS.c.comments).where(
+    _WHITELISTS.c.tenant_id == bindparam("tenant_id")
+)
 
 
-async def read(session: AsyncSession, tenant_id: int) -> Whitelist | None:
+def read_now(session: SyncSession, tenant_id: int) -> Lists | None:
+    """The tenant's number list and comments as committed now; None when it has none."""
+    row = session.connection().execute(_LISTS, {"tenant_id": tenant_id}).first()
+    return None if row is None else Lists(row[0] or [], row[1] or {})
+
+
+async def read(session: AsyncSession, tenant_id: int) -> Lists | None:
     return await session.run_sync(read_now, tenant_id)
 
 
-async def lock(session: AsyncSession, tenant_id: int) -> Whitelist:
+def lock_now(session: SyncSession, tenant_id: int) -> Whitelist:
     """The tenant's whitelist, write-locked until the transaction ends (created empty when the
     tenant has none yet).
 
@@ -38,15 +55,32 @@ async def lock(session: AsyncSession, tenant_id: int) -> Whitelist:
         .values(tenant_id=Whitelist.tenant_id)
         .execution_options(synchronize_session=False)
     )
-    result: CursorResult[tuple[()]] = await session.execute(touch)  # type: ignore[assignment]
+    result: CursorResult[tuple[()]] = session.execute(touch)  # type: ignore[assignment]
     if not result.rowcount:
         try:
-            async with session.begin_nested():
+            with session.begin_nested():
                 session.add(Whitelist(tenant_id=tenant_id, numbers=[], comments={}))
         except IntegrityError:  # created by a concurrent writer: wait for its lock
-            await session.execute(touch)
+            session.execute(touch)
     stmt = _of(tenant_id).execution_options(populate_existing=True)
-    return (await session.execute(stmt)).scalar_one()
+    return session.execute(stmt).scalar_one()
+
+
+async def lock(session: AsyncSession, tenant_id: int) -> Whitelist:
+    """``lock_now`` in an asynchronous session."""
+    return await session.run_sync(lock_now, tenant_id)
+
+
+def store_now(
+    session: SyncSession,
+    row: Whitelist,
+    *,
+    numbers: list[str],
+    comments: dict[str, str],
+) -> None:
+    row.numbers = numbers
+    row.comments = comments
+    session.flush()
 
 
 async def store(
@@ -56,6 +90,4 @@ async def store(
     numbers: list[str],
     comments: dict[str, str],
 ) -> None:
-    row.numbers = numbers
-    row.comments = comments
-    await session.flush()
+    await session.run_sync(lambda sync: store_now(sync, row, numbers=numbers, comments=comments))

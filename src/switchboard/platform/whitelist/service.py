@@ -6,6 +6,7 @@ on their next request (the list is small; there is nothing worth caching).
 
 from __future__ import annotations
 
+import functools
 import hmac
 from dataclasses import dataclass
 from typing import Literal
@@ -60,7 +61,7 @@ def match_key(number: str) -> str:
     return "+" + key[2:] if key.startswith("00") else key
 
 
-def _entries(row: Whitelist | None) -> list[Entry]:
+def _entries(row: Whitelist | repository.Lists | None) -> list[Entry]:
     """Operator-typed order: the number list, then comment keys that are not in it."""
     if row is None:
         return []
@@ -75,7 +76,7 @@ async def list_entries(session: AsyncSession, *, tenant_id: int) -> list[Entry]:
     return _entries(await repository.read(session, tenant_id))
 
 
-def _listed(row: Whitelist | None, number: str) -> bool:
+def _listed(row: repository.Lists | None, number: str) -> bool:
     """Whether dialling ``number`` is allowed; ``+49...`` and ``0049...`` are the same number."""
     wanted = match_key(number)
     return bool(wanted) and any(match_key(entry.number) == wanted for entry in _entries(row))
@@ -107,6 +108,30 @@ def _apply_add(
     return not exists
 
 
+def add_number_now(
+    session: SyncSession,
+    *,
+    tenant_id: int,
+    number: str,
+    comment: str | None = "",
+    replace_comment: bool = True,
+) -> tuple[bool, int]:
+    """Add ``number`` (idempotent); returns (added, count). BadRequest on an invalid number.
+    Synchronous, for a unit of work (``Database.write``); ``add_number`` is the async form.
+
+    A non-empty ``comment`` replaces the stored one, unless ``replace_comment`` is False (an
+    automatic add, such as placing a call, that must not overwrite an operator's label).
+    """
+    number = clean_number(number)
+    comment = clean_comment(comment)
+    row = repository.lock_now(session, tenant_id)
+    numbers = [str(n) for n in row.numbers or []]
+    comments = {str(k): str(v) for k, v in (row.comments or {}).items()}
+    added = _apply_add(numbers, comments, number, comment, replace_comment=replace_comment)
+    repository.store_now(session, row, numbers=numbers, comments=comments)
+    return added, len(_entries(row))
+
+
 async def add_number(
     session: AsyncSession,
     *,
@@ -115,19 +140,13 @@ async def add_number(
     comment: str | None = "",
     replace_comment: bool = True,
 ) -> tuple[bool, int]:
-    """Add ``number`` (idempotent); returns (added, count). BadRequest on an invalid number.
-
-    A non-empty ``comment`` replaces the stored one, unless ``replace_comment`` is False (an
-    automatic add, such as placing a call, that must not overwrite an operator's label).
-    """
-    number = clean_number(number)
-    comment = clean_comment(comment)
-    row = await repository.lock(session, tenant_id)
-    numbers = [str(n) for n in row.numbers or []]
-    comments = {str(k): str(v) for k, v in (row.comments or {}).items()}
-    added = _apply_add(numbers, comments, number, comment, replace_comment=replace_comment)
-    await repository.store(session, row, numbers=numbers, comments=comments)
-    return added, len(_entries(row))
+    """``add_number_now`` in an asynchronous session."""
+    return await session.run_sync(
+        functools.partial(
+            add_number_now, tenant_id=tenant_id, number=number, comment=comment,
+            replace_comment=replace_comment,
+        )
+    )  # fmt: skip
 
 
 async def comment_of(session: AsyncSession, *, tenant_id: int, number: str) -> str:

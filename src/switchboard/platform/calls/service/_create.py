@@ -32,10 +32,10 @@ from switchboard.platform.calls.service._rules import (
     new_call_id,
 )
 from switchboard.platform.routing.service import outbound_index_now
-from switchboard.platform.whitelist.service import add_number, is_whitelisted, is_whitelisted_now
+from switchboard.platform.whitelist.service import add_number_now, is_whitelisted_now
 from switchboard.runtime import Runtime
 from switchboard.tenants.config import TenantConfig
-from switchboard.tenants.models import Tenant
+from switchboard.tenants.service import configuration_now
 
 log = logging.getLogger("switchboard.calls")
 
@@ -60,7 +60,7 @@ async def create_call(
     bridge = bridge_for(runtime)  # 503 before anything is touched
     draft = await session.run_sync(_draft, runtime=runtime, caller=caller, body=body, owner=owner)
     reply = await _ask_bridge(bridge, draft, runtime=runtime, owner=owner)
-    return await _store(session, draft, reply)
+    return await session.run_sync(_store, draft=draft, reply=reply)
 
 
 async def create_call_after_dial(
@@ -76,8 +76,9 @@ async def create_call_after_dial(
         functools.partial(_draft, runtime=runtime, caller=caller, body=body, owner=owner)
     )
     reply = await _ask_bridge(bridge, draft, runtime=runtime, owner=owner)
-    async with db.transaction() as session:
-        return await _store(session, draft, reply)
+    # One write unit of work: on SQLite one hand-off to the writer thread (BEGIN IMMEDIATE,
+    # the statements, COMMIT) instead of several per statement through aiosqlite.
+    return await db.write(functools.partial(_store, draft=draft, reply=reply))
 
 
 def _draft(
@@ -85,10 +86,8 @@ def _draft(
 ) -> _Draft:
     """The reads: the tenant's configuration, the trunks, the whitelist; nothing is written.
     Synchronous, so that it runs as one unit of work (``Database.read``)."""
-    tenant = session.get(Tenant, caller.tenant_id)
-    if tenant is None:
-        raise NotFound("tenant not found")
-    config = TenantConfig.from_settings(tenant.settings or {})
+    tenant_id = caller.tenant_id
+    tenant_name, config = configuration_now(session, tenant_id)
     now = runtime.clock.now()
     schedule_at = body.schedule_at()
     if schedule_at is not None and schedule_at > now + dt.timedelta(days=366):
@@ -96,7 +95,7 @@ def _draft(
 
     call = Call(
         call_id=new_call_id(),
-        tenant_id=tenant.id,
+        tenant_id=tenant_id,
         requested_by=caller.username,
         phone=body.phone,
         display_name=body.display_name or body.phone,
@@ -131,16 +130,16 @@ def _draft(
         bridge_reply="",
     )
 
-    trunks = outbound_index_now(session, tenant_id=tenant.id).resolve(
+    trunks = outbound_index_now(session, tenant_id=tenant_id).resolve(
         body.phone, config.default_trunk_id
     )
     call.trunk_ids = list(trunks)
     call.trunk_id = trunks[0] if trunks else ""
     try:
-        whitelisted = is_whitelisted_now(session, tenant_id=tenant.id, number=body.phone)
+        whitelisted = is_whitelisted_now(session, tenant_id=tenant_id, number=body.phone)
     except ApiError:
         whitelisted = False  # ``_store`` tries again and reports the error
-    return _Draft(call, tenant.name, config, whitelisted)
+    return _Draft(call, tenant_name, config, whitelisted)
 
 
 async def _ask_bridge(bridge: BridgeClient, draft: _Draft, *, runtime: Runtime, owner: str) -> str:
@@ -169,17 +168,18 @@ async def _ask_bridge(bridge: BridgeClient, draft: _Draft, *, runtime: Runtime, 
     return reply
 
 
-async def _store(session: AsyncSession, draft: _Draft, reply: str) -> CallCreated:
-    """The writes: the number onto the whitelist (unless it was on it), then the call."""
+def _store(session: SyncSession, *, draft: _Draft, reply: str) -> CallCreated:
+    """The writes: the number onto the whitelist (unless it was on it), then the call.
+    Synchronous, so that it runs as one unit of work (``Database.write``)."""
     call = draft.call
     whitelist_added, whitelist_error = False, None
     try:
         # A number already on the list needs no write (and no lock on the tenant's list); one
         # that was not is looked up again here, in the writing transaction.
-        if not draft.whitelisted and not await is_whitelisted(
+        if not draft.whitelisted and not is_whitelisted_now(
             session, tenant_id=call.tenant_id, number=call.phone
         ):
-            whitelist_added, _count = await add_number(
+            whitelist_added, _count = add_number_now(
                 session,
                 tenant_id=call.tenant_id,
                 number=call.phone,
@@ -187,8 +187,7 @@ async def _store(session: AsyncSession, draft: _Draft, reply: str) -> CallCreate
             )
     except ApiError as exc:
         whitelist_error = exc.description
-    repository.add(session, call)
-    await session.flush()
+    repository.insert_now(session, call)
     log.info("call %s created for tenant %s (%s)", call.call_id, draft.tenant_name, call.status)
     return CallCreated(
         ok=True,
