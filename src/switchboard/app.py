@@ -85,8 +85,8 @@ def create_app(
     app = LayeredStarlette(
         routes=routes,
         outer=[
+            Middleware(ServeCatalogue, platform=platform, metrics=metrics),
             Middleware(AccessLogMiddleware, metrics=metrics),
-            Middleware(ServeCatalogue, platform=platform),
             Middleware(
                 ReadCache,
                 changes=runtime.db.changes,

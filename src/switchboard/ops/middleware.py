@@ -39,6 +39,38 @@ def route_template(scope: Scope) -> str:
     return f"{prefix}{path}" or "/"
 
 
+def request_id(scope: Scope) -> str:
+    """The request's well-formed ``X-Request-Id`` (the last one sent), or a new one."""
+    given = ""
+    for name, value in scope["headers"]:
+        if name == REQUEST_ID_HEADER and _VALID_ID.match(value):
+            given = value.decode()
+    return given or new_request_id()
+
+
+def finished(
+    metrics: Metrics | None, method: str, route: str, status: int, seconds: float, rid: str
+) -> None:
+    """The request's latency observation and access log line."""
+    if metrics is not None:
+        metrics.observe(method, route, status, seconds)
+    if log.isEnabledFor(logging.INFO):  # the fields are built only for a line written
+        log.info(
+            "%s %s %d %.1fms",
+            method,
+            route,
+            status,
+            seconds * 1000,
+            extra={
+                "method": method,
+                "route": route,
+                "status": status,
+                "duration_ms": round(seconds * 1000, 2),
+                "request_id": rid,
+            },
+        )
+
+
 class AccessLogMiddleware:
     """Accepts a well-formed ``X-Request-Id`` (or makes one), returns it on the response, and
     logs method, route template, status, duration and the id once the response has started."""
@@ -51,12 +83,8 @@ class AccessLogMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        request_id = ""
-        for name, value in scope["headers"]:
-            if name == REQUEST_ID_HEADER and _VALID_ID.match(value):
-                request_id = value.decode()
-        request_id = request_id or new_request_id()
-        scope.setdefault("state", {})["request_id"] = request_id
+        rid = request_id(scope)
+        scope.setdefault("state", {})["request_id"] = rid
         started = time.perf_counter()
         status = 500
 
@@ -65,7 +93,7 @@ class AccessLogMiddleware:
             if message["type"] == "http.response.start":
                 status = message["status"]
                 headers = [(k, v) for k, v in message.get("headers", ()) if k != REQUEST_ID_HEADER]
-                headers.append((REQUEST_ID_HEADER, request_id.encode()))
+                headers.append((REQUEST_ID_HEADER, rid.encode()))
                 message["headers"] = headers
             await send(message)
 
@@ -73,21 +101,4 @@ class AccessLogMiddleware:
             await self.app(scope, receive, send_with_id)
         finally:
             seconds = time.perf_counter() - started
-            route = route_template(scope)
-            if self.metrics is not None:
-                self.metrics.observe(scope["method"], route, status, seconds)
-            if log.isEnabledFor(logging.INFO):  # the fields are built only for a line written
-                log.info(
-                    "%s %s %d %.1fms",
-                    scope["method"],
-                    route,
-                    status,
-                    seconds * 1000,
-                    extra={
-                        "method": scope["method"],
-                        "route": route,
-                        "status": status,
-                        "duration_ms": round(seconds * 1000, 2),
-                        "request_id": request_id,
-                    },
-                )
+            finished(self.metrics, scope["method"], route_template(scope), status, seconds, rid)

@@ -1,37 +1,35 @@
-"""``GET /api.ashx/v1`` answered in front of the routing and the request middlewares.
+"""``GET /api.ashx/v1`` answered in front of every other layer of the application.
 
 The catalogue is the same stored bytes for every caller (``endpoints.rendered_catalogue``), so the
-per-request work of the full stack (routing through the mounts, FastAPI's request handling, the
-NUL, body-size and duplicate-key checks, none of which a bodiless request without a query needs)
-is all overhead. ``ServeCatalogue`` sits just inside the access log, so the request id, the log
-line and the latency metric stay exactly as for every other route, and sets ``no-store`` itself.
-Anything but a plain ``GET`` or ``HEAD`` of that exact path (a query string, a trailing slash,
-another method) goes on to the full stack and is answered as before (decision 0940).
+per-request work of the full stack (the access log's send wrapper, routing through the mounts,
+FastAPI's request handling, the NUL, body-size and duplicate-key checks, none of which a bodiless
+request without a query needs) is all overhead. ``ServeCatalogue`` is the outermost layer and does
+for its own answers what the access log does for every other: it takes or makes the request id
+and returns it, observes the latency under the route template and writes the access log line
+(``ops.middleware.request_id`` and ``finished``, shared with the access log), and sets
+``no-store`` itself. Anything but a plain ``GET`` or ``HEAD`` of that exact path (a query string,
+a trailing slash, another method) goes on to the full stack and is answered as before
+(decision 0940).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
 from typing import Any
 
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from switchboard.ops.metrics import Metrics
+from switchboard.ops.middleware import REQUEST_ID_HEADER, finished, request_id
 from switchboard.platform.catalogue.endpoints import CATALOGUE_PATH, rendered_catalogue
 
 
-@dataclass(frozen=True, slots=True)
-class _Route:
-    """What the access log reads from ``scope["route"]``: the route template."""
-
-    path: str
-
-
 class ServeCatalogue:
-    def __init__(self, app: ASGIApp, platform: FastAPI) -> None:
+    def __init__(self, app: ASGIApp, platform: FastAPI, metrics: Metrics | None = None) -> None:
         self.app = app
         self.platform = platform
-        self.route = _Route(CATALOGUE_PATH)
+        self.metrics = metrics
         self._schema: dict[str, Any] | None = None
         self._body = b""
         self._headers: list[tuple[bytes, bytes]] = []
@@ -45,7 +43,8 @@ class ServeCatalogue:
         ):
             await self.app(scope, receive, send)
             return
-        scope["route"] = self.route
+        started = time.perf_counter()
+        rid = request_id(scope)
         if self.platform.openapi_schema is not self._schema or not self._body:
             self._body = rendered_catalogue(self.platform)
             self._schema = self.platform.openapi_schema
@@ -54,6 +53,9 @@ class ServeCatalogue:
                 (b"content-length", str(len(self._body)).encode()),
                 (b"cache-control", b"no-store"),
             ]
-        await send({"type": "http.response.start", "status": 200, "headers": list(self._headers)})
+        headers = [*self._headers, (REQUEST_ID_HEADER, rid.encode())]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
         body = b"" if scope["method"] == "HEAD" else self._body
         await send({"type": "http.response.body", "body": body})
+        seconds = time.perf_counter() - started
+        finished(self.metrics, scope["method"], CATALOGUE_PATH, 200, seconds, rid)
