@@ -50,10 +50,11 @@ def database_problem(exc: BaseException) -> str | None:
         return None
     lines = str(exc.orig if exc.orig is not None else exc).strip().splitlines() or [""]
     reason = lines[0].split(">: ", 1)[-1] if lines[0].startswith("<class ") else lines[0]
-    missing = ("no such table", "no such column", "relation ", "column ")
-    if reason.startswith(missing[:2]) or (
-        reason.startswith(missing[2:]) and reason.endswith("does not exist")
-    ):
+    sqlite_missing = reason.startswith(("no such table", "no such column"))
+    postgres_missing = reason.startswith(("relation ", "column ")) and reason.endswith(
+        "does not exist"
+    )
+    if sqlite_missing or postgres_missing:
         return (
             "the database's tables are missing or older than this version: "
             "run `switchboard migrate`"
