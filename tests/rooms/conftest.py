@@ -38,7 +38,9 @@ class Server:
 
     def peer(self, host: str, room: str = "x", query: str = "") -> Any:
         uri = f"ws://{host}/signal.ashx?room={room}{query}"
-        return connect(uri, host="127.0.0.1", port=self.port, open_timeout=5)
+        # as generous as ``Client.expect``: the server shares this test's event loop, and on a
+        # loaded two-worker run that loop once went more than 5 s without reaching the accept
+        return connect(uri, host="127.0.0.1", port=self.port, open_timeout=15)
 
 
 @pytest.fixture

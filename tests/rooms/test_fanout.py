@@ -84,7 +84,7 @@ class Serve:
 
     async def join(self, host: str, room: str, name: str, **extra: Any) -> Client:
         uri = f"ws://{host}/signal.ashx?room={room}"
-        ws = await connect(uri, host="127.0.0.1", port=self.port, open_timeout=10)
+        ws = await connect(uri, host="127.0.0.1", port=self.port, open_timeout=15)
         client = Client(ws)
         await client.send(type="join", name=name, **extra)
         return client
