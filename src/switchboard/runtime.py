@@ -18,6 +18,7 @@ from switchboard.identity.keys import Keyring
 from switchboard.identity.passwords import Passwords
 from switchboard.identity.tokens import TokenIssuer
 from switchboard.identity.wallet.status import StatusLists
+from switchboard.kit import heap
 from switchboard.kit.clock import Clock, SystemClock
 from switchboard.kit.crypto import SecretBox
 from switchboard.kit.db import Database
@@ -104,6 +105,7 @@ class Runtime:
         if run_workers if run_workers is not None else self.settings.run_workers:
             for worker in self.workers:
                 self._tasks.append(asyncio.create_task(worker(self, self._stop)))
+        heap.settle()  # the process's startup is built: set it aside from full collections
 
     async def stop(self) -> None:
         self._started -= 1

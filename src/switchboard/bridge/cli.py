@@ -13,6 +13,7 @@ import orjson
 from switchboard.bridge import protocol
 from switchboard.bridge.client import TIMEOUT, bridge_secret
 from switchboard.bridge.simulator import SimulatedBridge
+from switchboard.kit import heap
 from switchboard.kit.clock import SystemClock
 from switchboard.platform.rooms.simulate import sim_room
 from switchboard.runtime import Runtime
@@ -52,6 +53,7 @@ def serve_bridge(host: str, port: int) -> None:
         secret=settings.bridge_secret, speed=settings.sim_speed, clock=SystemClock(),
         callback_client=httpx.AsyncClient(timeout=TIMEOUT), platform_url=settings.public_base_url,
     )  # fmt: skip
+    heap.settle()
     uvicorn.run(simulator.app, host=host, port=port, log_config=None, access_log=False)
 
 

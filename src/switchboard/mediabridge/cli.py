@@ -13,6 +13,7 @@ from pathlib import Path
 
 import click
 
+from switchboard.kit import heap
 from switchboard.mediabridge.config import TrunksError, load_trunks
 from switchboard.mediabridge.engines import ENGINES, create_engine
 from switchboard.mediabridge.media import parse_range
@@ -157,6 +158,7 @@ async def _serve(server: object) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     await server.start()
+    heap.settle()
     try:
         await stop.wait()
     finally:

@@ -12,6 +12,7 @@ from typing import TypeVar
 import click
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from switchboard.kit import heap
 from switchboard.kit.cli import print_json
 from switchboard.kit.clock import SystemClock
 from switchboard.kit.db import Database
@@ -79,6 +80,7 @@ def serve() -> None:
             loop.add_signal_handler(signum, stop.set)
         try:
             await server.start()
+            heap.settle()
             if settings.metrics_port:
                 start_http_server(settings.metrics_port, settings.metrics_host, server.registry)
             ticking = asyncio.create_task(server.run_forever())
