@@ -144,13 +144,3 @@ async def get_session(runtime: RuntimeDep, request: Request) -> AsyncIterator[As
 
 
 Session = Annotated[AsyncSession, Depends(get_session, scope="function")]
-
-
-async def get_read_session(runtime: RuntimeDep) -> AsyncIterator[AsyncSession]:
-    """A read-only transaction whatever the method, for an endpoint that opens its own write
-    transaction when it needs one (on SQLite, ``Session`` takes the write lock up front)."""
-    async with runtime.db.transaction(read_only=True) as session:
-        yield session
-
-
-ReadSession = Annotated[AsyncSession, Depends(get_read_session, scope="function")]

@@ -53,7 +53,9 @@ class Caller:
     role: str
     method: Literal["oidc", "apikey", "external"]
     primary: bool
-    expires: float | None = None  # unix time the credential expires, for a token
+    # Unix time until which this verdict holds: a token's expiry, or the end of an API key's
+    # verified-key cache entry (an answer built on it may be repeated until then, decision 0960)
+    expires: float | None = None
 
     @property
     def is_admin(self) -> bool:
@@ -95,6 +97,24 @@ def _audiences(value: Any) -> tuple[str, ...]:
     if not audiences:
         raise Unauthorized("the token names no audience")
     return audiences
+
+
+def _touch_due(entry: CachedKey, now: float) -> bool:
+    """Whether the key's last use is to be written (at most every ``API_KEY_TOUCH_EVERY``)."""
+    return entry.last_used is None or now - entry.last_used > API_KEY_TOUCH_EVERY
+
+
+def _key_caller(entry: CachedKey, *, primary: bool) -> Caller:
+    return Caller(
+        tenant_id=entry.tenant_id,
+        tenant_name=entry.tenant_name,
+        subject=str(entry.user_id),
+        username=entry.username,
+        role="admin",  # an API key carries the admin authorisation surface (spec 5.2)
+        method="apikey",
+        primary=primary,
+        expires=entry.expires,
+    )
 
 
 class ExternalJwks:
@@ -192,6 +212,20 @@ class Authenticator:
             return caller
         return dataclasses.replace(caller, role=role, username=username)
 
+    def cached(self, token: str) -> Caller | None:
+        """The caller of an API key verified within the cache's bound, when answering needs
+        nothing of the database: no verification, last-use stamp or primary-tenant lookup is
+        due. None otherwise (then ``authenticate`` in a transaction)."""
+        if not token.startswith(API_KEY_PREFIX):
+            return None
+        stamp = self._clock.now().timestamp()
+        entry = self._api_keys.get(sha256_hex(token), stamp)
+        if entry is None or _touch_due(entry, stamp):
+            return None
+        if self._primary is None or time.monotonic() - self._primary[0] > PRIMARY_LOOKUP_EVERY:
+            return None
+        return _key_caller(entry, primary=self._primary[1] == entry.tenant_id)
+
     async def _api_key(self, session: AsyncSession, token: str) -> Caller:
         key_hash = sha256_hex(token)
         now = self._clock.now()
@@ -199,20 +233,12 @@ class Authenticator:
         entry = self._api_keys.get(key_hash, stamp)
         if entry is None:
             entry = await self._verify_once(session, key_hash, stamp)
-        if entry.last_used is None or stamp - entry.last_used > API_KEY_TOUCH_EVERY:
+        if _touch_due(entry, stamp):
             # Written in its own short transaction after the request's: a read-only request
             # never turns into a writer, and a busy database never fails the request.
             entry.last_used = stamp
             after_commit(session, functools.partial(self._touch_api_key, entry.key_id, now))
-        return Caller(
-            tenant_id=entry.tenant_id,
-            tenant_name=entry.tenant_name,
-            subject=str(entry.user_id),
-            username=entry.username,
-            role="admin",  # an API key carries the admin authorisation surface (spec 5.2)
-            method="apikey",
-            primary=await self._is_primary(session, entry.tenant_id),
-        )
+        return _key_caller(entry, primary=await self._is_primary(session, entry.tenant_id))
 
     async def _verify_once(self, session: AsyncSession, key_hash: str, now: float) -> CachedKey:
         """Verify a key that is not cached, once for all the requests that present it meanwhile:

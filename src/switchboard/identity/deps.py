@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.identity.bearer import Caller as CallerT
 from switchboard.kit.errors import Forbidden, NotFound, Unauthorized
-from switchboard.runtime import ReadSession, RuntimeDep, Session
+from switchboard.runtime import RuntimeDep, Session
 from switchboard.tenants import service as tenants
 from switchboard.tenants.models import Tenant
 
@@ -52,12 +52,17 @@ async def require_admin(caller: Caller) -> CallerT:
 AdminCaller = Annotated[CallerT, Depends(require_admin)]
 
 
-async def require_admin_reading(
-    runtime: RuntimeDep, session: ReadSession, credentials: Credentials
-) -> CallerT:
-    """``AdminCaller`` authenticated in a read-only transaction: for an endpoint that opens its
-    own write transactions (``POST /v1/calls`` writes only once the bridge answered)."""
-    return _admin(await _authenticate(runtime, session, credentials))
+async def require_admin_reading(runtime: RuntimeDep, credentials: Credentials) -> CallerT:
+    """``AdminCaller`` for an endpoint that opens its own transactions (``POST /v1/calls``
+    writes only once the bridge answered; the call list reads in one unit of work): an API key
+    verified moments ago needs no transaction at all, anything else is authenticated in a
+    read-only transaction of its own (decision 0991)."""
+    if credentials is not None and credentials.scheme.lower() == "bearer":
+        caller = runtime.authenticator.cached(credentials.credentials)
+        if caller is not None:
+            return _admin(caller)
+    async with runtime.db.transaction(read_only=True) as session:
+        return _admin(await _authenticate(runtime, session, credentials))
 
 
 AdminCallerReading = Annotated[CallerT, Depends(require_admin_reading)]

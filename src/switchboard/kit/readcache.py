@@ -3,7 +3,7 @@
 An endpoint opts in with ``cacheable(request, until)`` once it has authenticated its caller:
 its ``200`` answer may then be sent again to the very same request (method ``GET``, path, query
 string, ``Authorization`` and ``Host`` headers alike) for as long as nothing was committed to the
-database (``Changes.version()``) and the credential has not expired (``until``). ``ReadCache``
+database (``Changes.version()``) and the caller's verdict holds (``until``). ``ReadCache``
 sits just inside the access log, so a repeated answer keeps its request id, log line and
 latency metric, and goes past the routing, FastAPI's request handling and the database.
 
@@ -36,7 +36,7 @@ Key = tuple[str, bytes, bytes, bytes]
 
 def cacheable(request: Request, until: float | None) -> None:
     """Allow this request's answer to be repeated until a write commits or ``until`` (a unix
-    time: the expiry of the credential that authenticated it; ``None`` for none)."""
+    time: until when the verdict on the caller's credential holds, ``Caller.expires``)."""
     request.state.read_cache_until = math.inf if until is None else until
 
 

@@ -73,7 +73,7 @@ async def create_call(
 @router.get("", response_model=Page[CallRecord], summary="List calls, newest first")
 async def list_calls(
     request: Request,
-    caller: AdminCaller,
+    caller: AdminCallerReading,
     runtime: RuntimeDep,
     paging: Paging,
     status: Annotated[
