@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import orjson
@@ -315,7 +315,12 @@ class BodyLimitMiddleware:
             await self.app(scope, receive, send)
             return
         limit = self.limit_for(scope["path"])
-        too_large = error_response(PayloadTooLarge(f"the request body is limited to {limit} bytes"))
+
+        def too_large(scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+            # built only when refusing: most requests are within the limit
+            refusal = PayloadTooLarge(f"the request body is limited to {limit} bytes")
+            return error_response(refusal)(scope, receive, send)
+
         declared = dict(scope["headers"]).get(b"content-length", b"")
         if declared.isdigit() and int(declared) > limit:
             await too_large(scope, receive, send)
