@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import secrets
@@ -13,7 +14,6 @@ from pathlib import Path
 
 import click
 
-from switchboard.kit import heap
 from switchboard.mediabridge.config import TrunksError, load_trunks
 from switchboard.mediabridge.engines import ENGINES, create_engine
 from switchboard.mediabridge.media import parse_range
@@ -158,7 +158,10 @@ async def _serve(server: object) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     await server.start()
-    heap.settle()
+    # What startup built lives as long as the process: set it aside from full collections
+    # (the platform's decision 0990; the bridge imports nothing of the platform's kit).
+    gc.collect()
+    gc.freeze()
     try:
         await stop.wait()
     finally:
