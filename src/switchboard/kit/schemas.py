@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from types import UnionType
 from typing import Annotated, Any, Generic, TypeVar, Union, get_args, get_origin
 
@@ -81,14 +82,11 @@ class StrictInput(Schema):
         text: pages validate with ``context=FORM`` and get pydantic's usual conversions."""
         if not isinstance(data, dict) or (info.context or {}).get("form"):
             return data
-        for name, field in cls.model_fields.items():
-            kind = _scalar_kind(field.annotation)
-            if kind is None:
-                continue
-            for key in (name, to_camel(name), to_pascal(name)):
+        for keys, kind, camel in _strict_fields(cls):
+            for key in keys:
                 value = data.get(key)
                 if value is not None and not _is_json_type(value, kind):
-                    raise ValueError(f"{to_camel(name)}: {_EXPECTED[kind]}")
+                    raise ValueError(f"{camel}: {_EXPECTED[kind]}")
         return data
 
 
@@ -99,6 +97,18 @@ _EXPECTED = {
     dt.date: "must be a date string (YYYY-MM-DD)",
     dt.datetime: "must be a date-time string",
 }
+
+
+@functools.cache  # once per model: the fields do not change, bodies arrive on every request
+def _strict_fields(model: type[BaseModel]) -> tuple[tuple[tuple[str, ...], type, str], ...]:
+    """Each field pydantic would coerce: the keys it may arrive under, its scalar type and its
+    camelCase name."""
+    found = []
+    for name, field in model.model_fields.items():
+        kind = _scalar_kind(field.annotation)
+        if kind is not None:
+            found.append(((name, to_camel(name), to_pascal(name)), kind, to_camel(name)))
+    return tuple(found)
 
 
 def _scalar_kind(annotation: Any) -> type | None:
