@@ -174,6 +174,15 @@ class Database:
         self.read_sessionmaker = async_sessionmaker(
             self.engine.execution_options(**{READ_ONLY: True}), expire_on_commit=False
         )
+        # PostgreSQL's units of work for ``read``: each statement on its own (decision 0992).
+        self._statement_reads = (
+            None
+            if is_sqlite(url)
+            else async_sessionmaker(
+                self.engine.execution_options(isolation_level="AUTOCOMMIT", **{READ_ONLY: True}),
+                expire_on_commit=False,
+            )
+        )
         self._writer = asyncio.Lock()
         self.changes = Changes(self.engine, url)
 
@@ -201,14 +210,19 @@ class Database:
                 await result
 
     async def read(self, work: Callable[[SyncSession], T]) -> T:
-        """Run ``work`` in one read-only transaction and return what it returns.
+        """Run ``work``, a unit of reads, and return what it returns.
 
-        On SQLite the whole transaction (BEGIN, every statement and fetch, COMMIT) runs on a
-        reader thread with its own connection, one hand-off for the unit of work: through
-        aiosqlite each statement, fetch and cursor close is a hand-off of its own. Elsewhere
-        ``work`` runs on the event loop through the async driver. ``work`` gets a synchronous
-        session and must only read.
+        On SQLite the whole unit runs in one transaction (BEGIN, every statement and fetch,
+        COMMIT) on a reader thread with its own connection, one hand-off for the unit of work:
+        through aiosqlite each statement, fetch and cursor close is a hand-off of its own. On
+        PostgreSQL ``work`` runs on the event loop through the async driver, each statement on
+        its own without BEGIN and COMMIT: under READ COMMITTED a transaction would give its
+        statements no common snapshot either, only two more round trips (decision 0992).
+        ``work`` gets a synchronous session and must only read.
         """
+        if self._statement_reads is not None:
+            async with self._statement_reads() as session:
+                return await session.run_sync(work)
         if self._reader is None:
             async with self.transaction(read_only=True) as session:
                 return await session.run_sync(work)
