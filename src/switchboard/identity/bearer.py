@@ -222,7 +222,7 @@ class Authenticator:
         entry = self._api_keys.get(sha256_hex(token), stamp)
         if entry is None or _touch_due(entry, stamp):
             return None
-        if self._primary is None or time.monotonic() - self._primary[0] > PRIMARY_LOOKUP_EVERY:
+        if self._primary is None or self._primary_due():
             return None
         return _key_caller(entry, primary=self._primary[1] == entry.tenant_id)
 
@@ -313,12 +313,15 @@ class Authenticator:
         except SQLAlchemyError:
             log.warning("could not record the last use of API key %s", key_id, exc_info=True)
 
+    def _primary_due(self) -> bool:
+        """Whether the primary tenant is to be looked up (at most every 30 s)."""
+        return self._primary is None or time.monotonic() - self._primary[0] > PRIMARY_LOOKUP_EVERY
+
     async def _is_primary(self, session: AsyncSession, tenant_id: int) -> bool:
-        """Whether the tenant owns the public base URL's host (looked up at most every 30 s)."""
-        now = time.monotonic()
-        if self._primary is None or now - self._primary[0] > PRIMARY_LOOKUP_EVERY:
+        """Whether the tenant owns the public base URL's host."""
+        if self._primary is None or self._primary_due():
             tenant = await tenants.resolve_host(session, self._primary_domain)
-            self._primary = (now, tenant.id if tenant else None)
+            self._primary = (time.monotonic(), tenant.id if tenant else None)
         return self._primary[1] == tenant_id
 
     async def _jwt(self, session: AsyncSession, token: str, now: float) -> _Verified:
