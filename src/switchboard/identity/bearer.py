@@ -222,9 +222,10 @@ class Authenticator:
         entry = self._api_keys.get(sha256_hex(token), stamp)
         if entry is None or _touch_due(entry, stamp):
             return None
-        if self._primary is None or self._primary_due():
+        primary = self._fresh_primary()
+        if primary is None:
             return None
-        return _key_caller(entry, primary=self._primary[1] == entry.tenant_id)
+        return _key_caller(entry, primary=primary[1] == entry.tenant_id)
 
     async def _api_key(self, session: AsyncSession, token: str) -> Caller:
         key_hash = sha256_hex(token)
@@ -313,16 +314,20 @@ class Authenticator:
         except SQLAlchemyError:
             log.warning("could not record the last use of API key %s", key_id, exc_info=True)
 
-    def _primary_due(self) -> bool:
-        """Whether the primary tenant is to be looked up (at most every 30 s)."""
-        return self._primary is None or time.monotonic() - self._primary[0] > PRIMARY_LOOKUP_EVERY
+    def _fresh_primary(self) -> tuple[float, int | None] | None:
+        """The last lookup of the primary tenant (when, its id), unless one is due (at most
+        every 30 s)."""
+        if self._primary is None or time.monotonic() - self._primary[0] > PRIMARY_LOOKUP_EVERY:
+            return None
+        return self._primary
 
     async def _is_primary(self, session: AsyncSession, tenant_id: int) -> bool:
         """Whether the tenant owns the public base URL's host."""
-        if self._primary is None or self._primary_due():
+        primary = self._fresh_primary()
+        if primary is None:
             tenant = await tenants.resolve_host(session, self._primary_domain)
-            self._primary = (time.monotonic(), tenant.id if tenant else None)
-        return self._primary[1] == tenant_id
+            primary = self._primary = (time.monotonic(), tenant.id if tenant else None)
+        return primary[1] == tenant_id
 
     async def _jwt(self, session: AsyncSession, token: str, now: float) -> _Verified:
         try:
