@@ -60,7 +60,7 @@ class Runtime:
     def __init__(self, settings: Settings, *, clock: Clock | None = None) -> None:
         self.settings = settings
         self.clock: Clock = clock or SystemClock()
-        self.db = Database(settings.resolved_database_url)
+        self.db = Database(settings.resolved_database_url, pool_size=settings.database_pool_size)
         self.box = SecretBox(settings.secret_key)
         self.keyring = Keyring(self.box, self.clock)
         self.passwords = Passwords(

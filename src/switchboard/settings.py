@@ -23,6 +23,8 @@ class Settings(BaseSettings):
     env: Literal["dev", "production"] = "dev"
     data_dir: Path = Path("./var")
     database_url: str = ""
+    # PostgreSQL connections each process keeps open (decision 0993).
+    database_pool_size: int = Field(default=20, ge=1, le=500)
     public_base_url: str = "http://127.0.0.1:8000"
     secret_key: str = Field(default=DEV_SECRET, repr=False)
     log_level: str = "INFO"

@@ -120,8 +120,26 @@ def _sqlite_begin(conn: Connection) -> None:
     conn.exec_driver_sql("BEGIN DEFERRED" if read_only else "BEGIN IMMEDIATE")
 
 
+_STATEMENTS = "switchboard_statements"
+
+
+def _count_from_zero(conn: Connection) -> None:
+    conn.info[_STATEMENTS] = 0
+
+
+def _one_statement(conn: Connection, *_: Any) -> None:
+    """A single-statement write is atomic only while it is one statement."""
+    count = conn.info.get(_STATEMENTS, 0) + 1
+    if count > 1:
+        raise RuntimeError("a single-statement write ran a second statement")
+    conn.info[_STATEMENTS] = count
+
+
 AfterCommit = Callable[[], Awaitable[None] | None]
 T = TypeVar("T")
+# PostgreSQL's connection pool: the connections kept open, and how many more a burst may open.
+POOL_SIZE = 20
+MAX_OVERFLOW = 20
 # Threads that run SQLite's read-only units of work (``Database.read``), each with a connection
 # of its own: WAL readers do not block each other or the writer.
 SQLITE_READERS = 4
@@ -135,15 +153,24 @@ log = logging.getLogger("switchboard.db")
 class Database:
     """One engine and its session factory; owned by the application's lifespan."""
 
-    def __init__(self, url: str, *, echo: bool = False, busy_timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        echo: bool = False,
+        busy_timeout: float = 10.0,
+        pool_size: int = POOL_SIZE,
+    ) -> None:
         self.url = url
         kwargs: dict[str, Any] = {"echo": echo}
         if is_sqlite(url):
             kwargs["connect_args"] = {"timeout": busy_timeout}
         else:
-            # No pre-ping: it costs a round trip on every checkout (about 0.6 ms here). Stale
-            # connections are recycled instead, and a dropped one is invalidated on first use.
-            kwargs.update(pool_size=10, max_overflow=20, pool_recycle=1800)
+            # ``pool_size`` connections stay open; beyond them up to MAX_OVERFLOW more are opened
+            # for a burst and closed again as each is returned (decision 0993). No pre-ping: it
+            # costs a round trip on every checkout (about 0.6 ms here). Stale connections are
+            # recycled instead, and a dropped one is invalidated on first use.
+            kwargs.update(pool_size=pool_size, max_overflow=MAX_OVERFLOW, pool_recycle=1800)
         self.engine: AsyncEngine = create_async_engine(url, **kwargs)
         self._reader: Engine | None = None
         self._readers: ThreadPoolExecutor | None = None
@@ -183,6 +210,14 @@ class Database:
                 expire_on_commit=False,
             )
         )
+        # PostgreSQL's single-statement writes (``write(..., single=True)``): the statement is
+        # its own transaction, without BEGIN and COMMIT (decision 0993).
+        self._statement_writes: async_sessionmaker[AsyncSession] | None = None
+        if not is_sqlite(url):
+            single = self.engine.execution_options(isolation_level="AUTOCOMMIT")
+            event.listen(single.sync_engine, "begin", _count_from_zero)
+            event.listen(single.sync_engine, "before_cursor_execute", _one_statement)
+            self._statement_writes = async_sessionmaker(single, expire_on_commit=False)
         self._writer = asyncio.Lock()
         self.changes = Changes(self.engine, url)
 
@@ -236,8 +271,12 @@ class Database:
         with SyncSession(self._reader, expire_on_commit=False) as session, session.begin():
             return work(session)
 
-    async def write(self, work: Callable[[SyncSession], T]) -> T:
+    async def write(self, work: Callable[[SyncSession], T], *, single: bool = False) -> T:
         """Run ``work`` in one write transaction and return what it returns.
+
+        ``single``: ``work`` runs exactly one statement. On PostgreSQL that statement is then
+        its own transaction, sent without BEGIN and COMMIT (two round trips fewer); a second
+        statement is refused with RuntimeError (decision 0993). On SQLite it changes nothing.
 
         On SQLite the process's write turn is taken (decision 0900), then BEGIN IMMEDIATE, every
         statement and COMMIT run on the writer thread with a connection of its own: one hand-off
@@ -245,6 +284,11 @@ class Database:
         ``work`` runs on the event loop through the async driver. ``work`` gets a synchronous
         session; after-commit hooks are not run for it.
         """
+        if single and self._statement_writes is not None:
+            async with self._statement_writes() as session:
+                result = await session.run_sync(work)
+                await session.commit()  # sends nothing: its events tell ``Changes`` of the write
+                return result
         if self._sync_writer is None:
             async with self.transaction() as session:
                 return await session.run_sync(work)

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, cast
-
-from sqlalchemy import Table, bindparam, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import Session as SyncSession
 
 from switchboard.tenants.models import Tenant, TenantDomain
 
@@ -18,22 +15,6 @@ async def get_by_name(session: AsyncSession, name: str) -> Tenant | None:
 
 async def get_by_id(session: AsyncSession, tenant_id: int) -> Tenant | None:
     return await session.get(Tenant, tenant_id)
-
-
-# Built once, Core: it is read on every POST /v1/calls (a statement made per call costs more
-# than the lookup).
-_TENANTS = cast(Table, Tenant.__table__)
-_NAME_AND_SETTINGS = select(_TENANTS.c.name, _TENANTS.c.settings).where(
-    _TENANTS.c.id == bindparam("tenant_id")
-)
-
-
-def name_and_settings_now(
-    session: SyncSession, tenant_id: int
-) -> tuple[str, dict[str, Any]] | None:
-    """A tenant's name and settings, read as two columns (no ORM row is loaded)."""
-    row = session.connection().execute(_NAME_AND_SETTINGS, {"tenant_id": tenant_id}).first()
-    return None if row is None else (row[0], row[1] or {})
 
 
 async def get_by_domain(session: AsyncSession, domain: str) -> Tenant | None:

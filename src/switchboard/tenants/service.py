@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import Session as SyncSession
 
 from switchboard.kit.clock import Clock
 from switchboard.kit.crypto import SecretBox, random_token
@@ -112,16 +111,6 @@ async def resolve_host(session: AsyncSession, host: str) -> Tenant | None:
 
 async def get_by_id(session: AsyncSession, tenant_id: int) -> Tenant | None:
     return await repository.get_by_id(session, tenant_id)
-
-
-def configuration_now(session: SyncSession, tenant_id: int) -> tuple[str, TenantConfig]:
-    """A tenant's name and configuration, in a synchronous unit of work (``Database.read``);
-    NotFound when there is no such tenant."""
-    found = repository.name_and_settings_now(session, tenant_id)
-    if found is None:
-        raise NotFound("tenant not found")
-    name, settings = found
-    return name, TenantConfig.from_settings(settings)
 
 
 async def base_url(session: AsyncSession, tenant_id: int, scheme: str) -> str:

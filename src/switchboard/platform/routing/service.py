@@ -156,10 +156,14 @@ async def outbound_index(session: AsyncSession, *, tenant_id: int) -> OutboundIn
     return index
 
 
-def outbound_index_now(session: SyncSession, *, tenant_id: int) -> OutboundIndex:
+def outbound_index_now(
+    session: SyncSession, *, tenant_id: int, revision: str | None = None
+) -> OutboundIndex:
     """``outbound_index`` in a synchronous unit of work (``Database.read``): one thread hand-off
-    for the whole read on SQLite. A miss compiles in place (it runs off the event loop)."""
-    revision = repository.revision_now(session, tenant_id, "outbound")
+    for the whole read on SQLite. A miss compiles in place (it runs off the event loop).
+    ``revision``: the outbound table's revision token when the caller has read it already."""
+    if revision is None:
+        revision = repository.revision_now(session, tenant_id, "outbound")
     cached = _outbound_cache.get(session, tenant_id, revision)
     if cached is None:
         rows = repository.outbound_rules_now(session, tenant_id)

@@ -67,8 +67,8 @@ def _entries(row: Whitelist | repository.Lists | None) -> list[Entry]:
         return []
     numbers = list(dict.fromkeys(str(n) for n in row.numbers or []))
     comments = {str(k): str(v) for k, v in (row.comments or {}).items()}
-    listed = set(numbers)
-    numbers += [key for key in comments if key not in listed]
+    seen = set(numbers)
+    numbers += [key for key in comments if key not in seen]
     return [Entry(n, comments.get(n, "")) for n in numbers]
 
 
@@ -76,19 +76,19 @@ async def list_entries(session: AsyncSession, *, tenant_id: int) -> list[Entry]:
     return _entries(await repository.read(session, tenant_id))
 
 
-def _listed(row: repository.Lists | None, number: str) -> bool:
+def listed(row: repository.Lists | None, number: str) -> bool:
     """Whether dialling ``number`` is allowed; ``+49...`` and ``0049...`` are the same number."""
     wanted = match_key(number)
     return bool(wanted) and any(match_key(entry.number) == wanted for entry in _entries(row))
 
 
 async def is_whitelisted(session: AsyncSession, *, tenant_id: int, number: str) -> bool:
-    return _listed(await repository.read(session, tenant_id), number)
+    return listed(await repository.read(session, tenant_id), number)
 
 
 def is_whitelisted_now(session: SyncSession, *, tenant_id: int, number: str) -> bool:
     """``is_whitelisted`` in a synchronous unit of work (``Database.read``)."""
-    return _listed(repository.read_now(session, tenant_id), number)
+    return listed(repository.read_now(session, tenant_id), number)
 
 
 def _apply_add(
