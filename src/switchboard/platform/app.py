@@ -35,7 +35,11 @@ page `GET /share/{token}` and the identity provider's browser endpoints needs
 `Authorization: Bearer <token>` with `role=admin`: an OIDC access token from
 `/oidc.ashx/token` or an API key (`ak_...`). Errors are `{error, error_description}`."""
 
+# FastAPI tries the routers in this order, each by its routes: the busiest paths (POST and GET
+# /api.ashx/v1/calls) come first (docs/benchmarks/calls.md, 2026-11-27). The order is also the
+# OpenAPI description's and the reference page's.
 ROUTERS: list[APIRouter] = [
+    calls_router,
     catalogue_router,
     apikeys_router,
     webhooks_router,
@@ -47,7 +51,6 @@ ROUTERS: list[APIRouter] = [
     routing_router,
     rooms_router,  # before the whitelist: it takes POST /signal.ashx?sfu-mode=... only
     whitelist_router,
-    calls_router,
     bridge_router,
 ]
 
