@@ -29,7 +29,7 @@ log = logging.getLogger("switchboard.bridge")
 
 def _receptionist(tenant: Tenant, number: VirtualNumber, box: SecretBox) -> InboundRouteReply:
     api_key, system_prompt = numbers.reveal_secrets(number, box)
-    config = TenantConfig.from_settings(tenant.settings or {})
+    config = TenantConfig.from_settings(tenant.settings)
     return InboundRouteReply(
         tenant=tenant.name, action="ai", number=number.number, name=number.name,
         voice=number.voice, language=number.language, model=config.default_model,

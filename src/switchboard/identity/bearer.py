@@ -397,7 +397,7 @@ class Authenticator:
             raise Unauthorized("malformed bearer token") from exc
         issuer = str(unverified.get("iss", "")) if isinstance(unverified, dict) else ""
         for tenant in await tenants_repo.list_all(session):
-            config = TenantConfig.from_settings(tenant.settings or {})
+            config = TenantConfig.from_settings(tenant.settings)
             external = config.external_issuer
             if external is None or external.issuer != issuer:
                 continue

@@ -81,7 +81,7 @@ def show(name: str, as_json: bool) -> None:
 
     async def work(runtime: Runtime, session: AsyncSession) -> None:
         tenant = await service.require_by_name(session, name)
-        config = TenantConfig.from_settings(tenant.settings or {})
+        config = TenantConfig.from_settings(tenant.settings)
         settings: dict[str, object] = {
             "DefaultModel": config.default_model,
             "DefaultVoice": config.default_voice,

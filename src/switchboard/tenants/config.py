@@ -7,6 +7,7 @@ Settings are stored as a flat map of keys (``Phone:Sfu:AutoPromoteHumanCount``,
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -103,7 +104,11 @@ class TenantConfig:
         return self.prompts.get(system_prompt.strip(), system_prompt)
 
     @classmethod
-    def from_settings(cls, raw: dict[str, Any]) -> TenantConfig:
+    def from_settings(cls, raw: Mapping[str, Any] | None) -> TenantConfig:
+        """The configuration a tenant's stored settings give (``None``: a row that has none,
+        every default)."""
+        raw = raw or {}
+
         def text(key: str) -> str:
             value = raw.get(key)
             return str(value) if value not in (None, "") else STRING_SETTINGS[key]

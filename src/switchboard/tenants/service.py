@@ -46,7 +46,7 @@ class TenantRef:
             id=tenant.id,
             name=tenant.name,
             primary=primary,
-            config=TenantConfig.from_settings(tenant.settings or {}),
+            config=TenantConfig.from_settings(tenant.settings),
         )
 
 

@@ -56,7 +56,7 @@ async def numbers_page(request: Request, operator: OperatorDep, session: Session
     rows, total = await service.list_numbers(
         session, tenant_id=operator.tenant.id, limit=PAGE_SIZE, offset=0
     )
-    defaults = TenantConfig.from_settings(operator.tenant.settings or {})
+    defaults = TenantConfig.from_settings(operator.tenant.settings)
     return render(
         request, "numbers.html", operator, numbers=[NumberItem.model_validate(r) for r in rows],
         total=total, defaults=defaults, default_max=DEFAULT_MAX_DURATION_SEC, **_choices(),

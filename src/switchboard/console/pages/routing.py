@@ -51,7 +51,7 @@ async def routing_page(
     outbound, _ = await service.list_outbound(
         session, tenant_id=tenant_id, limit=TABLE_LIMIT, offset=0
     )
-    default_trunk = TenantConfig.from_settings(operator.tenant.settings or {}).default_trunk_id
+    default_trunk = TenantConfig.from_settings(operator.tenant.settings).default_trunk_id
     inbound_run = outbound_run = None
     if did.strip():
         inbound_run = await service.explain_inbound(

@@ -81,7 +81,7 @@ async def dispatch_due(
                 c.max_seconds,
                 service.dial_request(
                     c, tenant_name=tenants[c.tenant_id].name,
-                    config=TenantConfig.from_settings(tenants[c.tenant_id].settings or {}),
+                    config=TenantConfig.from_settings(tenants[c.tenant_id].settings),
                     runtime=runtime, callback_url=bridge.callback_url,
                 ),
             )

@@ -131,7 +131,7 @@ async def queue_outcome_email(
     tenant = await session.get(Tenant, tenant_id)
     if tenant is None:
         return None
-    config = TenantConfig.from_settings(tenant.settings or {})
+    config = TenantConfig.from_settings(tenant.settings)
     if not config.outcome_email:
         return None
     now = runtime.clock.now()

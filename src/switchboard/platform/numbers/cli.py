@@ -87,7 +87,7 @@ def create(
 
     async def work(runtime: Runtime, session: AsyncSession) -> None:
         row = await tenants.require_by_name(session, tenant)
-        config = TenantConfig.from_settings(row.settings or {})
+        config = TenantConfig.from_settings(row.settings)
         created = await service.create_number(
             session,
             tenant_id=row.id,

@@ -52,7 +52,7 @@ async def _sfu_tunables(runtime: Runtime, tenant_id: int) -> dict[str, float]:
     """The tenant's ``Phone:Sfu:*`` values, read anew each time (hot reload), clamped."""
     async with runtime.db.transaction(read_only=True) as session:
         tenant = await session.get(Tenant, tenant_id)
-    return TenantConfig.from_settings(tenant.settings if tenant else {}).sfu
+    return TenantConfig.from_settings(tenant.settings if tenant else None).sfu
 
 
 async def record(

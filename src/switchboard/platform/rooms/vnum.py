@@ -81,7 +81,7 @@ async def call(
                              "message": f"no virtual number {number}"})  # fmt: skip
             return None
         api_key, system_prompt = numbers.reveal_secrets(found, runtime.box)
-        model = TenantConfig.from_settings(tenant.settings or {}).default_model
+        model = TenantConfig.from_settings(tenant.settings).default_model
     call_id = "vnum-" + secrets.token_hex(8)
     token = join_token(runtime, JoinGrant(room.tenant_id, room.name, call_id))
     request = protocol.AiPeerRequest(

@@ -55,7 +55,7 @@ def show(tenant: str, as_json: bool) -> None:
             offset += MAX_LIMIT
             if offset >= total:
                 break
-        default = TenantConfig.from_settings(row.settings or {}).default_trunk_id
+        default = TenantConfig.from_settings(row.settings).default_trunk_id
         if as_json:
             print_json({"table": "default", "trunkId": default})
         else:
@@ -77,7 +77,7 @@ def resolve(tenant: str, number: str | None, did: str | None, from_number: str |
     async def work(runtime: Runtime, session: AsyncSession) -> None:
         row = await tenants.require_by_name(session, tenant)
         if number is not None:
-            default = TenantConfig.from_settings(row.settings or {}).default_trunk_id
+            default = TenantConfig.from_settings(row.settings).default_trunk_id
             out = await service.explain_outbound(
                 session, tenant_id=row.id, number=number, default_trunk_id=default
             )

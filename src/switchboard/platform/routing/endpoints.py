@@ -89,7 +89,7 @@ def _outbound(row: OutboundRoute) -> OutboundRouteItem:
 
 async def _default_trunk(session: Session, caller: AdminCaller) -> str:
     tenant = await tenants.require_by_name(session, caller.tenant_name)
-    return TenantConfig.from_settings(tenant.settings or {}).default_trunk_id
+    return TenantConfig.from_settings(tenant.settings).default_trunk_id
 
 
 # Inbound -------------------------------------------------------------------------------------

@@ -236,9 +236,9 @@ class Candidate:
 
 
 @functools.cache
-def _due_statement(*, excluding: bool, skip_locked: bool) -> Select[Any]:
-    """Built once per shape (building the ordering subquery costs more than running it);
-    ``skip_locked`` is PostgreSQL's shape."""
+def _due_statement(*, excluding: bool, postgres: bool) -> Select[Any]:
+    """Built once per shape (building the ordering subquery costs more than running it). On
+    PostgreSQL the rows are locked as read, skipping those another sender holds."""
     d, s = _deliveries_table, _subscriptions_table
     now = bindparam("now", type_=UtcDateTime)
     stmt = (
@@ -254,8 +254,8 @@ def _due_statement(*, excluding: bool, skip_locked: bool) -> Select[Any]:
         .limit(bindparam("limit", type_=Integer))
     )
     if excluding:
-        stmt = stmt.where(~_listed(d.c.subscription_id, "exclude", None, postgres=skip_locked))
-    if skip_locked:
+        stmt = stmt.where(~_listed(d.c.subscription_id, "exclude", None, postgres=postgres))
+    if postgres:
         stmt = stmt.with_for_update(skip_locked=True, of=d)
     return stmt
 
@@ -266,10 +266,10 @@ def due_candidates(
     now: dt.datetime,
     limit: int,
     exclude: Sequence[str],
-    skip_locked: bool,
 ) -> list[Candidate]:
     """Due, unleased deliveries, oldest first, with their subscription's current state."""
-    stmt = _due_statement(excluding=bool(exclude), skip_locked=skip_locked)
+    postgres = session.get_bind().dialect.name == "postgresql"
+    stmt = _due_statement(excluding=bool(exclude), postgres=postgres)
     params: dict[str, Any] = {"now": now, "limit": limit}
     if exclude:
         params["exclude"] = list(exclude)

@@ -158,9 +158,7 @@ class Sender:
 
     def _candidates(self, session: Session, *, now: dt.datetime, room: _Room) -> list[Candidate]:
         saturated = [s for s, n in room.in_flight.items() if n >= self.per_subscription]
-        return repository.due_candidates(
-            session, now=now, limit=room.free * 2, exclude=saturated, skip_locked=self.postgres
-        )
+        return repository.due_candidates(session, now=now, limit=room.free * 2, exclude=saturated)
 
     def _lease(
         self, session: Session, *, candidates: list[Candidate], now: dt.datetime, room: _Room
