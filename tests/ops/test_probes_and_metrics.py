@@ -161,7 +161,10 @@ async def test_metrics_report_requests_calls_webhooks_and_lateness(
     assert build[0]["version"]
     assert "+" in build[0]["build"]
     if runtime.db.dialect == "postgresql":
-        assert value(body, "switchboard_db_pool_connections", state="size") == 10
+        assert (
+            value(body, "switchboard_db_pool_connections", state="size")
+            == runtime.settings.database_pool_size
+        )
 
 
 async def test_every_request_gets_an_id_and_one_access_log_line(
