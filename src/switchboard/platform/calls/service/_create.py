@@ -85,9 +85,8 @@ async def create_call_after_dial(
 def _draft(
     session: SyncSession, *, runtime: Runtime, caller: Caller, body: CallCreate, owner: str
 ) -> _Draft:
-    """The reads: the tenant's configuration, the trunks, the whitelist (one statement); nothing
-    is written.
-    Synchronous, so that it runs as one unit of work (``Database.read``)."""
+    """The reads, one statement: the tenant's configuration, the trunks, the whitelist; nothing
+    is written. Synchronous, so that it runs as one unit of work (``Database.read``)."""
     tenant_id = caller.tenant_id
     context = repository.context_now(session, tenant_id)  # one statement for every read
     if context is None:
