@@ -86,7 +86,7 @@ class Context(NamedTuple):
     """What placing a call reads of its tenant, as committed now."""
 
     tenant_name: str
-    settings: dict[str, Any]
+    settings: dict[str, Any] | None  # as stored: ``TenantConfig.from_settings`` reads it
     whitelist: Lists | None
     outbound_revision: str  # "" before the outbound table's first change
 
@@ -120,7 +120,7 @@ def context_now(session: Session, tenant_id: int) -> Context | None:
         return None
     name, settings, listed, numbers, comments, revision = row
     lists = None if listed is None else Lists(numbers or [], comments or {})
-    return Context(name, settings or {}, lists, str(revision or ""))
+    return Context(name, settings, lists, str(revision or ""))
 
 
 def insert_now(session: Session, call: Call) -> None:
