@@ -69,27 +69,50 @@ async def test_the_worker_sends_what_a_commit_queues(
 async def test_an_expired_lease_is_claimed_again_and_the_late_outcome_is_ignored(
     runtime: Runtime, clock: ManualClock, org: TenantFixture, receiver: Receiver
 ) -> None:
+    receiver.gate["/hook"] = asyncio.Event()  # the first POST hangs until released
     await subscribe(runtime, org, receiver.url("/hook"))
     await fire(runtime, org)
 
-    async with Sender(runtime) as crashed:
-        [claimed] = await crashed.claim()  # claimed, then the process "dies" before sending
+    async with Sender(runtime) as stalled:
+        stalled.start(await stalled.claim())  # sent in time, then the answer takes too long
+        await receiver.wait_for(lambda: len(receiver.requests) == 1)
         assert await deliver_due(runtime) == 0, "a leased delivery was claimed twice"
-        clock.advance(crashed.lease_seconds + 1)
+        clock.advance(stalled.lease_seconds + 1)
+        receiver.gate["/hook"].set()
         assert await deliver_due(runtime) == 1
-        assert [r.headers["X-Platform-Attempt"] for r in receiver.requests] == ["1"]
+        assert [r.headers["X-Platform-Attempt"] for r in receiver.requests] == ["1", "1"]
 
-        # The first sender comes back and reports: its lease is gone, the row is untouched.
-        crashed.start([claimed])
-        await crashed.drain()
-        await crashed.flush()
-        assert len(receiver.requests) == 2
+        # The first sender reports at last: its lease is gone, the row is untouched.
+        await stalled.drain()
+        assert await stalled.flush() == 1
 
     async with runtime.db.transaction() as session:
         delivery = (await session.scalars(select(Delivery))).one()
         attempts = list(await session.scalars(select(Attempt)))
     assert (delivery.status, delivery.attempts) == ("succeeded", 1)
     assert len(attempts) == 2  # both POSTs are in the log
+
+
+async def test_a_lease_that_ran_short_in_the_queue_is_not_sent(
+    runtime: Runtime, clock: ManualClock, org: TenantFixture, receiver: Receiver
+) -> None:
+    await subscribe(runtime, org, receiver.url("/hook"))
+    await fire(runtime, org)
+
+    async with Sender(runtime) as worker:
+        claimed = await worker.claim()
+        # Queued behind a slow subscription until too little of the lease is left to cover a
+        # POST and its write-back: dropped, and the lease left to run out.
+        clock.advance(worker.lease_seconds - worker.timeout - 1)
+        worker.start(claimed)
+        await worker.drain()
+        assert await worker.flush() == 0
+        assert receiver.requests == []
+
+        assert await deliver_due(runtime) == 0  # still leased
+        clock.advance(worker.timeout + 2)
+        assert await deliver_due(runtime) == 1  # then sent once, by whoever claims it
+    assert [r.headers["X-Platform-Attempt"] for r in receiver.requests] == ["1"]
 
 
 async def test_a_subscription_deleted_mid_flight_is_forgotten(
@@ -175,3 +198,31 @@ async def test_each_outcome_of_a_mixed_batch_is_recorded(
         else:  # waits for its retry
             assert (d.status, d.next_attempt_at, d.completed_at) == ("pending", retry_at, None)
     assert set(fired.values()) == {clock.now()}
+
+
+async def test_a_running_sender_leases_ahead_and_gives_back_what_it_did_not_send(
+    runtime: Runtime, org: TenantFixture, receiver: Receiver
+) -> None:
+    receiver.gate["/hook"] = asyncio.Event()
+    await subscribe(runtime, org, receiver.url("/hook"))
+    await fire(runtime, org, count=6)  # six calls: no order holds any of them back
+
+    stop = asyncio.Event()
+    async with Sender(runtime, max_in_flight=2, per_subscription=2) as worker:
+        task = asyncio.create_task(worker.run(stop))
+        await receiver.wait_for(lambda: len(receiver.requests) == 2)
+        async with runtime.db.transaction() as session:
+            leased = [d for d in await session.scalars(select(Delivery)) if d.lease_token]
+        assert len(leased) == 6  # two sending, four queued behind them
+        stop.set()
+        await asyncio.wait_for(task, timeout=10)
+        # Shutting down: the two sends finish, the four queued ones are not started.
+        asyncio.get_running_loop().call_soon(receiver.gate["/hook"].set)
+
+    assert len(receiver.requests) == 2
+    async with runtime.db.transaction() as session:
+        rows = list(await session.scalars(select(Delivery)))
+    assert (
+        sorted((d.status, d.lease_token) for d in rows)
+        == [("pending", None)] * 4 + [("succeeded", None)] * 2
+    )

@@ -205,6 +205,7 @@ class Claimed:
     url: str
     secret_sealed: str
     active: bool
+    until: dt.datetime  # when the lease runs out
 
 
 def _not_blocked() -> Any:
@@ -314,10 +315,25 @@ def lease(
             url=c.url,
             secret_sealed=c.secret_sealed,
             active=c.active,
+            until=until,
         )
         for c in candidates
         if (r := won.get(c.id)) is not None
     ]
+
+
+def release(session: Session, *, items: Sequence[Claimed]) -> None:
+    """Give back the leases of ``items`` (leased, never sent) that their tokens still hold."""
+    d = _deliveries_table
+    by_token: dict[str, list[str]] = {}
+    for item in items:
+        by_token.setdefault(item.token, []).append(item.id)
+    for token, ids in by_token.items():
+        session.execute(
+            update(d)
+            .where(_one_of(session, d.c.id, ids), d.c.lease_token == token)
+            .values(lease_token=None, lease_until=None)
+        )
 
 
 def next_due(session: Session) -> dt.datetime | None:

@@ -1,4 +1,8 @@
-"""The sender's driver: claims with leases, starts the sends, writes outcomes back per tick."""
+"""The sender's driver: claims with leases, keeps the sends going, writes outcomes back per tick.
+
+While busy the sender leases ahead of its sends (decision 0994): each send that finishes
+starts the next leased delivery on the spot, while one transaction a tick writes the finished
+attempts back and leases the next batch. The sends never wait for the database."""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ import functools
 import logging
 import secrets
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from types import TracebackType
 
@@ -28,6 +33,11 @@ log = logging.getLogger("switchboard.webhooks")
 
 MAX_IN_FLIGHT = 128
 PER_SUBSCRIPTION = 32
+# Leases one sender holds at once while running: the deliveries being sent, those queued to be
+# sent next and the finished ones not yet written back: ``AHEAD`` times the sends, so the next
+# batches are leased while earlier ones go out; also the bound on duplicates after a crash.
+AHEAD = 4
+MAX_LEASED = AHEAD * MAX_IN_FLIGHT
 IDLE_POLL_SQLITE = 0.05
 IDLE_POLL_POSTGRES = 2.0
 TICK = 0.01  # while sends are in flight, outcomes are written and slots refilled per tick
@@ -36,11 +46,12 @@ PRUNE_EVERY = 3600.0
 
 @dataclass(frozen=True, slots=True)
 class _Room:
-    """The slots a claim may fill, as they stood when the tick began: on SQLite the tick's
-    statements run on the writer thread while sends go on finishing on the event loop."""
+    """The leases a claim may take, as they stood when the tick began (sends go on finishing
+    while the tick's statements run): how many in all, and each subscription's count and cap."""
 
     free: int
-    in_flight: dict[str, int]
+    leased: dict[str, int]
+    cap: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,15 +80,22 @@ class Sender:
         # Covers the longest POST (``timeout``) plus writing its outcome back, with room for a
         # busy database; a lease that still runs out only costs a duplicate (at-least-once).
         self.lease_seconds = 3 * self.timeout + 2
+        # A queued delivery is sent only while its lease still covers that much; one that
+        # waited longer (behind a slow subscription) is dropped and its lease left to run out.
+        self.send_margin = dt.timedelta(seconds=self.timeout + 2)
         self.postgres = runtime.db.dialect == "postgresql"
         self.poster = Poster(
             box=runtime.box, allow=self.allow, timeout=self.timeout, limit=max_in_flight
         )
-        self._in_flight: collections.Counter[str] = collections.Counter()
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._ready: collections.deque[Claimed] = collections.deque()  # leased, not yet sent
+        self._sending: collections.Counter[str] = collections.Counter()  # per subscription
+        self._leased: collections.Counter[str] = collections.Counter()  # until written back
+        self._tasks: set[asyncio.Task[None]] = set()  # each sends until nothing is ready
         self._done: list[Outcome] = []
         self._wake = asyncio.Event()  # new deliveries were committed
         self._progress = asyncio.Event()  # a send finished
+        self._hungry = asyncio.Event()  # a batch of sends finished: time for the next tick
+        self._closing = False
         self._more = True  # the last claim was full: more may be due right now
         self._poll_at = 0.0
 
@@ -93,12 +111,15 @@ class Sender:
         tb: TracebackType | None,
     ) -> None:
         service.remove_waker(self.kick)
+        self._closing = True  # the sends in flight finish; nothing queued starts
         if self._tasks:
             await asyncio.wait(self._tasks, timeout=min(self.timeout, 4.0))
         for task in self._tasks:
             task.cancel()
         with contextlib.suppress(Exception):
             await self.flush()
+        with contextlib.suppress(Exception):
+            await self._release_ready()
         await self.poster.close()
 
     def kick(self) -> None:
@@ -107,12 +128,21 @@ class Sender:
 
     @property
     def free(self) -> int:
-        return self.max_in_flight - len(self._tasks)
+        """Sends that could start now, beyond those already leased for them."""
+        return self.max_in_flight - len(self._tasks) - len(self._ready)
 
     # Claiming.
 
-    def _room(self) -> _Room:
-        return _Room(self.free, dict(self._in_flight))
+    def _room(self, *, ahead: bool, finishing: Sequence[Outcome] = ()) -> _Room:
+        """Room for leases: for the free sending slots, or ``ahead`` up to ``MAX_LEASED``
+        (``AHEAD`` times the sends and each subscription's share), counting the leases of
+        ``finishing`` (written back in the same transaction) as over."""
+        if ahead:
+            leased = collections.Counter(self._leased)
+            leased.subtract(o.claimed.subscription_id for o in finishing)
+            free = AHEAD * self.max_in_flight - leased.total()
+            return _Room(free, dict(leased), AHEAD * self.per_subscription)
+        return _Room(self.free, dict(self._leased), self.per_subscription)
 
     def _pick(self, candidates: list[Candidate], room: _Room) -> list[Candidate]:
         chosen: list[Candidate] = []
@@ -121,18 +151,20 @@ class Sender:
             if len(chosen) >= room.free:
                 break
             sub = candidate.subscription_id
-            if room.in_flight.get(sub, 0) + taken[sub] >= self.per_subscription:
+            if room.leased.get(sub, 0) + taken[sub] >= room.cap:
                 continue
             taken[sub] += 1
             chosen.append(candidate)
         return chosen
 
-    async def claim(self) -> list[Claimed]:
-        """Lease due deliveries: SKIP LOCKED on PostgreSQL, a conditional UPDATE on SQLite."""
-        if self.free <= 0:
+    async def claim(self, *, ahead: bool = False) -> list[Claimed]:
+        """Lease due deliveries (for the free sending slots, or ``ahead`` of the sends): SKIP
+        LOCKED on PostgreSQL, a conditional UPDATE on SQLite."""
+        room = self._room(ahead=ahead)
+        if room.free <= 0:
             return []
         self._wake.clear()
-        now, room, db = self.runtime.clock.now(), self._room(), self.runtime.db
+        now, db = self.runtime.clock.now(), self.runtime.db
         if self.postgres:
             claim = await db.write(functools.partial(self._claim_in, now=now, room=room))
         else:
@@ -141,7 +173,7 @@ class Sender:
             if not candidates:
                 self._more = False
                 return []
-            more = len(candidates) >= room.free * 2
+            more = len(candidates) >= room.free
             leased = await db.write(
                 functools.partial(self._lease, candidates=candidates, now=now, room=room)
             )
@@ -152,13 +184,13 @@ class Sender:
     def _claim_in(self, session: Session, *, now: dt.datetime, room: _Room) -> _Claim:
         """Read the candidates and lease them in ``session``, a write transaction."""
         candidates = self._candidates(session, now=now, room=room)
-        more = len(candidates) >= room.free * 2
+        more = len(candidates) >= room.free
         leased = self._lease(session, candidates=candidates, now=now, room=room)
         return _Claim(leased, more)
 
     def _candidates(self, session: Session, *, now: dt.datetime, room: _Room) -> list[Candidate]:
-        saturated = [s for s, n in room.in_flight.items() if n >= self.per_subscription]
-        return repository.due_candidates(session, now=now, limit=room.free * 2, exclude=saturated)
+        saturated = [s for s, n in room.leased.items() if n >= room.cap]
+        return repository.due_candidates(session, now=now, limit=room.free, exclude=saturated)
 
     def _lease(
         self, session: Session, *, candidates: list[Candidate], now: dt.datetime, room: _Room
@@ -171,37 +203,80 @@ class Sender:
             session, self._pick(candidates, room), now=now, until=until, token=token
         )
 
+    async def _release_ready(self) -> None:
+        """Give back the leases of deliveries never sent (shutting down), so another sender
+        takes them now rather than when their leases run out."""
+        ready, self._ready = list(self._ready), collections.deque()
+        if ready:
+            await self.runtime.db.write(functools.partial(repository.release, items=ready))
+
     # Sending.
 
     def start(self, claimed: list[Claimed]) -> None:
+        """Queue ``claimed`` (leased by this sender) and start sends in every free slot."""
         for item in claimed:
+            self._leased[item.subscription_id] += 1
             if not item.active:
                 self._done.append(
                     Outcome(item, self.runtime.clock.now(), error="paused", sent=False)
                 )
                 continue
-            self._in_flight[item.subscription_id] += 1
-            task = asyncio.create_task(self._send(item))
+            self._ready.append(item)
+        while len(self._tasks) < self.max_in_flight:
+            first = self._next()
+            if first is None:
+                break
+            task = asyncio.create_task(self._send(first))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
-    async def _send(self, item: Claimed) -> None:
-        cancelled = False
-        try:
-            outcome = await self.poster.post(item, self.runtime.clock.now())
-        except asyncio.CancelledError:
-            # Shutting down mid-request: record nothing, so the lease expires and the same
-            # attempt is sent again, exactly as after a crash.
-            cancelled = True
-            raise
-        finally:
-            self._in_flight[item.subscription_id] -= 1
-            if self._in_flight[item.subscription_id] <= 0:
-                del self._in_flight[item.subscription_id]
-            if not cancelled:
-                self._done.append(outcome)
-            self._progress.set()
-            self._poll_at = 0.0  # a slot is free again, maybe of a saturated subscription
+    def _next(self) -> Claimed | None:
+        """The oldest queued delivery whose subscription has a sending slot free and whose
+        lease still covers a send and its write-back."""
+        if self._closing:
+            return None
+        now = self.runtime.clock.now()
+        index = 0
+        while index < len(self._ready):
+            item = self._ready[index]
+            sub = item.subscription_id
+            if self._sending[sub] >= self.per_subscription:
+                index += 1
+                continue
+            del self._ready[index]
+            if item.until - self.send_margin < now:
+                self._unlease(sub)  # another sender takes it once the lease runs out
+                continue
+            self._sending[sub] += 1
+            return item
+        return None
+
+    def _unlease(self, subscription_id: str) -> None:
+        self._leased[subscription_id] -= 1
+        if self._leased[subscription_id] <= 0:
+            del self._leased[subscription_id]
+
+    async def _send(self, first: Claimed) -> None:
+        """Send ``first``, then each next queued delivery a slot allows, until none is left."""
+        item: Claimed | None = first
+        while item is not None:
+            sub = item.subscription_id
+            outcome: Outcome | None = None
+            try:
+                outcome = await self.poster.post(item, self.runtime.clock.now())
+            finally:
+                # Cancelled mid-request (shutting down): record nothing, so the lease expires
+                # and the same attempt is sent again, exactly as after a crash.
+                self._sending[sub] -= 1
+                if self._sending[sub] <= 0:
+                    del self._sending[sub]
+                if outcome is not None:
+                    self._done.append(outcome)
+                self._progress.set()
+                self._poll_at = 0.0  # a slot is free again, maybe of a saturated subscription
+            item = self._next()
+            if len(self._done) >= self.max_in_flight // 4:
+                self._hungry.set()  # a batch to write back, and its room to lease again
 
     # Completing.
 
@@ -212,28 +287,34 @@ class Sender:
         return count
 
     async def _complete(self, *, claim: bool) -> list[Claimed]:
-        """Write every finished attempt back and, when ``claim``, lease the next deliveries in
-        the same transaction (one transaction a tick while busy); returns what was leased."""
+        """Write every finished attempt back and, when ``claim``, lease ahead in the same
+        transaction (one transaction a tick while busy); returns what was leased."""
         done, self._done = self._done, []
         if not done:
-            return await self.claim() if claim else []
+            return await self.claim(ahead=True) if claim else []
         writes = Writes.of(done, now=self.runtime.clock.now(), delays=self.delays)
         try:
             try:
-                return await self._transact(writes, claim=claim)
+                leased = await self._transact(writes, done, claim=claim)
             except IntegrityError:
                 # A subscription was deleted while its delivery was in flight: write what
                 # still exists (the rare path pays one more query).
-                return await self._transact(writes, claim=claim, check=True)
+                leased = await self._transact(writes, done, claim=claim, check=True)
         except Exception:
             self._done = done + self._done
             raise
+        for outcome in done:  # written back: their leases are over
+            self._unlease(outcome.claimed.subscription_id)
+        return leased
 
-    async def _transact(self, w: Writes, *, claim: bool, check: bool = False) -> list[Claimed]:
-        room = None
-        if claim and self.free > 0:
+    async def _transact(
+        self, w: Writes, done: list[Outcome], *, claim: bool, check: bool = False
+    ) -> list[Claimed]:
+        room = self._room(ahead=True, finishing=done) if claim else None
+        if room is not None and room.free > 0:
             self._wake.clear()
-            room = self._room()
+        else:
+            room = None
         claimed = await self.runtime.db.write(
             functools.partial(self._write_back, w=w, room=room, check=check)
         )
@@ -334,7 +415,7 @@ class Sender:
                     await self._wait(stop, 1.0)
                     continue
                 if self._tasks or self._done:
-                    await self._wait(stop, TICK)
+                    await self._wait(stop, TICK, busy=True)
                 elif not self._more:
                     await self._wait(stop, max(0.0, self._poll_at - time.monotonic()))
         finally:
@@ -344,26 +425,30 @@ class Sender:
                     await listener
 
     async def _tick(self) -> None:
+        self._hungry.clear()
         due = self._wake.is_set() or self._more or time.monotonic() >= self._poll_at
-        claiming = self.free > 0 and due
+        claiming = self._room(ahead=True, finishing=self._done).free > 0 and due
         claimed = await self._complete(claim=claiming)
         self.start(claimed)
         if claiming and not claimed and not self._more:
-            if self._in_flight:
+            if self._tasks or self._ready:
                 # What is due may belong to subscriptions at their cap: a finishing send
                 # re-opens the claim (see ``_send``), so do not poll meanwhile.
                 self._poll_at = time.monotonic() + IDLE_POLL_POSTGRES
             else:
                 self._poll_at = time.monotonic() + await self._idle_timeout()
 
-    async def _wait(self, stop: asyncio.Event, seconds: float) -> None:
-        """Sleep up to ``seconds``; new deliveries or ``stop`` end it early."""
+    async def _wait(self, stop: asyncio.Event, seconds: float, *, busy: bool = False) -> None:
+        """Sleep up to ``seconds``; ``stop``, new deliveries (given room to lease them) or,
+        when ``busy``, a batch of finished sends (a quarter of the slots) end it early."""
         if seconds <= 0:
             await asyncio.sleep(0)
             return
         waiters = [asyncio.create_task(stop.wait())]
-        if self.free > 0:  # a full sender has nothing to claim: new work can wait a tick
+        if self._room(ahead=True).free > 0:  # else new work can wait a tick
             waiters.append(asyncio.create_task(self._wake.wait()))
+        if busy:
+            waiters.append(asyncio.create_task(self._hungry.wait()))
         try:
             await asyncio.wait(waiters, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
         finally:
