@@ -43,3 +43,19 @@ async def test_add_number_rejects_an_invalid_number(runtime: Runtime, acme: Tena
         with pytest.raises(BadRequest):
             await whitelist.add_number(session, tenant_id=acme.id, number="  ", comment="")
         assert await whitelist.list_entries(session, tenant_id=acme.id) == []
+
+
+async def test_a_changed_list_is_matched_as_changed(runtime: Runtime, acme: TenantFixture) -> None:
+    many = [whitelist.Entry(f"+4930{n:07d}", "") for n in range(2000)]
+    async with runtime.db.transaction() as session:
+        await whitelist.write_numbers(session, tenant_id=acme.id, entries=many, confirm_empty=False)
+    for _ in range(2):  # the second check is answered from the keys kept for this text
+        async with runtime.db.transaction() as session:
+            assert await whitelist.is_whitelisted(session, tenant_id=acme.id, number="+49300001999")
+            assert not await whitelist.is_whitelisted(session, tenant_id=acme.id, number="+4930")
+    async with runtime.db.transaction() as session:
+        await whitelist.remove_number(session, tenant_id=acme.id, number="+49300001999")
+        await whitelist.add_number(session, tenant_id=acme.id, number="+4930", comment="desk")
+    async with runtime.db.transaction() as session:
+        assert not await whitelist.is_whitelisted(session, tenant_id=acme.id, number="+49300001999")
+        assert await whitelist.is_whitelisted(session, tenant_id=acme.id, number="0049 30")

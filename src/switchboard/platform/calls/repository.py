@@ -32,7 +32,7 @@ from switchboard.kit.paging import read_page_with_total
 from switchboard.platform.calls.models import Call, CallIdempotencyKey, InboundCall
 from switchboard.platform.routing.models import RoutingRevision
 from switchboard.platform.whitelist.models import Whitelist
-from switchboard.platform.whitelist.repository import Lists
+from switchboard.platform.whitelist.repository import STORED_COMMENTS, STORED_NUMBERS, Stored
 from switchboard.tenants.models import Tenant
 
 SCHEDULED = "scheduled"
@@ -87,7 +87,7 @@ class Context(NamedTuple):
 
     tenant_name: str
     settings: dict[str, Any] | None  # as stored: ``TenantConfig.from_settings`` reads it
-    whitelist: Lists | None
+    whitelist: Stored | None  # the stored texts: ``whitelist.service.listed`` reads them
     outbound_revision: str  # "" before the outbound table's first change
 
 
@@ -101,8 +101,8 @@ _CONTEXT = (
         _TENANTS.c.name,
         _TENANTS.c.settings,
         _WHITELISTS.c.tenant_id,
-        _WHITELISTS.c.numbers,
-        _WHITELISTS.c.comments,
+        STORED_NUMBERS,
+        STORED_COMMENTS,
         _REVISIONS.c.outbound,
     )
     .select_from(_TENANTS)
@@ -119,7 +119,7 @@ def context_now(session: Session, tenant_id: int) -> Context | None:
     if row is None:
         return None
     name, settings, listed, numbers, comments, revision = row
-    lists = None if listed is None else Lists(numbers or [], comments or {})
+    lists = None if listed is None else Stored(numbers or "[]", comments or "{}")
     return Context(name, settings, lists, str(revision or ""))
 
 

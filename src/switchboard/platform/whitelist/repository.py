@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import NamedTuple, cast
 
-from sqlalchemy import CursorResult, Select, Table, bindparam, select, update
+from sqlalchemy import CursorResult, Select, Table, Text, bindparam, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session as SyncSession
@@ -19,6 +19,14 @@ class Lists(NamedTuple):
     comments: dict[str, str]
 
 
+class Stored(NamedTuple):
+    """A whitelist as its stored JSON texts: one string each to hash and compare, so what is
+    derived from a list can be kept until the list changes (``service.listed``)."""
+
+    numbers: str
+    comments: str
+
+
 def _of(tenant_id: int) -> Select[Whitelist]:
     return select(Whitelist).where(Whitelist.tenant_id == tenant_id)
 
@@ -29,6 +37,21 @@ _WHITELISTS = cast(Table, Whitelist.__table__)
 _LISTS = select(_WHITELISTS.c.numbers, _WHITELISTS.c.comments).where(
     _WHITELISTS.c.tenant_id == bindparam("tenant_id")
 )
+
+
+# The lists as the JSON texts they are stored as (PostgreSQL's ``json`` keeps the text as
+# written; SQLite stores text), for the membership check of every POST /v1/calls.
+STORED_NUMBERS = _WHITELISTS.c.numbers.cast(Text)
+STORED_COMMENTS = _WHITELISTS.c.comments.cast(Text)
+_STORED = select(STORED_NUMBERS, STORED_COMMENTS).where(
+    _WHITELISTS.c.tenant_id == bindparam("tenant_id")
+)
+
+
+def stored_now(session: SyncSession, tenant_id: int) -> Stored | None:
+    """The tenant's lists as stored texts; None when it has none."""
+    row = session.connection().execute(_STORED, {"tenant_id": tenant_id}).first()
+    return None if row is None else Stored(row[0] or "[]", row[1] or "{}")
 
 
 def read_now(session: SyncSession, tenant_id: int) -> Lists | None:
