@@ -84,7 +84,7 @@ def listed(stored: repository.Stored | None, number: str) -> bool:
     return bool(wanted) and stored is not None and wanted in _match_keys(stored)
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=64)  # 10,000 numbers keep about 1.3 MB (keys and text)
 def _match_keys(stored: repository.Stored) -> frozenset[str]:
     """The match keys of a stored list, kept while the same text is read: normalising every
     entry on every call cost 13 ms for 10,000 numbers, hashing the text about 0.1 ms."""
