@@ -137,8 +137,18 @@ class PlatformServer:
     """The platform's ASGI app on a real loopback port (the bridge posts its callbacks here)."""
 
     def __init__(self, app: object, port: int) -> None:
+        # The server shares the test's event loop with its client. When a loaded run stalls
+        # that loop for more than uvicorn's 5 s keep-alive, the client's wake-up and the idle
+        # connection's expiry come due together; the client sends on the connection the server
+        # then closes ("Server disconnected without sending a response"). Idle connections stay.
         config = uvicorn.Config(
-            app, host="127.0.0.1", port=port, log_config=None, access_log=False, lifespan="off"
+            app,
+            host="127.0.0.1",
+            port=port,
+            log_config=None,
+            access_log=False,
+            lifespan="off",
+            timeout_keep_alive=600,
         )  # type: ignore[arg-type]
         self.server = uvicorn.Server(config)
         self.task: asyncio.Task[None] | None = None

@@ -46,8 +46,11 @@ class Server:
 @pytest.fixture
 async def server(runtime: Runtime) -> AsyncIterator[Server]:
     app = create_app(runtime=runtime)
+    # timeout_keep_alive: the server shares this loop with its clients (see PlatformServer in
+    # tests/mediabridge/components.py), so an idle connection must outlast a stalled loop.
     config = uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None, access_log=False,
-                            lifespan="on", ws="websockets-sansio")  # fmt: skip
+                            lifespan="on", ws="websockets-sansio",
+                            timeout_keep_alive=600)  # fmt: skip
     served = uvicorn.Server(config)
     task = asyncio.create_task(served.serve())
     async with asyncio.timeout(10):
