@@ -25,6 +25,7 @@ from sqlalchemy import insert, text
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from switchboard.app import create_app
+from switchboard.identity import clients
 from switchboard.identity import service as identity
 from switchboard.kit.db import Base
 from switchboard.linen.models import (
@@ -57,7 +58,7 @@ async def seed(runtime: Runtime, sheets: int) -> None:
             session, tenant=tenant, username="admin", password=PASSWORD, role="admin",
             clock=runtime.clock, passwords=runtime.passwords,
         )  # fmt: skip
-        await identity.create_client(session, tenant=tenant, client_id="cli", clock=runtime.clock)
+        await clients.create_client(session, tenant=tenant, client_id="cli", clock=runtime.clock)
         tenant_id = tenant.id
     now = runtime.clock.now()
     rng = random.Random(7)

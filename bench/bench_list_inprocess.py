@@ -27,9 +27,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bench_api import prepare
 from report import scratch_postgres
 from switchboard.app import create_app
+from switchboard.identity import service as identity
 from switchboard.platform.apikeys import endpoints as apikeys_endpoints
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
+from switchboard.tenants import service as tenants
 
 NEW_PAGE = apikeys_endpoints.page_with_total
 
@@ -66,9 +68,21 @@ async def round_of(client: httpx.AsyncClient, headers: dict[str, str], n: int) -
     return n / (time.perf_counter() - started)
 
 
+async def more_keys(runtime: Runtime, count: int) -> None:
+    """More API keys than a page (``prepare`` makes one), so the list serves 50 and counts."""
+    async with runtime.db.transaction() as session:
+        tenant = await tenants.require_by_name(session, "bench")
+        user = await identity.get_user(session, tenant_id=tenant.id, username="admin")
+        for n in range(count):
+            await identity.create_api_key(
+                session, tenant_id=tenant.id, user=user, name=f"bench {n}", clock=runtime.clock
+            )
+
+
 async def measure(settings: Settings, requests: int, rounds: int) -> dict[str, list[float]]:
     key, _ = await prepare(settings)
     runtime = Runtime(settings)
+    await more_keys(runtime, 59)
     app = create_app(runtime=runtime)
     headers = {"Authorization": f"Bearer {key}"}
     rates: dict[str, list[float]] = {mode: [] for mode in MODES}
