@@ -44,6 +44,13 @@ TICK = 0.01  # while sends are in flight, outcomes are written and slots refille
 PRUNE_EVERY = 3600.0
 
 
+def _count_down(counter: collections.Counter[str], key: str) -> None:
+    """One fewer for ``key``; a key at zero is dropped (the counts are read as per-key caps)."""
+    counter[key] -= 1
+    if counter[key] <= 0:
+        del counter[key]
+
+
 @dataclass(frozen=True, slots=True)
 class _Room:
     """The leases a claim may take, as they stood when the tick began (sends go on finishing
@@ -252,9 +259,7 @@ class Sender:
         return None
 
     def _unlease(self, subscription_id: str) -> None:
-        self._leased[subscription_id] -= 1
-        if self._leased[subscription_id] <= 0:
-            del self._leased[subscription_id]
+        _count_down(self._leased, subscription_id)
 
     async def _send(self, first: Claimed) -> None:
         """Send ``first``, then each next queued delivery a slot allows, until none is left."""
@@ -267,9 +272,7 @@ class Sender:
             finally:
                 # Cancelled mid-request (shutting down): record nothing, so the lease expires
                 # and the same attempt is sent again, exactly as after a crash.
-                self._sending[sub] -= 1
-                if self._sending[sub] <= 0:
-                    del self._sending[sub]
+                _count_down(self._sending, sub)
                 if outcome is not None:
                     self._done.append(outcome)
                 self._progress.set()
