@@ -167,7 +167,9 @@ class Sender:
     async def claim(self, *, ahead: bool = False) -> list[Claimed]:
         """Lease due deliveries (for the free sending slots, or ``ahead`` of the sends): SKIP
         LOCKED on PostgreSQL, a conditional UPDATE on SQLite."""
-        room = self._room(ahead=ahead)
+        return await self._claim(self._room(ahead=ahead))
+
+    async def _claim(self, room: _Room) -> list[Claimed]:
         if room.free <= 0:
             return []
         self._wake.clear()
@@ -252,14 +254,11 @@ class Sender:
                 continue
             del self._ready[index]
             if item.until - self.send_margin < now:
-                self._unlease(sub)  # another sender takes it once the lease runs out
+                _count_down(self._leased, sub)  # another sender takes it once its lease ends
                 continue
             self._sending[sub] += 1
             return item
         return None
-
-    def _unlease(self, subscription_id: str) -> None:
-        _count_down(self._leased, subscription_id)
 
     async def _send(self, first: Claimed) -> None:
         """Send ``first``, then each next queued delivery a slot allows, until none is left."""
@@ -286,38 +285,36 @@ class Sender:
     async def flush(self) -> int:
         """Write every finished attempt back in one transaction; returns how many."""
         count = len(self._done)
-        await self._complete(claim=False)
+        await self._complete(room=None)
         return count
 
-    async def _complete(self, *, claim: bool) -> list[Claimed]:
-        """Write every finished attempt back and, when ``claim``, lease ahead in the same
-        transaction (one transaction a tick while busy); returns what was leased."""
+    async def _complete(self, *, room: _Room | None) -> list[Claimed]:
+        """Write every finished attempt back and, given ``room`` (reckoned with those attempts'
+        leases as over), lease into it in the same transaction (one transaction a tick while
+        busy); returns what was leased."""
         done, self._done = self._done, []
         if not done:
-            return await self.claim(ahead=True) if claim else []
+            return await self._claim(room) if room is not None else []
         writes = Writes.of(done, now=self.runtime.clock.now(), delays=self.delays)
         try:
             try:
-                leased = await self._transact(writes, done, claim=claim)
+                leased = await self._transact(writes, room=room)
             except IntegrityError:
                 # A subscription was deleted while its delivery was in flight: write what
                 # still exists (the rare path pays one more query).
-                leased = await self._transact(writes, done, claim=claim, check=True)
+                leased = await self._transact(writes, room=room, check=True)
         except Exception:
             self._done = done + self._done
             raise
         for outcome in done:  # written back: their leases are over
-            self._unlease(outcome.claimed.subscription_id)
+            _count_down(self._leased, outcome.claimed.subscription_id)
         return leased
 
     async def _transact(
-        self, w: Writes, done: list[Outcome], *, claim: bool, check: bool = False
+        self, w: Writes, *, room: _Room | None, check: bool = False
     ) -> list[Claimed]:
-        room = self._room(ahead=True, finishing=done) if claim else None
-        if room is not None and room.free > 0:
+        if room is not None:
             self._wake.clear()
-        else:
-            room = None
         claimed = await self.runtime.db.write(
             functools.partial(self._write_back, w=w, room=room, check=check)
         )
@@ -430,8 +427,9 @@ class Sender:
     async def _tick(self) -> None:
         self._hungry.clear()
         due = self._wake.is_set() or self._more or time.monotonic() >= self._poll_at
-        claiming = self._room(ahead=True, finishing=self._done).free > 0 and due
-        claimed = await self._complete(claim=claiming)
+        room = self._room(ahead=True, finishing=self._done)  # what this tick writes back is over
+        claiming = room.free > 0 and due
+        claimed = await self._complete(room=room if claiming else None)
         self.start(claimed)
         if claiming and not claimed and not self._more:
             if self._tasks or self._ready:
