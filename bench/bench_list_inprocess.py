@@ -28,12 +28,13 @@ from bench_api import prepare
 from report import scratch_postgres
 from switchboard.app import create_app
 from switchboard.identity import service as identity
+from switchboard.kit import paging
 from switchboard.platform.apikeys import endpoints as apikeys_endpoints
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
 from switchboard.tenants import service as tenants
 
-NEW_PAGE = apikeys_endpoints.page_with_total
+NEW_PAGE = paging.page_with_total
 
 
 async def two_statement_page(
@@ -56,7 +57,7 @@ def use(runtime: Runtime, mode: str, ttl: float) -> None:
     cache.ttl = ttl if cached else 0.0
     cache._entries.clear()
     page = NEW_PAGE if one_statement else two_statement_page
-    apikeys_endpoints.page_with_total = page  # type: ignore[assignment]
+    apikeys_endpoints.page_with_total = page  # type: ignore[attr-defined]
 
 
 async def round_of(client: httpx.AsyncClient, headers: dict[str, str], n: int) -> float:

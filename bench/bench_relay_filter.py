@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 import uuid
+from typing import cast
 
 HERE = os.path.abspath(__file__)
 ROUND_TRIPS = 5000
@@ -67,9 +68,10 @@ def proxy(listen: str, port: int, upstream: int) -> None:
     class Relay(asyncio.DatagramProtocol):
         def __init__(self) -> None:
             self.flows: dict[tuple[str, int], asyncio.DatagramTransport] = {}
+            self.transport: asyncio.DatagramTransport | None = None
 
         def connection_made(self, transport: asyncio.BaseTransport) -> None:
-            self.transport = transport  # type: ignore[assignment]
+            self.transport = cast(asyncio.DatagramTransport, transport)
 
         def datagram_received(self, data: bytes, addr: tuple[str, int]) -> None:
             ip = ipaddress.ip_address(addr[0])
@@ -86,6 +88,7 @@ def proxy(listen: str, port: int, upstream: int) -> None:
 
             class Back(asyncio.DatagramProtocol):
                 def datagram_received(self, data: bytes, _a: tuple[str, int]) -> None:
+                    assert outer.transport is not None
                     outer.transport.sendto(data, addr)
 
             transport, _ = await asyncio.get_running_loop().create_datagram_endpoint(

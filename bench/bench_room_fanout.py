@@ -19,16 +19,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 
 import asyncpg
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench.report import check
+from report import check
 
 CHANNEL = "rooms_bench"
 RATE = 500

@@ -15,19 +15,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench.report import percentile
+from report import percentile
 from switchboard.kit.db import Database
 from switchboard.models import Base
 from switchboard.platform.events import catalogue as ev

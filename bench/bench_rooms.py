@@ -27,7 +27,6 @@ import datetime as dt
 import multiprocessing
 import os
 import random
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -36,9 +35,7 @@ from typing import Any
 import orjson
 from websockets.asyncio.client import ClientConnection, connect
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench.report import check, fail, scratch_postgres
+from report import check, fail, scratch_postgres
 from switchboard.platform.rooms.detector import Detector, Report, Tunables
 
 HOST = "bench.test"

@@ -54,7 +54,7 @@ def number() -> str:
 
 def outbound_rows(size: int) -> list[OutboundRule]:
     seen: set[str] = set()
-    rows = []
+    rows: list[OutboundRule] = []
     while len(rows) < size:
         base = number()[: RNG.randint(3, 9)]
         match = base + "*" if RNG.random() < 0.8 else number()
@@ -88,7 +88,7 @@ def queries(rows: list[str]) -> list[str]:
 
 def per_call_us(fn: Callable[[str], object], inputs: list[str]) -> float:
     """Median over rounds of the mean cost of one call, in microseconds."""
-    rounds = []
+    rounds: list[float] = []
     deadline = time.perf_counter() + BUDGET_SECONDS
     while time.perf_counter() < deadline and len(rounds) < 5:
         started = time.perf_counter()

@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-import asyncpg  # type: ignore[import-untyped]
+import asyncpg
 from sqlalchemy.engine import make_url
 
 log = logging.getLogger("switchboard.db")
