@@ -3,7 +3,9 @@
 * create: the application (uvicorn, pinned to CPU 0, no workers) against a simulated bridge in
   its own process (``switchboard sim bridge``, CPU 1, slowed so no call progresses during the
   run); wrk on CPU 1 posts immediate calls with an API key. Each request validates, stores the
-  call, updates the whitelist, resolves trunks, dials the bridge over loopback and commits.
+  call, updates the whitelist, resolves trunks, dials the bridge over loopback and commits. Any
+  failed request fails the bench, and so does a count of stored calls that differs from the
+  answered requests.
 * lateness: 100,000 scheduled calls in the table, of which ``--due`` fall due evenly over
   ``--window`` seconds and the rest within the next 30 days; one dispatcher (this process)
   dials them into a recording bridge on loopback. Lateness = dial received minus scheduled time.
@@ -32,7 +34,7 @@ from pathlib import Path
 import httpx
 import orjson
 from aiohttp import web
-from sqlalchemy import insert, text
+from sqlalchemy import func, insert, select, text
 
 from report import check, percentile, record, scratch_postgres, wrk
 from seed import CallRows
@@ -147,6 +149,22 @@ def bench_create(args: argparse.Namespace, database_url: str, workdir: Path) -> 
         for proc in (app, sim):
             proc.terminate()
             proc.wait()
+
+    async def stored() -> int:
+        runtime = Runtime(settings)
+        async with runtime.db.transaction() as session:
+            count = (await session.execute(select(func.count()).select_from(Call))).scalar_one()
+        await runtime.db.dispose()
+        return int(count)
+
+    # Every answered request stored its call: the probe, the requests wrk counted, and at most
+    # one more per connection (answered after wrk stopped counting).
+    calls = asyncio.run(stored())
+    expected = result.requests + 1
+    check(
+        expected <= calls <= expected + args.connections,
+        f"POST /v1/calls: {calls} calls stored for {expected} answered requests",
+    )
     return {
         "requests": str(result.requests),
         "req/s": f"{result.rps:.0f}",
