@@ -12,8 +12,12 @@ records every packet's arrival. Over a ``--window`` with every call up, it repor
 * CPU: the bridge process's user + system time over the window, per call.
 
 The run checks itself: every call answered (the stand-in platform counts ``inbound-answered``),
-one RTP stream per call in the window, and sipp's exit code 0; a level that fails a check is
-reported as such. Levels rise until p99 passes 5 ms or a packet is lost.
+one RTP stream per call in the window, sipp's exit code 0 and its own statistics (every call
+successful, none failed), and every answered call ended by the caller's BYE (an
+``inbound-ended`` of the same call, outcome ``far-hangup``, SIP status 200, having sent at least
+the RTP the sink received). A failed check at the first level stops the bench with a non-zero
+exit; at a later level it is printed and ends the climb, as overload does. Levels rise until p99
+passes 5 ms, a packet is lost or a check fails.
 
     .venv/bin/python bench/bench_bridge.py [--calls 25,50,100,200] [--rate 100] [--window 5]
         [--engine offline]
@@ -35,9 +39,9 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
 
-import orjson
 from aiohttp import web
 
+from report import fail
 from switchboard.bridge import protocol
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,9 +59,12 @@ def free_port(kind: int = socket.SOCK_DGRAM) -> int:
 
 @dataclass
 class Platform:
-    """Answers inbound-route with a receptionist and counts the bridge's events."""
+    """Answers inbound-route with a receptionist, counts the bridge's events and keeps the
+    answered calls and the ended events."""
 
     events: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    answered: list[str] = field(default_factory=list)  # call ids of ``inbound-answered``
+    ended: list[protocol.Callback] = field(default_factory=list)
 
     async def route(self, request: web.Request) -> web.Response:
         body = await request.read()
@@ -73,7 +80,12 @@ class Platform:
         body = await request.read()
         if not protocol.verify(SECRET, body, request.headers.get(protocol.SIGNATURE_HEADER)):
             return web.json_response({"error": "bad_signature"}, status=401)
-        self.events[orjson.loads(body)["type"]] += 1
+        callback = protocol.Callback.model_validate_json(body)
+        self.events[callback.type] += 1
+        if callback.type == "inbound-answered":
+            self.answered.append(callback.call_id)
+        elif callback.type == "inbound-ended":
+            self.ended.append(callback)
         return web.json_response({"ok": True, "applied": True})
 
 
@@ -88,6 +100,34 @@ class Sink(asyncio.DatagramProtocol):
         if self.recording and len(data) >= 12:
             seq, _ts, ssrc = struct.unpack_from("!HII", data, 2)
             self.packets.append((ssrc, seq, time.monotonic_ns()))
+
+
+def sipp_counts(path: Path) -> dict[str, str]:
+    """sipp's cumulative statistics at its exit: the last row of its ``-trace_stat`` file."""
+    if not path.exists():
+        return {}
+    rows = [line.split(";") for line in path.read_text().splitlines() if line.strip()]
+    return dict(zip(rows[0], rows[-1], strict=False)) if len(rows) > 1 else {}
+
+
+def ended_problems(answered: list[str], ended: list[protocol.Callback], received: int) -> list[str]:
+    """What is wrong with the ``inbound-ended`` events of a level's answered calls."""
+    problems = []
+    if len(ended) != len(answered):
+        problems.append(f"{len(ended)} calls ended of {len(answered)} answered")
+    elif sorted(callback.call_id for callback in ended) != sorted(answered):
+        problems.append("the calls that ended are not the calls that were answered")
+    fields = [callback.ended or protocol.EndedFields() for callback in ended]
+    wrong = [
+        f for f in fields if (f.outcome, f.answered, f.sip_status) != ("far-hangup", True, 200)
+    ]
+    if wrong:
+        problems.append(f"{len(wrong)} calls ended otherwise than by the caller's BYE: "
+                        f"{wrong[0].outcome or wrong[0].error_detail!r}")  # fmt: skip
+    sent = sum(f.rtp_packets_sent for f in fields)
+    if sent < received:
+        problems.append(f"the bridge reports {sent} RTP packets sent, the sink received {received}")
+    return problems
 
 
 def cpu_seconds(pid: int) -> float:
@@ -143,13 +183,17 @@ async def run_level(
 ) -> Level:  # fmt: skip
     level = Level(calls=calls)
     before = platform.events["inbound-answered"]
+    answered_before, ended_before = len(platform.answered), len(platform.ended)
+    stats = workdir / f"sipp-{calls}.csv"
+    stats.unlink(missing_ok=True)
     ramp = calls / rate
     hold_ms = int((ramp + window + 3.0) * 1000)
     sipp = await asyncio.create_subprocess_exec(
         "taskset", "-c", "1", "sipp", "-sf", str(SCENARIO), "-s", DID, "-key", "sink",
         str(sink_port), "-i", "127.0.0.1", "-p", str(free_port()), "-r", str(rate), "-rp", "1000",
         "-l", str(calls), "-m", str(calls), "-d", str(hold_ms), "-nostdin",
-        "-timeout", f"{int(ramp + window + 60)}s", "-timeout_error",
+        "-timeout", f"{int(ramp + window + 60)}s", "-timeout_error", "-trace_stat", "-stf",
+        str(stats),
         f"127.0.0.1:{sip_port}", cwd=workdir, stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )  # fmt: skip
@@ -168,6 +212,7 @@ async def run_level(
     level.cpu_pct = 100.0 * cpu / elapsed
     level.cpu_pct_per_call = level.cpu_pct / calls
     analyse(level, sink.packets, elapsed)
+    received = len(sink.packets)
     level.sipp_rc = await sipp.wait()
     if level.answered != calls:
         level.problems.append(f"{level.answered}/{calls} answered")
@@ -175,7 +220,18 @@ async def run_level(
         level.problems.append(f"{level.streams} RTP streams for {calls} calls")
     if level.sipp_rc != 0:
         level.problems.append(f"sipp exited {level.sipp_rc}")
+    counts = sipp_counts(stats)
+    succeeded, failed = counts.get("SuccessfulCall(C)"), counts.get("FailedCall(C)")
+    if (succeeded, failed) != (str(calls), "0"):
+        level.problems.append(f"sipp counts {succeeded} successful, {failed} failed calls")
     await asyncio.sleep(2.0)  # the bridge's BYE answers and ended events settle
+    answered = platform.answered[answered_before:]
+    deadline = time.monotonic() + 10
+    while len(platform.ended) - ended_before < len(answered) and time.monotonic() < deadline:  # noqa: ASYNC110 (a poll of counters)
+        await asyncio.sleep(0.1)
+    level.problems += ended_problems(answered, platform.ended[ended_before:], received)
+    if bridge.poll() is not None:
+        level.problems.append(f"the bridge exited {bridge.returncode}")
     return level
 
 
@@ -234,6 +290,9 @@ async def main() -> None:
                 f"{verdict}",
                 flush=True,
             )
+            if level.problems and not best:
+                # the first level runs within the bridge's means: a problem there is a defect
+                fail(f"{calls} calls: " + "; ".join(level.problems))
             if not level.ok:
                 break
             best = calls

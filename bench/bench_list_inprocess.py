@@ -5,7 +5,9 @@
 path (API key looked up on every request; count and page as two statements), the key cached
 alone, and the current one (key cached; count riding along the page's statement). Each ratio
 is the median of per-round ratios against the old path's round, so the machine's load cancels.
-Every response must be a 200 with 50 items, or the bench fails.
+Every response must be a 200 whose page is the tenant's 50 oldest keys, in order, with the total
+of the 60 keys seeded (read back from the database), or the bench fails; the last response of
+each round must also show each key's name, prefix and owner.
 
     .venv/bin/python bench/bench_list_inprocess.py [--requests 300] [--rounds 5] [--postgres URL]
 """
@@ -25,7 +27,7 @@ from sqlalchemy import Select, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bench_api import prepare
-from report import scratch_postgres
+from report import check, fail, scratch_postgres
 from switchboard.app import create_app
 from switchboard.identity import service as identity
 from switchboard.kit import paging
@@ -35,6 +37,8 @@ from switchboard.settings import Settings
 from switchboard.tenants import service as tenants
 
 NEW_PAGE = paging.page_with_total
+KEYS = 60  # ``prepare``'s key and ``more_keys``'s 59: more than the page of 50
+PAGE = 50
 
 
 async def two_statement_page(
@@ -60,13 +64,44 @@ def use(runtime: Runtime, mode: str, ttl: float) -> None:
     apikeys_endpoints.page_with_total = page  # type: ignore[attr-defined]
 
 
-async def round_of(client: httpx.AsyncClient, headers: dict[str, str], n: int) -> float:
+async def round_of(
+    client: httpx.AsyncClient, headers: dict[str, str], n: int, expected: list[dict[str, str]]
+) -> float:
+    """``n`` list requests per second; every answer must be the expected page and total."""
+    ids = [item["id"] for item in expected]
     started = time.perf_counter()
     for _ in range(n):
-        response = await client.get("/api.ashx/v1/api-keys?limit=50", headers=headers)
-        if response.status_code != 200 or len(response.json()["data"]) != 50:
-            raise SystemExit(f"bad response {response.status_code}: {response.text[:200]}")
-    return n / (time.perf_counter() - started)
+        response = await client.get(f"/api.ashx/v1/api-keys?limit={PAGE}", headers=headers)
+        if response.status_code != 200:
+            fail(f"bad response {response.status_code}: {response.text[:200]}")
+        page = response.json()
+        if page["total"] != KEYS or [item["id"] for item in page["data"]] != ids:
+            fail(f"not the tenant's first {PAGE} of {KEYS} keys: {response.text[:300]}")
+    rate = n / (time.perf_counter() - started)
+    check_page(page, expected)
+    return rate
+
+
+def check_page(page: dict[str, Any], expected: list[dict[str, str]]) -> None:
+    """Every item of the page is the expected key, as the list shows it, and the envelope."""
+    for got, want in zip(page["data"], expected, strict=True):
+        shown = {field: got[field] for field in want}
+        check(shown == want, f"key {shown} where {want} was due")
+        check(got["revokedAtUtc"] is None and bool(got["createdAtUtc"]), f"key {got}")
+    check((page["limit"], page["offset"]) == (PAGE, 0), f"page {page['limit']} {page['offset']}")
+    check(page["next"] is not None, "no next page before the last keys")
+
+
+async def first_page(runtime: Runtime) -> list[dict[str, str]]:
+    """The bench tenant's keys as the database holds them: all seeded, the oldest 50 listed."""
+    async with runtime.db.transaction() as session:
+        tenant = await tenants.require_by_name(session, "bench")
+        keys = await identity.list_api_keys(session, tenant_id=tenant.id)
+    check(len(keys) == KEYS, f"{len(keys)} API keys stored, not {KEYS}")
+    return [
+        {"id": key.id, "name": key.name, "prefix": key.prefix, "createdBy": username}
+        for key, username in keys[:PAGE]
+    ]
 
 
 async def more_keys(runtime: Runtime, count: int) -> None:
@@ -83,7 +118,8 @@ async def more_keys(runtime: Runtime, count: int) -> None:
 async def measure(settings: Settings, requests: int, rounds: int) -> dict[str, list[float]]:
     key, _ = await prepare(settings)
     runtime = Runtime(settings)
-    await more_keys(runtime, 59)
+    await more_keys(runtime, KEYS - 1)
+    expected = await first_page(runtime)
     app = create_app(runtime=runtime)
     headers = {"Authorization": f"Bearer {key}"}
     rates: dict[str, list[float]] = {mode: [] for mode in MODES}
@@ -92,11 +128,11 @@ async def measure(settings: Settings, requests: int, rounds: int) -> dict[str, l
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
             for mode in MODES:  # warm every path
                 use(runtime, mode, settings.api_key_cache_seconds)
-                await round_of(client, headers, 20)
+                await round_of(client, headers, 20, expected)
             for _ in range(rounds):
                 for mode in MODES:
                     use(runtime, mode, settings.api_key_cache_seconds)
-                    rates[mode].append(await round_of(client, headers, requests))
+                    rates[mode].append(await round_of(client, headers, requests, expected))
     await runtime.db.dispose()
     return rates
 
@@ -122,6 +158,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--postgres", default="", help="postgresql+asyncpg URL (else SQLite)")
     args = parser.parse_args()
+    check(args.requests >= 1 and args.rounds >= 1, "--requests and --rounds must be at least 1")
     if not args.postgres:
         run("", args.requests, args.rounds)
         return
