@@ -57,6 +57,27 @@ DATE_FROM, DATE_TO = "2025-01-01", "2026-12-31"
 PAGE = 50  # the endpoint's default page size
 
 
+# The seeded catalogue's names, which the statistics rows show again as keys' labels.
+def item_code(i: int) -> str:
+    return f"ITEM_{i}"
+
+
+def laundry_name(i: int) -> str:
+    return f"Laundry {i}"
+
+
+def group_name(i: int) -> str:
+    return f"Group {i}"
+
+
+def property_code(i: int) -> str:
+    return f"P{i:03d}"
+
+
+def property_name(i: int) -> str:
+    return f"Property {i}"
+
+
 @dataclasses.dataclass
 class Tally:
     """What one statistics row must show: its counted sheets, their grams, cost and items."""
@@ -70,9 +91,9 @@ class Tally:
 def expected_pages(tallies: dict[str, dict[int | str, Tally]]) -> dict[str, dict[str, Any]]:
     """Per grouping, the first page the endpoint must answer: its rows as JSON and the total."""
     labels = {
-        "property": lambda k: f"P{k:03d} Property {k}",
-        "laundry": lambda k: f"Laundry {k}",
-        "group": lambda k: f"Group {k}",
+        "property": lambda k: f"{property_code(int(k))} {property_name(int(k))}",
+        "laundry": lambda k: laundry_name(int(k)),
+        "group": lambda k: group_name(int(k)),
     }
     pages = {}
     for group_by, keyed in tallies.items():
@@ -83,7 +104,7 @@ def expected_pages(tallies: dict[str, dict[int | str, Tally]]) -> dict[str, dict
                 "label": labels[group_by](key) if group_by in labels else str(key),
                 "sheets": tally.sheets,
                 "itemsByType": [
-                    {"itemTypeId": item, "code": f"ITEM_{item}", "qty": qty}
+                    {"itemTypeId": item, "code": item_code(item), "qty": qty}
                     for item, qty in sorted(tally.items.items())
                 ],
                 "weightKg": tally.grams / 1000,
@@ -139,7 +160,7 @@ async def seed(runtime: Runtime, sheets: int) -> dict[str, dict[str, Any]]:
         await conn.execute(
             insert(ItemType),
             [
-                {"id": i, "code": f"ITEM_{i}", "name": f"Item {i}", "category": "bed",
+                {"id": i, "code": item_code(i), "name": f"Item {i}", "category": "bed",
                  "unit": "piece", "weight_grams": 300 * i, "active": True, "components": [],
                  **stamp}
                 for i in range(1, 5)
@@ -147,16 +168,16 @@ async def seed(runtime: Runtime, sheets: int) -> dict[str, dict[str, Any]]:
         )  # fmt: skip
         await conn.execute(
             insert(Laundry),
-            [{"id": i, "name": f"Laundry {i}", "address": {}, **stamp} for i in range(1, 4)],
+            [{"id": i, "name": laundry_name(i), "address": {}, **stamp} for i in range(1, 4)],
         )
         await conn.execute(
             insert(PropertyGroup),
-            [{"id": i, "name": f"Group {i}", "kind": "region", **stamp} for i in range(1, 7)],
+            [{"id": i, "name": group_name(i), "kind": "region", **stamp} for i in range(1, 7)],
         )
         await conn.execute(
             insert(Property),
             [
-                {"id": i, "code": f"P{i:03d}", "name": f"Property {i}", "address": {},
+                {"id": i, "code": property_code(i), "name": property_name(i), "address": {},
                  "beds": [], "linen_par": [], "default_laundry_id": 1 + i % 3, **stamp}
                 for i in range(1, 61)
             ],
