@@ -5,8 +5,9 @@ that answers 204 and records, for each request, now minus the ``t`` the event ca
 
 * throughput: this process, pinned to CPU 0, queues N events for 4 subscriptions, then one
   ``Sender`` delivers them all; the figure is deliveries per second of wall time. The baseline,
-  bare aiohttp POSTs of the same signed body and headers, runs just before and just after the
-  sender in the same run; the ratio is against their mean.
+  a bare aiohttp client posting the very requests the sender will send (each queued delivery's
+  URL, body and eight headers with both signatures, built before the clock starts), runs just
+  before and just after the sender in the same run; the ratio is against their mean.
 * every run checks the receiver got each delivery exactly once (distinct delivery ids) and
   fails otherwise; the receiver's counters are reset before each phase.
 * latency: two ``switchboard worker`` processes run the sender; this process emits events one
@@ -33,14 +34,19 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-import orjson
+from sqlalchemy import select
 
 from report import check, percentile, record, scratch_postgres
 from switchboard.models import Base
 from switchboard.platform.events.service import emit
 from switchboard.platform.webhooks import service
 from switchboard.platform.webhooks.destinations import parse_networks
-from switchboard.platform.webhooks.signing import platform_signature
+from switchboard.platform.webhooks.models import Delivery, Subscription
+from switchboard.platform.webhooks.signing import (
+    platform_signature,
+    standard_key,
+    standard_signature,
+)
 from switchboard.platform.webhooks.tasks import Sender
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
@@ -198,42 +204,79 @@ async def queue(runtime: Runtime, tenant_id: int, tenant_name: str, events: int)
                 )
 
 
-async def baseline(port: int, requests: int, concurrency: int = 64) -> tuple[float, float]:
-    """Bare aiohttp POSTs of the same size to the same receiver: the ceiling on this machine.
-    Returns POSTs per second of wall time and this process's CPU seconds per POST."""
-    body = orjson.dumps({"event": "call.started", "data": {"note": "x" * 900}})
-    headers = {
-        "Content-Type": "application/json",
-        "X-Platform-Event": "call.started",
-        "X-Platform-Signature": platform_signature(SECRET, body),
-        "X-Platform-Attempt": "1",
-    }
+async def requests_of(settings: Settings) -> list[tuple[str, bytes, dict[str, str]]]:
+    """The queued deliveries as the sender will POST them: URL, body and signed headers."""
+    runtime = Runtime(settings)
+    stamp = str(int(runtime.clock.now().timestamp()))
+    async with runtime.db.transaction() as session:
+        statement = (
+            select(Delivery.id, Delivery.event, Delivery.body, Subscription.url,
+                   Subscription.secret_sealed)
+            .join(Subscription, Subscription.id == Delivery.subscription_id)
+            .order_by(Delivery.id)
+        )  # fmt: skip
+        rows = (await session.execute(statement)).all()
+    await runtime.db.dispose()
+    requests = []
+    for delivery_id, event, body, url, sealed in rows:
+        secret = runtime.box.open(sealed)
+        headers = {
+            "Content-Type": "application/json",
+            "X-Platform-Event": event,
+            "X-Platform-Signature": platform_signature(secret, body),
+            "X-Platform-Delivery-Id": delivery_id,
+            "X-Platform-Attempt": "1",
+            "webhook-id": delivery_id,
+            "webhook-timestamp": stamp,
+            "webhook-signature": standard_signature(
+                standard_key(secret), delivery_id, int(stamp), body
+            ),
+        }
+        requests.append((url, body, headers))
+    return requests
+
+
+async def baseline(
+    port: int, requests: list[tuple[str, bytes, dict[str, str]]], concurrency: int = 64
+) -> tuple[float, float]:
+    """A bare aiohttp client posting ``requests`` (signed beforehand) to the same receiver:
+    the ceiling on this machine. Returns POSTs per second of wall time and this process's CPU
+    seconds per POST; fails unless each request arrived exactly once."""
     gate = asyncio.Semaphore(concurrency)
     await reset(port)
     async with aiohttp.ClientSession() as http:
 
-        async def one() -> None:
-            url = f"http://127.0.0.1:{port}/hook/0"
+        async def one(url: str, body: bytes, headers: dict[str, str]) -> None:
             async with gate, http.post(url, data=body, headers=headers) as r:
                 await r.read()
 
         began, cpu = time.perf_counter(), time.process_time()
-        await asyncio.gather(*(one() for _ in range(requests)))
-        rate = requests / (time.perf_counter() - began)
-        cpu = (time.process_time() - cpu) / requests
+        await asyncio.gather(*(one(*request) for request in requests))
+        rate = len(requests) / (time.perf_counter() - began)
+        cpu = (time.process_time() - cpu) / len(requests)
     seen = await stats(port)
-    check(seen["count"] == requests, f"baseline: {seen['count']} of {requests} POSTs arrived")
+    check(
+        seen["count"] == len(requests) and seen["unique"] == len(requests),
+        f"baseline: {seen['count']} of {len(requests)} POSTs arrived, "
+        f"{seen['unique']} distinct delivery ids",
+    )
     await reset(port)
     return rate, cpu
 
 
-async def throughput(settings: Settings, port: int, events: int) -> tuple[float, float]:
-    """Deliveries per second of wall time, and this process's CPU seconds per delivery (its
-    threads included: SQLite's work, not PostgreSQL's server)."""
+async def staged(settings: Settings, port: int, events: int) -> None:
+    """A fresh schema with the bench's subscriptions and ``events`` events queued."""
     runtime, tenant_id, tenant_name = await prepare(settings, port)
     await queue(runtime, tenant_id, tenant_name, events)
+    await runtime.db.dispose()
+
+
+async def throughput(settings: Settings, port: int, total: int) -> tuple[float, float]:
+    """Deliveries per second of wall time for the ``total`` queued deliveries, and this
+    process's CPU seconds per delivery (its threads included: SQLite's work, not PostgreSQL's
+    server)."""
+    runtime = Runtime(settings)
     await reset(port)
-    total = events * SUBSCRIPTIONS
     stop = asyncio.Event()
     began, cpu = time.perf_counter(), time.process_time()
     async with Sender(runtime) as sender:
@@ -339,15 +382,18 @@ def run(args: argparse.Namespace) -> None:
             )
             if not args.skip_throughput:
                 total = args.events * SUBSCRIPTIONS
+                asyncio.run(staged(settings, port, args.events))
+                requests = asyncio.run(requests_of(settings))
+                check(len(requests) == total, f"{len(requests)} of {total} deliveries queued")
                 # Interleaved: baseline, sender, baseline; the ratio is against their mean.
-                before, cpu_before = asyncio.run(baseline(port, total))
-                rate, cpu = asyncio.run(throughput(settings, port, args.events))
-                after, cpu_after = asyncio.run(baseline(port, total))
+                before, cpu_before = asyncio.run(baseline(port, requests))
+                rate, cpu = asyncio.run(throughput(settings, port, total))
+                after, cpu_after = asyncio.run(baseline(port, requests))
                 ceiling = (before + after) / 2
                 bare_cpu = (cpu_before + cpu_after) / 2
                 print(
                     f"baseline: {before:,.0f} then {after:,.0f} bare aiohttp POSTs/s "
-                    f"(same core, 64 concurrent, {total} POSTs each), "
+                    f"(same core, 64 concurrent, the sender's {total} signed requests each), "
                     f"{cpu_before * 1e6:.0f} and {cpu_after * 1e6:.0f} us CPU a POST"
                 )
                 print(
