@@ -167,6 +167,27 @@ async def test_openapi_served_at_both_paths(app_client: AsyncClient) -> None:
     assert "/api.ashx/v1/api-keys" in document["paths"]
 
 
+@pytest.mark.parametrize("url", ["/openapi.json", "/api/openapi.json"])
+async def test_openapi_documents_bad_input_as_the_400_it_answers(
+    app_client: AsyncClient, url: str
+) -> None:
+    """Validation failures are answered 400 with the error body (above), so no document
+    promises FastAPI's 422 and every operation that takes input documents the 400 (as the
+    error body, or as the HTML page of the browser-facing sign-in steps)."""
+    document = (await app_client.get(url)).json()
+    assert not {"HTTPValidationError", "ValidationError"} & set(document["components"]["schemas"])
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            responses = operation["responses"]
+            assert "422" not in responses, (method, path)
+            if operation.get("parameters") or "requestBody" in operation:
+                assert "400" in responses, (method, path)
+                json_body = responses["400"].get("content", {}).get("application/json")
+                if json_body is not None:
+                    error_body = {"$ref": "#/components/schemas/ErrorBody"}
+                    assert json_body["schema"] == error_body, (method, path)
+
+
 async def test_unroutable_paths_still_get_the_error_body(app_client: AsyncClient) -> None:
     response = await app_client.get("/api.ashx/v1/calls/a%0Ab")
     assert response.status_code == 404

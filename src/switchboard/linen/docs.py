@@ -10,6 +10,7 @@ from typing import Any
 from fastapi import FastAPI
 
 from switchboard.kit import apidocs
+from switchboard.kit.openapi_errors import document_bad_input
 from switchboard.kit.openapi_limits import document_body_limit
 from switchboard.kit.openapi_links import add_item_links
 
@@ -21,7 +22,7 @@ def install(app: FastAPI) -> None:
 
 
 def complete_openapi(schema: dict[str, Any]) -> None:
-    """Finish FastAPI's document: anonymous paths, no 422 (bad input is 400 here), the JSON
+    """Finish FastAPI's document: anonymous paths, bad input as 400 (never 422), the JSON
     part of the invoice uploads as named schemas, and links from created items to their
     operations."""
     from switchboard.linen.invoices.endpoints import AdminInvoiceMeta
@@ -34,7 +35,6 @@ def complete_openapi(schema: dict[str, Any]) -> None:
         components[model.__name__] = body
     for path, item in schema.get("paths", {}).items():
         for operation in item.values():
-            operation.get("responses", {}).pop("422", None)
             if path in ANONYMOUS:
                 operation["security"] = []
             content = operation.get("requestBody", {}).get("content", {})
@@ -47,7 +47,6 @@ def complete_openapi(schema: dict[str, Any]) -> None:
                     "description": "JSON metadata and lines (sent as a part of type "
                     "application/json)",
                 }
-    for unused in ("HTTPValidationError", "ValidationError"):
-        components.pop(unused, None)
+    document_bad_input(schema)
     add_item_links(schema)
     document_body_limit(schema)

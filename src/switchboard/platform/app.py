@@ -11,6 +11,7 @@ from switchboard import __version__
 from switchboard.bridge.endpoints import router as bridge_router
 from switchboard.kit import apidocs
 from switchboard.kit.http import JsonResponse, new_api
+from switchboard.kit.openapi_errors import document_bad_input
 from switchboard.kit.openapi_limits import document_body_limit
 from switchboard.platform.apikeys.endpoints import router as apikeys_router
 from switchboard.platform.calls.endpoints import router as calls_router
@@ -75,6 +76,7 @@ def create_platform_app(runtime: Runtime, *, extra_openapi: FastAPI | None = Non
                 components = schema.setdefault("components", {}).setdefault("schemas", {})
                 components.update(extra.get("components", {}).get("schemas", {}))
             describe_sfu_mode(schema)
+            document_bad_input(schema)
             document_body_limit(schema)
             app.openapi_schema = schema
         return app.openapi_schema
