@@ -157,11 +157,8 @@ def demo(name: str) -> None:
             clock=runtime.clock, passwords=runtime.passwords,
         )  # fmt: skip
         await clients.create_client(session, tenant=tenant, client_id="cli", clock=runtime.clock)
-        console = await clients.ensure_console_client(
-            session, tenant=tenant, base_url=runtime.settings.public_base_url, clock=runtime.clock
-        )
-        await clients.ensure_linen_client(
-            session, tenant=tenant, base_url=runtime.settings.public_base_url, clock=runtime.clock
+        console = await clients.ensure_web_clients(
+            session, tenant=tenant, scheme=runtime.settings.public_scheme, clock=runtime.clock
         )
         await create_demo_linen(session, tenant_id=tenant.id, clock=runtime.clock, box=runtime.box)
         click.echo(f"demo tenant {name!r} on {', '.join(domains)}")

@@ -83,7 +83,6 @@ async def console_clients(runtime: Runtime, *fixtures: TenantFixture) -> None:
         for fixture in fixtures:
             tenant = await session.get(Tenant, fixture.id)
             assert tenant is not None
-            for ensure in (clients.ensure_console_client, clients.ensure_linen_client):
-                await ensure(
-                    session, tenant=tenant, base_url=f"http://{fixture.host}", clock=runtime.clock
-                )
+            await clients.ensure_web_clients(
+                session, tenant=tenant, scheme="http", clock=runtime.clock
+            )

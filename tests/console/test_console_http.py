@@ -7,8 +7,12 @@ from urllib.parse import parse_qs, urlsplit
 from httpx import ASGITransport, AsyncClient
 
 from switchboard.app import create_app
+from switchboard.identity import clients
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
+from switchboard.tenants.models import Tenant
+from tests import factories
+from tests.console.signin import sign_in
 from tests.factories import TenantFixture
 
 
@@ -114,3 +118,25 @@ async def test_behind_https_the_cookies_are_secure(settings: Settings, acme: Ten
         assert "Secure" in response.headers["set-cookie"]
     finally:
         await runtime.db.dispose()
+
+
+async def test_a_tenant_on_two_domains_signs_in_on_either(runtime: Runtime) -> None:
+    """The console's and the linen app's clients are registered on every domain of the tenant
+    (as ``switchboard tenant create`` and ``demo`` make them), so a browser that opened the
+    second domain completes the sign-in instead of meeting an unregistered redirect URI."""
+    domains = ["ops.test", "ops-alias.test"]
+    fixture = await factories.tenant(runtime, "ops", domains)
+    async with runtime.db.transaction() as session:
+        tenant = await session.get(Tenant, fixture.id)
+        assert tenant is not None
+        await clients.ensure_web_clients(session, tenant=tenant, scheme="http", clock=runtime.clock)
+    app = create_app(runtime=runtime)
+    async with runtime.lifespan():
+        for domain in domains:
+            for mount, page in (("/admin", "/admin/calls"), ("/app", "/app/today")):
+                async with AsyncClient(
+                    transport=ASGITransport(app=app), base_url=f"http://{domain}"
+                ) as browser:
+                    signed_in = await sign_in(browser, mount=mount)
+                    assert signed_in.status_code == 303, (domain, mount, signed_in.text)
+                    assert (await browser.get(page)).status_code == 200, (domain, mount)

@@ -82,3 +82,25 @@ def test_demo_makes_the_linen_portal_usable(cli: CliRunner) -> None:
     assert len(rows) == 2  # last month's sheets and this month's
     assert sum(row["sheets"] for row in rows) == 6  # four delivered, two confirmed
     assert any(row["invoicedCost"] for row in rows)
+
+
+def test_web_clients_answer_on_every_domain_of_the_tenant(
+    cli: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    domains = ("--domain", "ops.test", "--domain", "WWW.Ops.Test")
+    assert _run(cli, "tenant", "create", "ops", *domains)[0] == 0
+    listing = _run(cli, "client", "list", "--tenant", "ops")[1].splitlines()
+    assert listing[:2] == [
+        "console\tpublic\thttps://ops.test/admin/callback,https://www.ops.test/admin/callback"
+        "\thttps://ops.test/admin/,https://www.ops.test/admin/",
+        "linen\tpublic\thttps://ops.test/app/callback,https://www.ops.test/app/callback"
+        "\thttps://ops.test/app/,https://www.ops.test/app/",
+    ]
+    # The demo on a loopback address also answers on ``localhost``: either name signs in.
+    monkeypatch.setenv("SWITCHBOARD_PUBLIC_BASE_URL", "http://127.0.0.1:8123")
+    code, out = _run(cli, "demo")
+    assert code == 0, out
+    assert "console redirect URI: http://127.0.0.1:8123/admin/callback" in out
+    assert "console redirect URI: http://localhost:8123/admin/callback" in out
+    demo = _run(cli, "client", "list", "--tenant", "demo")[1]
+    assert "http://localhost:8123/app/callback" in demo

@@ -16,6 +16,7 @@ from switchboard.kit.clock import Clock
 from switchboard.kit.crypto import constant_time_equals, random_token, sha256_hex
 from switchboard.kit.errors import BadRequest, Conflict, NotFound
 from switchboard.tenants.models import Tenant
+from switchboard.tenants.repository import domains_of
 
 REDIRECT = "redirect"
 POST_LOGOUT = "post_logout"
@@ -126,13 +127,14 @@ async def ensure_web_client(
     session: AsyncSession,
     *,
     tenant: Tenant,
-    base_url: str,
+    base_urls: Sequence[str],
     clock: Clock,
     client_id: str,
     mount: str,
 ) -> OidcClient:
     """A first-party public client of a web app mounted at ``mount``: code + PKCE back to
-    ``<mount>/callback``, sign-out back to ``<mount>/``."""
+    ``<mount>/callback``, sign-out back to ``<mount>/``, on each of ``base_urls``. A client
+    that exists is left as it is (its operator may have changed its addresses)."""
     existing = await find_client(session, tenant_id=tenant.id, client_id=client_id)
     if existing is not None:
         return existing
@@ -141,29 +143,37 @@ async def ensure_web_client(
         tenant=tenant,
         client_id=client_id,
         clock=clock,
-        redirect_uris=[f"{base_url}{mount}/callback"],
-        post_logout_redirect_uris=[f"{base_url}{mount}/"],
+        redirect_uris=[f"{base}{mount}/callback" for base in base_urls],
+        post_logout_redirect_uris=[f"{base}{mount}/" for base in base_urls],
     )
 
 
 async def ensure_console_client(
     session: AsyncSession, *, tenant: Tenant, base_url: str, clock: Clock
 ) -> OidcClient:
-    """The operator console's client (``/admin/``)."""
+    """The operator console's client (``/admin/``) on one address."""
     return await ensure_web_client(
-        session, tenant=tenant, base_url=base_url, clock=clock, client_id=CONSOLE_CLIENT,
+        session, tenant=tenant, base_urls=[base_url], clock=clock, client_id=CONSOLE_CLIENT,
         mount="/admin",
     )  # fmt: skip
 
 
-async def ensure_linen_client(
-    session: AsyncSession, *, tenant: Tenant, base_url: str, clock: Clock
+async def ensure_web_clients(
+    session: AsyncSession, *, tenant: Tenant, scheme: str, clock: Clock
 ) -> OidcClient:
-    """The linen web app's client (``/app/``)."""
-    return await ensure_web_client(
-        session, tenant=tenant, base_url=base_url, clock=clock, client_id=LINEN_CLIENT,
+    """The operator console's client (``/admin/``) and the linen web app's (``/app/``), with
+    their callback and sign-out addresses on every domain the tenant serves, so that signing
+    in works on whichever of them the browser opened; returns the console's."""
+    bases = [f"{scheme}://{domain}" for domain in await domains_of(session, tenant.id)]
+    console = await ensure_web_client(
+        session, tenant=tenant, base_urls=bases, clock=clock, client_id=CONSOLE_CLIENT,
+        mount="/admin",
+    )  # fmt: skip
+    await ensure_web_client(
+        session, tenant=tenant, base_urls=bases, clock=clock, client_id=LINEN_CLIENT,
         mount="/app",
     )  # fmt: skip
+    return console
 
 
 def basic_credentials(header: str | None) -> tuple[str, str] | None:

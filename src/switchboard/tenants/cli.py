@@ -27,12 +27,8 @@ def create(name: str, domains: tuple[str, ...]) -> None:
         tenant = await service.create_tenant(
             session, name=name, domains=list(domains), clock=runtime.clock, box=runtime.box
         )
-        base_url = f"{runtime.settings.public_scheme}://{service.normalise_host(domains[0])}"
-        await clients.ensure_console_client(
-            session, tenant=tenant, base_url=base_url, clock=runtime.clock
-        )
-        await clients.ensure_linen_client(
-            session, tenant=tenant, base_url=base_url, clock=runtime.clock
+        await clients.ensure_web_clients(
+            session, tenant=tenant, scheme=runtime.settings.public_scheme, clock=runtime.clock
         )
         click.echo(f"{tenant.id}\t{tenant.name}")
 

@@ -51,11 +51,7 @@ async def create_tenant(
     tenant = await service.create_tenant(
         session, name=body.name, domains=body.domains, clock=runtime.clock, box=runtime.box
     )
-    base_url = f"{runtime.settings.public_scheme}://{service.normalise_host(body.domains[0])}"
-    await clients.ensure_console_client(
-        session, tenant=tenant, base_url=base_url, clock=runtime.clock
-    )
-    await clients.ensure_linen_client(
-        session, tenant=tenant, base_url=base_url, clock=runtime.clock
+    await clients.ensure_web_clients(
+        session, tenant=tenant, scheme=runtime.settings.public_scheme, clock=runtime.clock
     )
     return await _item(session, runtime, tenant)
