@@ -68,24 +68,34 @@ async def acme(runtime: Runtime) -> factories.TenantFixture:
 
 
 @pytest.fixture
-async def hooks(
-    runtime: Runtime, acme: factories.TenantFixture, receiver: Receiver
-) -> Callable[..., Any]:
-    await subscribe(runtime, acme, receiver.url("/hook"))
+def hooks_of(runtime: Runtime, receiver: Receiver) -> Callable[..., Any]:
+    """``await hooks_of(tenant)``: subscribe the receiver to ``tenant``'s events; returns
+    ``delivered``, as the ``hooks`` fixture below."""
 
-    async def delivered(count: int) -> list[dict[str, Any]]:
-        """Send what is due until the receiver holds ``count`` events; their bodies.
+    async def subscribed(tenant: factories.TenantFixture) -> Callable[..., Any]:
+        await subscribe(runtime, tenant, receiver.url("/hook"))
 
-        One sender (and its kept-alive connection) serves every pass; the bound is generous:
-        in a loaded suite SQLite's writes queue behind the server's, and the connection events
-        come as late as the peers' handshakes with Janus finish."""
-        async with Sender(runtime) as sender, asyncio.timeout(60):
-            while len(receiver.requests) < count:
-                if not await sender.pass_once():
-                    await asyncio.sleep(0.02)
-        return [orjson.loads(r.body) for r in receiver.requests]
+        async def delivered(count: int) -> list[dict[str, Any]]:
+            """Send what is due until the receiver holds ``count`` events; their bodies.
 
-    return delivered
+            One sender (and its kept-alive connection) serves every pass; the bound is
+            generous: in a loaded suite SQLite's writes queue behind the server's, and the
+            connection events come as late as the peers' handshakes with Janus finish."""
+            async with Sender(runtime) as sender, asyncio.timeout(60):
+                while len(receiver.requests) < count:
+                    if not await sender.pass_once():
+                        await asyncio.sleep(0.02)
+            return [orjson.loads(r.body) for r in receiver.requests]
+
+        return delivered
+
+    return subscribed
+
+
+@pytest.fixture
+async def hooks(acme: factories.TenantFixture, hooks_of: Callable[..., Any]) -> Callable[..., Any]:
+    """``await hooks(count)``: the bodies of acme's events once the receiver holds ``count``."""
+    return await hooks_of(acme)
 
 
 @dataclass

@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import httpx
 import pytest
 
 from switchboard.runtime import Runtime
 from tests import factories
 from tests.console.conftest import ARGS, CHROMIUM, needs_chromium
 from tests.rooms.conftest import Server
+from tests.rooms.test_cascade import join, named, set_sfu
 
 pytestmark = [pytest.mark.slow, needs_chromium]
 
@@ -76,3 +78,48 @@ async def test_two_pages_see_each_other_in_mesh(server: Server, runtime: Runtime
         await pages[1].click("#leave")
         await expect(pages[0].locator("#tiles video")).to_have_count(1)
         await browser.close()
+
+
+async def test_joining_a_room_on_the_sfu_waits_quietly_for_feeds_not_yet_live(
+    server: Server, runtime: Runtime, hooks_of: Any
+) -> None:
+    """A page that joins a room already on the SFU subscribes to every peer; a peer whose feed
+    is not connected is refused ``unknown_peer`` (its ``publisher-added`` comes later). The page
+    keeps its status: that refusal is not a failure to show."""
+    from playwright.async_api import async_playwright, expect
+
+    host = f"127.0.0.1:{server.port}"
+    meet = await factories.tenant(runtime, "meet", [host])
+    await set_sfu(runtime, meet, AutoPromoteHumanCount="2")
+    hooks = await hooks_of(meet)
+    runtime.settings = runtime.settings.model_copy(
+        update={"room_max_message_bytes": 64 * 1024, "room_max_messages_per_second": 200}
+    )
+    silent = [await join(server, host, name) for name in ("A", "B", "C")]  # C promotes
+    assert (await silent[0].expect("mode"))["mode"] == "sfu"
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS + MEDIA_ARGS)
+        try:
+            page = await browser.new_page()
+            await page.goto(f"http://{host}/rooms/x")
+            await page.fill("#name", "Ann")
+            await page.click("text=Join with camera and microphone")
+            await expect(page.locator("#mode")).to_have_text("sfu", timeout=10_000)
+            # The three refusals were recorded, and each sent right after its record.
+            events: list[dict[str, Any]] = []
+            while len(named(events, "sfu.subscribe.received")) < 3:
+                events = await hooks(len(events) + 1)
+            assert {e["code"] for e in named(events, "sfu.subscribe.received")} == {"unknown_peer"}
+            # A message after them on the page's socket: once it shows, they were handled.
+            key = await factories.api_key(runtime, meet)
+            async with httpx.AsyncClient(base_url=f"http://{host}") as http:
+                demoted = await http.post(
+                    "/signal.ashx?sfu-mode=mesh&room=x", headers={"Authorization": f"Bearer {key}"}
+                )
+            assert demoted.json()["mode"] == "mesh"
+            await expect(page.locator("#mode")).to_have_text("mesh", timeout=10_000)
+            assert await page.text_content("#status") == "joined"
+        finally:
+            for client in silent:
+                await client.ws.close()
+            await browser.close()

@@ -38,7 +38,8 @@ async def test_the_simulated_sfu_refuses_a_publisher_that_does_not_publish(
     await _join(server, acme.host, "C")  # the third human: promote
     assert (await second.expect("mode"))["mode"] == "sfu"
     await first.send(type="sfu-subscribe-offer", publisherPeerId=second_id)
-    assert (await first.expect("error"))["code"] == "unknown_peer"
+    refused = await first.expect("error")
+    assert (refused["code"], refused["publisherPeerId"]) == ("unknown_peer", second_id)
     [subscribe] = named(await hooks(5), "sfu.subscribe.received")
     assert {k: v for k, v in subscribe.items() if k != "offerLen"} == {
         "room": "x", "publisherPeerId": second_id, "subscriberPeerId": first_id,

@@ -23,9 +23,10 @@ def _outcome(answer: RoomAnswer) -> dict[str, Any]:
     }
 
 
-async def _failed(peer: Peer, answer: RoomAnswer) -> None:
+async def _failed(peer: Peer, answer: RoomAnswer, **about: str) -> None:
+    """``about``: what the failed request named (``publisherPeerId`` of a subscription)."""
     await peer.send({"type": "error", "code": answer.code or "sfu_failed",
-                     "message": service.failure_text(answer)})  # fmt: skip
+                     "message": service.failure_text(answer), **about})  # fmt: skip
 
 
 async def handle(runtime: Runtime, room: LiveRoom, peer: Peer, message: msg.Message) -> None:
@@ -59,7 +60,8 @@ async def handle(runtime: Runtime, room: LiveRoom, peer: Peer, message: msg.Mess
             "subscriberPeerId": peer.peer_id, "offerLen": len(sdp.encode()), **_outcome(answer),
         })])  # fmt: skip
         if not answer.ok:
-            await _failed(peer, answer)
+            # ``unknown_peer`` here: the feed is not connected yet (``publisher-added`` follows)
+            await _failed(peer, answer, publisherPeerId=message.publisher_peer_id)
             return
         await peer.send({"type": "sfu-subscribe-offer",
                          "publisherPeerId": message.publisher_peer_id, "sdp": sdp})  # fmt: skip

@@ -177,7 +177,12 @@
     async "sfu-subscribe-offer"(m) { await subscribed(m.publisherPeerId, m.sdp); },
     "publisher-added"(m) { if (mode === "sfu") subscribe(m.peerId, true); },  // a new feed
     "subscriber-connected"(m) { sfu.heardBy.add(m.peerId); breakMesh(m.peerId); },
-    error(m) { status.textContent = `${m.code}: ${m.message}`; },
+    error(m) {
+      // A feed not connected to the SFU yet (joining a room already there subscribes to every
+      // peer): its `publisher-added` follows, and subscribing then succeeds. Not a failure.
+      if (m.code === "unknown_peer" && m.publisherPeerId && mode === "sfu") return;
+      status.textContent = `${m.code}: ${m.message}`;
+    },
   };
 
   document.getElementById("join").addEventListener("submit", async (event) => {
