@@ -41,7 +41,8 @@ test: install ## Run the whole suite (SQLite, and PostgreSQL when SWITCHBOARD_TE
 	@# each of them (no .pyc where PYTHONDONTWRITEBYTECODE is set) costs seconds per start
 	$(BIN)/python -m compileall -q src tests >/dev/null
 	$(BIN)/pytest -q
-	@# tests marked `alone` (seven browsers on Janus) run after the parallel suite, one at a time
+	@# tests marked `alone` (seven browsers on Janus, media decoded by aiortc through an SFU) run
+	@# after the parallel suite, one at a time
 	SWITCHBOARD_TEST_ALONE=1 $(BIN)/pytest -q -n 0 -m alone
 
 check: install lint typecheck ## ruff (format + lint) and mypy --strict on src/ and bench/

@@ -16,6 +16,7 @@ from tests.rooms.test_cascade import named, set_sfu
 
 
 @pytest.mark.slow
+@pytest.mark.alone  # media decoded by aiortc in this process: see test_sfu_janus.py
 async def test_three_peers_move_to_the_simulated_sfu_with_media_flowing(
     server: Server, acme: factories.TenantFixture, hooks: Any, runtime: Runtime
 ) -> None:
