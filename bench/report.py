@@ -92,6 +92,16 @@ def record(key: str, value: float, note: str = "") -> None:
             out.write(orjson.dumps({"key": key, "value": value, "note": note}) + b"\n")
 
 
+def process_cpu(pid: int) -> float:
+    """CPU seconds (user and system) process ``pid`` has used so far, from ``/proc``; a figure
+    that a VM's slow minutes distort less than wall time (0.0 where ``/proc`` is missing)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def percentile(sorted_values: list[float], fraction: float) -> float:
     """Nearest-rank percentile of an already sorted, non-empty list."""
     check(bool(sorted_values), "percentile of no values")
