@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-ERROR_BODY = {"$ref": "#/components/schemas/ErrorBody"}
+from switchboard.kit.openapi_limits import ERROR_BODY
+
 BAD_INPUT = "Bad input (code `invalid_request`)"
 UNUSED = ("HTTPValidationError", "ValidationError")
 
