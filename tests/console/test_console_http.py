@@ -7,12 +7,10 @@ from urllib.parse import parse_qs, urlsplit
 from httpx import ASGITransport, AsyncClient
 
 from switchboard.app import create_app
-from switchboard.identity import clients
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
-from switchboard.tenants.models import Tenant
 from tests import factories
-from tests.console.signin import sign_in
+from tests.console.signin import console_clients, sign_in
 from tests.factories import TenantFixture
 
 
@@ -125,11 +123,7 @@ async def test_a_tenant_on_two_domains_signs_in_on_either(runtime: Runtime) -> N
     (as ``switchboard tenant create`` and ``demo`` make them), so a browser that opened the
     second domain completes the sign-in instead of meeting an unregistered redirect URI."""
     domains = ["ops.test", "ops-alias.test"]
-    fixture = await factories.tenant(runtime, "ops", domains)
-    async with runtime.db.transaction() as session:
-        tenant = await session.get(Tenant, fixture.id)
-        assert tenant is not None
-        await clients.ensure_web_clients(session, tenant=tenant, scheme="http", clock=runtime.clock)
+    await console_clients(runtime, await factories.tenant(runtime, "ops", domains))
     app = create_app(runtime=runtime)
     async with runtime.lifespan():
         for domain in domains:
