@@ -233,6 +233,9 @@ async def test_the_detector_and_the_lobby_across_processes(
     await ann.expect("welcome")
     ben = await second.join(acme.host, room, "Ben")
     ben_id = (await ben.expect("welcome"))["peerId"]
+    # Ann may address Ben once her process has heard of him, as a page learns of him: an offer
+    # sent before that news crossed the fan-out is refused as ``unknown_peer``.
+    assert (await ann.expect("peer-joined"))["peer"]["peerId"] == ben_id
     bad = {"abrMbps": 0.8, "lossPct": 7.5, "packetsSent": 400, "rttMs": 350}
     await ann.send(type="stats", **bad)
     await ann.send(type="offer", to=ben_id, sdp="v=0")  # after the stress news, in order
