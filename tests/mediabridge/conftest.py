@@ -156,7 +156,9 @@ async def platform(
     server = PlatformServer(create_app(runtime=runtime), port)
     await server.start()
     org = await make_org(runtime, "acme", PRIMARY_HOST)
-    http = httpx.AsyncClient(base_url=url, headers={"Host": PRIMARY_HOST}, timeout=20)
+    # generous: on a loaded machine one POST /v1/calls, which dials the bridge process while
+    # this loop also serves the bridge's callbacks, has taken over 20 s
+    http = httpx.AsyncClient(base_url=url, headers={"Host": PRIMARY_HOST}, timeout=60)
     try:
         yield Platform(runtime=runtime, http=http, headers=org.headers, tenant_id=org.id, url=url)
     finally:

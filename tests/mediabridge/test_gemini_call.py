@@ -14,7 +14,6 @@ from typing import Any
 import orjson
 import pytest
 
-from switchboard.platform.webhooks.tasks import deliver_due
 from switchboard.tenants import service as tenants
 from switchboard.tenants.models import Tenant
 from tests.calls.helpers import call_body
@@ -37,7 +36,7 @@ from tests.mediabridge.engines.live_endpoint import (
     usage,
 )
 from tests.mediabridge.engines.test_resample import tone
-from tests.webhooks.conftest import Receiver, subscribe
+from tests.webhooks.conftest import Receiver, deliver_until, subscribe
 
 pytestmark = pytest.mark.slow
 
@@ -85,14 +84,10 @@ async def delivered(
 ) -> list[dict[str, Any]]:
     """Deliver the due webhooks until ``names`` (in any order) reached the receiver."""
 
-    def bodies() -> list[dict[str, Any]]:
-        return [orjson.loads(r.body) for r in receiver.at("/hooks")]
-
-    async with asyncio.timeout(20):
-        while sorted(b["event"] for b in bodies()) != sorted(names):
-            if not await deliver_due(platform.runtime):
-                await asyncio.sleep(0.05)
-    return bodies()
+    return await deliver_until(
+        platform.runtime, receiver,
+        lambda bodies: sorted(b["event"] for b in bodies) == sorted(names), path="/hooks",
+    )  # fmt: skip
 
 
 async def call_through_sipp(

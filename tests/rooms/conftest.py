@@ -13,13 +13,10 @@ import uvicorn
 from websockets.asyncio.client import ClientConnection, connect
 
 from switchboard.app import create_app
-from switchboard.kit.clock import Clock, ManualClock
-from switchboard.platform.webhooks import repository
-from switchboard.platform.webhooks.tasks import Sender
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
 from tests import factories
-from tests.webhooks.conftest import LOOPBACK, Receiver, receiver, subscribe
+from tests.webhooks.conftest import LOOPBACK, Receiver, deliver_until, receiver, subscribe
 
 __all__ = ["receiver"]
 
@@ -70,39 +67,17 @@ async def acme(runtime: Runtime) -> factories.TenantFixture:
 
 
 @pytest.fixture
-def hooks_of(runtime: Runtime, clock: Clock, receiver: Receiver) -> Callable[..., Any]:
+def hooks_of(runtime: Runtime, receiver: Receiver) -> Callable[..., Any]:
     """``await hooks_of(tenant)``: subscribe the receiver to ``tenant``'s events; returns
     ``delivered``, as the ``hooks`` fixture below."""
 
     async def subscribed(tenant: factories.TenantFixture) -> Callable[..., Any]:
         await subscribe(runtime, tenant, receiver.url("/hook"))
 
-        def received() -> list[dict[str, Any]]:
-            """Each delivery once, as a receiver deduplicating by ``webhook-id`` keeps it."""
-            seen: dict[str, bytes] = {}
-            for r in receiver.requests:
-                seen.setdefault(r.headers["webhook-id"], r.body)
-            return [orjson.loads(body) for body in seen.values()]
-
         async def delivered(count: int) -> list[dict[str, Any]]:
-            """Send what is due until the receiver holds ``count`` events; their bodies.
-
-            One sender (and its kept-alive connection) serves every pass; the bound is
-            generous: in a loaded suite SQLite's writes queue behind the server's, and the
-            connection events come as late as the peers' handshakes with Janus finish. An
-            attempt that failed (a loop stalled past the POST's timeout: this loop also runs
-            the receiver) is retried as time moves on: the clock is moved to its retry."""
-            async with Sender(runtime) as sender, asyncio.timeout(60):
-                while len(received()) < count:
-                    if await sender.pass_once():
-                        continue
-                    due = await runtime.db.read(repository.next_due)
-                    manual = isinstance(clock, ManualClock)  # the real clock moves on its own
-                    if manual and due is not None and due >= clock.now():
-                        clock.advance((due - clock.now()).total_seconds() + 0.001)
-                    else:
-                        await asyncio.sleep(0.02)
-            return received()
+            """Send what is due until the receiver holds ``count`` events; their bodies (the
+            connection events come as late as the peers' handshakes with Janus finish)."""
+            return await deliver_until(runtime, receiver, lambda bodies: len(bodies) >= count)
 
         return delivered
 

@@ -8,14 +8,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import orjson
 import pytest
 
 from switchboard.kit.clock import ManualClock
 from switchboard.mediabridge.engines.speech import espeak_voice, synthesize
 from switchboard.platform.numbers import service as numbers
 from switchboard.platform.rooms import vnum
-from switchboard.platform.webhooks.tasks import deliver_due
 from switchboard.runtime import Runtime
 from tests import factories
 from tests.console.conftest import ARGS, CHROMIUM, needs_chromium
@@ -25,7 +23,7 @@ from tests.rooms.conftest import Client, Server
 from tests.rooms.peers import RoomPeer, call_connected, media_arrives
 from tests.rooms.test_browser import INBOUND_BYTES, MEDIA_ARGS, TRACK_PCS
 from tests.rooms.test_sfu_janus import bridge
-from tests.webhooks.conftest import Receiver, subscribe
+from tests.webhooks.conftest import Receiver, deliver_until, subscribe
 
 __all__ = ["bridge"]
 
@@ -35,13 +33,9 @@ NUMBER = "+4930555010"
 
 async def delivered(runtime: Runtime, receiver: Receiver, event: str) -> list[dict[str, Any]]:
     """Send what is due until ``event`` arrived; every event received."""
-    async with asyncio.timeout(20):
-        while True:
-            found = [orjson.loads(r.body) for r in receiver.requests]
-            if any(e["event"] == event for e in found):
-                return found
-            if not await deliver_due(runtime):
-                await asyncio.sleep(0.05)
+    return await deliver_until(
+        runtime, receiver, lambda bodies: any(e["event"] == event for e in bodies)
+    )
 
 
 def finished(events: list[dict[str, Any]], call_id: str, number: str = NUMBER) -> dict[str, Any]:

@@ -9,12 +9,15 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 import pytest
 from aiohttp import web
 
+from switchboard.kit.clock import ManualClock
 from switchboard.platform.events.service import emit
-from switchboard.platform.webhooks import service
+from switchboard.platform.webhooks import repository, service
 from switchboard.platform.webhooks.destinations import parse_networks
+from switchboard.platform.webhooks.tasks import Sender
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
 from switchboard.tenants import service as tenants
@@ -47,6 +50,14 @@ class Receiver:
 
     def at(self, path: str) -> list[Received]:
         return [r for r in self.requests if r.path == path]
+
+    def bodies(self, path: str | None = None) -> list[dict[str, Any]]:
+        """Each delivery's body once (at ``path``, or anywhere), as a receiver deduplicating by
+        ``webhook-id`` keeps them: delivery is at least once."""
+        seen: dict[str, bytes] = {}
+        for r in self.requests if path is None else self.at(path):
+            seen.setdefault(r.headers["webhook-id"], r.body)
+        return [orjson.loads(body) for body in seen.values()]
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         body = await request.read()
@@ -148,3 +159,32 @@ async def fire(
                 data=data if data is not None else {"callId": f"c{next(_CALL_IDS)}"},
                 clock=runtime.clock,
             )
+
+
+async def deliver_until(
+    runtime: Runtime,
+    receiver: Receiver,
+    done: Callable[[list[dict[str, Any]]], bool],
+    *,
+    path: str | None = None,
+    within: float = 60.0,
+) -> list[dict[str, Any]]:
+    """Send what is due until ``done`` holds for the bodies received (``Receiver.bodies``);
+    returns them.
+
+    One sender (and its kept-alive connection) serves every pass. An attempt that failed before
+    the receiver saw it (this loop also runs the receiver, and a loop stalled past the POST's
+    timeout loses the attempt) is retried when it comes due: a manual clock is moved to it, the
+    real one waited for. The bound is generous: on a loaded machine the events of real
+    processes come late."""
+    manual = runtime.clock if isinstance(runtime.clock, ManualClock) else None
+    async with Sender(runtime) as sender, asyncio.timeout(within):
+        while not done(bodies := receiver.bodies(path)):
+            if await sender.pass_once():
+                continue
+            due = await runtime.db.read(repository.next_due)
+            if manual is not None and due is not None and due >= manual.now():
+                manual.advance((due - manual.now()).total_seconds() + 0.001)
+            else:
+                await asyncio.sleep(0.02)
+    return bodies
