@@ -41,14 +41,13 @@ from pathlib import Path
 
 from aiohttp import web
 
-from report import fail
+from report import fail, process_cpu
 from switchboard.bridge import protocol
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIO = ROOT / "bench" / "sipp" / "uac_bench.xml"
 SECRET = "bench-bridge-secret"
 DID = "+4930100"
-TICK = os.sysconf("SC_CLK_TCK")
 
 
 def free_port(kind: int = socket.SOCK_DGRAM) -> int:
@@ -130,11 +129,6 @@ def ended_problems(answered: list[str], ended: list[protocol.Callback], received
     return problems
 
 
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
-
-
 @dataclass
 class Level:
     calls: int
@@ -203,12 +197,12 @@ async def run_level(
     level.answered = platform.events["inbound-answered"] - before
     await asyncio.sleep(0.5)  # every stream past its first packets
     sink.packets.clear()
-    cpu_before, started = cpu_seconds(bridge.pid), time.monotonic()
+    cpu_before, started = process_cpu(bridge.pid), time.monotonic()
     sink.recording = True
     await asyncio.sleep(window)
     sink.recording = False
     elapsed = time.monotonic() - started
-    cpu = cpu_seconds(bridge.pid) - cpu_before
+    cpu = process_cpu(bridge.pid) - cpu_before
     level.cpu_pct = 100.0 * cpu / elapsed
     level.cpu_pct_per_call = level.cpu_pct / calls
     analyse(level, sink.packets, elapsed)

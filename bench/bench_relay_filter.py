@@ -30,7 +30,7 @@ import time
 import uuid
 from typing import cast
 
-from report import check
+from report import check, process_cpu
 
 HERE = os.path.abspath(__file__)
 ROUND_TRIPS = 5000
@@ -145,12 +145,6 @@ def proxy(listen: str, port: int, upstream: int) -> None:
     asyncio.run(main())
 
 
-def cpu(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as handle:
-        fields = handle.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def run_client(ns: str, mode: str, host: str, port: int) -> dict[str, float]:
     command = ["ip", "netns", "exec", ns, sys.executable, HERE, "client", mode, host, str(port)]
     done = subprocess.run(command, check=False, capture_output=True, text=True)
@@ -239,10 +233,10 @@ def bench() -> None:
                 p.wait()
             else:
                 _, lost_before = udp_socket(p.pid, gw, proxy_port)
-                before = cpu(p.pid)
+                before = process_cpu(p.pid)
                 answers = run_client(ns, "flood", gw, proxy_port)["answers"]
                 time.sleep(1)
-                spent = cpu(p.pid) - before
+                spent = process_cpu(p.pid) - before
                 queued, lost = udp_socket(p.pid, gw, proxy_port)
                 counts, lost = proxy_counts(p), lost - lost_before
                 check(queued == 0, f"{queued} bytes of the flood still queued at the proxy")
@@ -256,12 +250,12 @@ def bench() -> None:
         check(nft_dropped(table) == 0, "nftables dropped datagrams of an allowed address")
         subprocess.run(["nft", "add", "element", "inet", table, "acl4", "{ 203.0.113.0/30 }"],
                        check=True)  # fmt: skip
-        echo_cpu = cpu(procs[0].pid)
+        echo_cpu = process_cpu(procs[0].pid)
         answers = run_client(ns, "flood", gw, echo_port)["answers"]
         dropped = nft_dropped(table)
         check(answers == 0, f"{answers:.0f} blocked datagrams answered through nftables")
         check(dropped == FLOOD, f"nftables dropped {dropped} of {FLOOD} blocked datagrams")
-        spent = cpu(procs[0].pid) - echo_cpu
+        spent = process_cpu(procs[0].pid) - echo_cpu
         print(f"nftables: {FLOOD:,} blocked datagrams cost the server {spent:.2f} s of CPU; "
               f"dropped by the kernel: {dropped}")  # fmt: skip
     finally:
