@@ -4,6 +4,7 @@ SQLite), committed whole or rolled back whole, and queued behind the process's o
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 import pytest
 from sqlalchemy import text
@@ -66,3 +67,53 @@ async def test_a_write_waits_for_a_transaction_of_the_same_process(runtime: Runt
     after = await runtime.db.read(names)
     assert "alpha" in after  # the write ran after the open one committed: no 'zeta' to rename
     assert "omega" not in after
+
+
+async def test_writes_queued_together_commit_together_and_each_fails_alone(
+    runtime: Runtime,
+) -> None:
+    for name in ("a1", "a2", "a3", "a4"):
+        await factories.tenant(runtime, name, [f"{name}.test"])
+    release = asyncio.Event()
+    open_writer = asyncio.Event()
+
+    async def writer() -> None:  # holds the process's write turn while the others queue
+        async with runtime.db.transaction() as session:
+            await session.execute(text("SELECT 1"))
+            open_writer.set()
+            await release.wait()
+
+    sessions: list[Session] = []  # kept alive, so that identity compares them
+
+    def renamer(old: str, new: str, *, fail: bool = False) -> Callable[[Session], str]:
+        def work(session: Session) -> str:
+            sessions.append(session)
+            session.execute(text("UPDATE tenants SET name = :new WHERE name = :old"),
+                            {"new": new, "old": old})  # fmt: skip
+            if fail:
+                raise ValueError(f"{old} refused")
+            return new
+
+        return work
+
+    holder = asyncio.create_task(writer())
+    await open_writer.wait()
+    queued = [
+        asyncio.create_task(runtime.db.write(renamer("a1", "b1"))),
+        asyncio.create_task(runtime.db.write(renamer("a2", "b2", fail=True))),
+        asyncio.create_task(runtime.db.write(renamer("a3", "b3"))),
+        asyncio.create_task(runtime.db.write(renamer("a4", "b4"))),
+    ]
+    await asyncio.sleep(0)
+    release.set()
+    await holder
+    outcomes = await asyncio.gather(*queued, return_exceptions=True)
+    assert [outcomes[0], outcomes[2], outcomes[3]] == ["b1", "b3", "b4"]
+    assert isinstance(outcomes[1], ValueError)
+    assert str(outcomes[1]) == "a2 refused"
+    after = await runtime.db.read(names)
+    assert {"b1", "b3", "b4", "a2"} <= set(after)  # the refused unit alone left nothing
+    assert "b2" not in after
+    if runtime.db.dialect == "sqlite":  # one transaction, one session, for the queued units
+        assert len(sessions) == 4
+        assert all(session is sessions[0] for session in sessions)

@@ -147,6 +147,10 @@ SQLITE_READERS = 4
 
 _HOLDING_WRITE_TURN: ContextVar[bool] = ContextVar("switchboard_write_turn", default=False)
 BEGIN_ATTEMPTS = 5
+# The most write units one SQLite transaction commits together (``Database.write``).
+GROUP_MAX = 64
+# A unit's outcome in a group: (True, what it returned) or (False, what it raised).
+Outcome = tuple[bool, Any]
 log = logging.getLogger("switchboard.db")
 
 
@@ -176,6 +180,9 @@ class Database:
         self._readers: ThreadPoolExecutor | None = None
         self._sync_writer: Engine | None = None
         self._write_thread: ThreadPoolExecutor | None = None
+        # Write units waiting for the writer thread, and the task that runs them (SQLite).
+        self._queued: list[tuple[Callable[[SyncSession], Any], asyncio.Future[Any]]] = []
+        self._committer: asyncio.Task[None] | None = None
         if is_sqlite(url):
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
             event.listen(self.engine.sync_engine, "begin", _sqlite_begin)
@@ -280,7 +287,10 @@ class Database:
 
         On SQLite the process's write turn is taken (decision 0900), then BEGIN IMMEDIATE, every
         statement and COMMIT run on the writer thread with a connection of its own: one hand-off
-        for the unit of work instead of several per statement through aiosqlite. Elsewhere
+        for the unit of work instead of several per statement through aiosqlite. The units that
+        queued while the writer was busy run together, each in a savepoint of one transaction,
+        and commit together (decision 0996): a unit that raises is rolled back to its savepoint
+        and raises to its caller alone; every caller returns once the commit is done. Elsewhere
         ``work`` runs on the event loop through the async driver. ``work`` gets a synchronous
         session; after-commit hooks are not run for it.
         """
@@ -297,8 +307,61 @@ class Database:
         loop = asyncio.get_running_loop()
         if _HOLDING_WRITE_TURN.get():
             return await loop.run_in_executor(self._write_thread, self._write_in_thread, work)
-        async with self._write_turn():
-            return await loop.run_in_executor(self._write_thread, self._write_in_thread, work)
+        done: asyncio.Future[T] = loop.create_future()
+        self._queued.append((work, done))
+        if self._committer is None or self._committer.done():
+            self._committer = loop.create_task(self._commit_queued())
+        # A caller that goes away does not take its unit out of a group already running.
+        return await asyncio.shield(done)
+
+    async def _commit_queued(self) -> None:
+        """Run the queued write units, as many as queued while the writer was busy (at most
+        GROUP_MAX), in one transaction per turn, and hand each caller its own outcome."""
+        loop = asyncio.get_running_loop()
+        try:
+            while self._queued:
+                group, self._queued = self._queued[:GROUP_MAX], self._queued[GROUP_MAX:]
+                works = [work for work, _ in group]
+                try:
+                    async with self._write_turn():
+                        outcomes = await loop.run_in_executor(
+                            self._write_thread, self._write_group_in_thread, works
+                        )
+                except BaseException as exc:  # the transaction itself failed: every unit with it
+                    outcomes = [(False, exc)] * len(group)
+                    if isinstance(exc, asyncio.CancelledError):
+                        raise
+                finally:
+                    for (_, done), (ok, value) in zip(group, outcomes, strict=True):
+                        if done.done():
+                            continue
+                        if ok:
+                            done.set_result(value)
+                        else:
+                            done.set_exception(value)
+        finally:
+            self._committer = None
+
+    def _write_group_in_thread(self, works: list[Callable[[SyncSession], Any]]) -> list[Outcome]:
+        """The units in one write transaction, each in a savepoint: a unit that raises leaves
+        the others' writes (a single unit runs without a savepoint)."""
+        if len(works) == 1:
+            try:
+                return [(True, self._write_in_thread(works[0]))]
+            except Exception as exc:
+                return [(False, exc)]
+
+        def each_in_a_savepoint(session: SyncSession) -> list[Outcome]:
+            outcomes: list[Outcome] = []
+            for work in works:
+                try:
+                    with session.begin_nested():
+                        outcomes.append((True, work(session)))
+                except Exception as exc:
+                    outcomes.append((False, exc))
+            return outcomes
+
+        return self._write_in_thread(each_in_a_savepoint)
 
     def _write_in_thread(self, work: Callable[[SyncSession], T]) -> T:
         """``work`` in one SQLite write transaction (rolled back if it raises); a BEGIN
@@ -374,6 +437,8 @@ class Database:
         return True
 
     async def dispose(self) -> None:
+        if self._committer is not None:
+            await self._committer  # the queued writes commit (or fail) before the engine goes
         await self.engine.dispose()
         self.changes.close()
         if self._readers is not None:
