@@ -8,9 +8,11 @@ under production load took the 10 s timeout to show, shows here in a fraction of
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 
 from sqlalchemy import text
+from sqlalchemy.orm import Session
 
 from switchboard.kit.db import Database
 
@@ -39,6 +41,35 @@ async def test_writers_of_two_processes_never_see_database_is_locked(tmp_path: P
     assert failures == []
     async with worker.transaction(read_only=True) as session:
         total = (await session.execute(text("SELECT n FROM counter"))).scalar_one()
+    assert total == 2 * WRITERS_PER_PROCESS
+    await serve.dispose()
+    await worker.dispose()
+
+
+async def test_write_units_of_two_processes_never_see_database_is_locked(tmp_path: Path) -> None:
+    """The same through ``Database.write``: each process's queued units commit in groups on its
+    writer thread, and a BEGIN IMMEDIATE that outwaits the busy timeout is retried."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'shared.db'}"
+    serve, worker = Database(url, busy_timeout=0.25), Database(url, busy_timeout=0.25)
+    async with serve.transaction() as session:
+        await session.execute(text("CREATE TABLE counter (n INTEGER)"))
+        await session.execute(text("INSERT INTO counter VALUES (0)"))
+
+    def increment(session: Session) -> None:
+        n = session.execute(text("SELECT n FROM counter")).scalar_one()
+        time.sleep(0.006)  # work inside the transaction: a group outlasts the busy timeout
+        session.execute(text("UPDATE counter SET n = :n"), {"n": n + 1})
+
+    results = await asyncio.gather(
+        *(serve.write(increment) for _ in range(WRITERS_PER_PROCESS)),
+        *(worker.write(increment) for _ in range(WRITERS_PER_PROCESS)),
+        return_exceptions=True,
+    )
+    failures = [repr(r) for r in results if isinstance(r, BaseException)]
+    assert failures == []
+    total = await worker.read(
+        lambda session: session.execute(text("SELECT n FROM counter")).scalar_one()
+    )
     assert total == 2 * WRITERS_PER_PROCESS
     await serve.dispose()
     await worker.dispose()

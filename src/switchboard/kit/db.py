@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
+import sqlite3
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -120,6 +121,20 @@ def _sqlite_begin(conn: Connection) -> None:
     conn.exec_driver_sql("BEGIN DEFERRED" if read_only else "BEGIN IMMEDIATE")
 
 
+def _begin_on_driver(statement: str) -> Callable[[Connection], None]:
+    """``_sqlite_begin`` for an engine whose transactions are all of one kind (the reader
+    threads' and the writer thread's): the BEGIN goes straight to the ``sqlite3`` connection,
+    about 20 us less a unit of work than a statement through SQLAlchemy's execution (it is then
+    not echoed)."""
+
+    def begin(conn: Connection) -> None:
+        driver = conn.connection.dbapi_connection
+        assert driver is not None
+        driver.execute(statement)
+
+    return begin
+
+
 _STATEMENTS = "switchboard_statements"
 
 
@@ -194,14 +209,14 @@ class Database:
                     pool_size=SQLITE_READERS, max_overflow=0,
                 ).execution_options(**{READ_ONLY: True})  # fmt: skip
                 event.listen(self._reader, "connect", _sqlite_reader_pragmas)
-                event.listen(self._reader, "begin", _sqlite_begin)
+                event.listen(self._reader, "begin", _begin_on_driver("BEGIN DEFERRED"))
                 self._sync_writer = create_engine(
                     file.set(drivername="sqlite"),
                     connect_args={"timeout": busy_timeout, "check_same_thread": False},
                     pool_size=1, max_overflow=0,
                 )  # fmt: skip
                 event.listen(self._sync_writer, "connect", _sqlite_pragmas)
-                event.listen(self._sync_writer, "begin", _sqlite_begin)
+                event.listen(self._sync_writer, "begin", _begin_on_driver("BEGIN IMMEDIATE"))
         self.sessionmaker = async_sessionmaker(self.engine, expire_on_commit=False)
         # Read-only sessions carry the option on their engine, so they need not connect up front
         # (a request that reads nothing through its session costs no round trip).
@@ -371,8 +386,10 @@ class Database:
         while True:
             with SyncSession(self._sync_writer, expire_on_commit=False) as session:
                 try:
+                    # BEGIN IMMEDIATE goes to the driver itself (``_begin_on_driver``): its
+                    # error arrives unwrapped.
                     session.connection()
-                except OperationalError as exc:
+                except (OperationalError, sqlite3.OperationalError) as exc:
                     attempt += 1
                     if "database is locked" not in str(exc) or attempt == BEGIN_ATTEMPTS:
                         raise
@@ -437,8 +454,9 @@ class Database:
         return True
 
     async def dispose(self) -> None:
-        if self._committer is not None:
-            await self._committer  # the queued writes commit (or fail) before the engine goes
+        committer = self._committer
+        if committer is not None and committer.get_loop() is asyncio.get_running_loop():
+            await committer  # the queued writes commit (or fail) before the engine goes
         await self.engine.dispose()
         self.changes.close()
         if self._readers is not None:
