@@ -117,3 +117,30 @@ async def test_writes_queued_together_commit_together_and_each_fails_alone(
     if runtime.db.dialect == "sqlite":  # one transaction, one session, for the queued units
         assert len(sessions) == 4
         assert all(session is sessions[0] for session in sessions)
+
+
+async def test_a_write_cancelled_while_it_waits_for_the_turn_never_runs(runtime: Runtime) -> None:
+    if runtime.db.dialect != "sqlite":
+        pytest.skip("only SQLite's writes wait for the process's write turn")
+    await factories.tenant(runtime, "zeta", ["zeta.test"])
+    release = asyncio.Event()
+    open_writer = asyncio.Event()
+
+    async def writer() -> None:
+        async with runtime.db.transaction() as session:
+            await session.execute(text("SELECT 1"))
+            open_writer.set()
+            await release.wait()
+
+    holder = asyncio.create_task(writer())
+    await open_writer.wait()
+    gone = asyncio.create_task(runtime.db.write(rename))
+    kept = asyncio.create_task(runtime.db.write(names))
+    await asyncio.sleep(0)
+    gone.cancel()
+    release.set()
+    await holder
+    with pytest.raises(asyncio.CancelledError):
+        await gone
+    assert "zeta" in await kept  # the cancelled unit did not run before it, nor after
+    assert "zeta" in await runtime.db.read(names)

@@ -326,34 +326,43 @@ class Database:
         self._queued.append((work, done))
         if self._committer is None or self._committer.done():
             self._committer = loop.create_task(self._commit_queued())
-        # A caller that goes away does not take its unit out of a group already running.
-        return await asyncio.shield(done)
+        # A caller cancelled while its unit waits for the turn takes it out of the queue (its
+        # future is cancelled with it); once the unit's group runs, the unit completes anyway.
+        return await done
 
     async def _commit_queued(self) -> None:
         """Run the queued write units, as many as queued while the writer was busy (at most
-        GROUP_MAX), in one transaction per turn, and hand each caller its own outcome."""
+        GROUP_MAX), in one transaction per turn, and hand each caller its own outcome. The
+        group is taken once the turn is held, so a caller cancelled until then is left out."""
         loop = asyncio.get_running_loop()
+        group: list[tuple[Callable[[SyncSession], Any], asyncio.Future[Any]]] = []
         try:
             while self._queued:
-                group, self._queued = self._queued[:GROUP_MAX], self._queued[GROUP_MAX:]
-                works = [work for work, _ in group]
-                try:
-                    async with self._write_turn():
+                async with self._write_turn():
+                    waiting = [(work, done) for work, done in self._queued if not done.done()]
+                    group, self._queued = waiting[:GROUP_MAX], waiting[GROUP_MAX:]
+                    if not group:
+                        break
+                    try:
                         outcomes = await loop.run_in_executor(
-                            self._write_thread, self._write_group_in_thread, works
+                            self._write_thread,
+                            self._write_group_in_thread,
+                            [work for work, _ in group],
                         )
-                except BaseException as exc:  # the transaction itself failed: every unit with it
-                    outcomes = [(False, exc)] * len(group)
-                    if isinstance(exc, asyncio.CancelledError):
-                        raise
-                finally:
+                    except Exception as exc:  # the transaction itself failed: every unit with it
+                        outcomes = [(False, exc)] * len(group)
                     for (_, done), (ok, value) in zip(group, outcomes, strict=True):
-                        if done.done():
+                        if done.done():  # its caller was cancelled meanwhile
                             continue
                         if ok:
                             done.set_result(value)
                         else:
                             done.set_exception(value)
+        except BaseException:  # this task was cancelled (the loop is closing): so are the callers
+            for _, done in [*group, *self._queued]:
+                done.cancel()
+            self._queued = []
+            raise
         finally:
             self._committer = None
 
