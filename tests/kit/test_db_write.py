@@ -4,7 +4,8 @@ SQLite), committed whole or rolled back whole, and queued behind the process's o
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import contextlib
+from collections.abc import AsyncIterator, Callable
 
 import pytest
 from sqlalchemy import text
@@ -21,6 +22,27 @@ def names(session: Session) -> list[str]:
 def rename(session: Session) -> int:
     session.execute(text("UPDATE tenants SET name = 'omega' WHERE name = 'zeta'"))
     return len(names(session))
+
+
+@contextlib.asynccontextmanager
+async def an_open_transaction(runtime: Runtime, statement: str = "SELECT 1") -> AsyncIterator[None]:
+    """While the body runs, a transaction of this process that ran ``statement`` stays open (on
+    SQLite it holds the process's write turn); it commits when the body ends."""
+    opened, release = asyncio.Event(), asyncio.Event()
+
+    async def writer() -> None:
+        async with runtime.db.transaction() as session:
+            await session.execute(text(statement))
+            opened.set()
+            await release.wait()
+
+    task = asyncio.create_task(writer())
+    await opened.wait()
+    try:
+        yield
+    finally:
+        release.set()
+        await task
 
 
 async def test_a_write_commits_whole_and_returns_what_the_work_returns(runtime: Runtime) -> None:
@@ -47,22 +69,12 @@ async def test_a_write_that_raises_leaves_nothing(runtime: Runtime) -> None:
 
 async def test_a_write_waits_for_a_transaction_of_the_same_process(runtime: Runtime) -> None:
     await factories.tenant(runtime, "zeta", ["zeta.test"])
-    open_writer = asyncio.Event()
-    release = asyncio.Event()
-
-    async def writer() -> None:
-        async with runtime.db.transaction() as session:
-            await session.execute(text("UPDATE tenants SET name = 'alpha' WHERE name = 'zeta'"))
-            open_writer.set()
-            await release.wait()
-
-    task = asyncio.create_task(writer())
-    await open_writer.wait()
-    waiting = asyncio.create_task(runtime.db.write(rename))
-    await asyncio.sleep(0.05)
-    assert not waiting.done()
-    release.set()
-    await task
+    async with an_open_transaction(
+        runtime, "UPDATE tenants SET name = 'alpha' WHERE name = 'zeta'"
+    ):
+        waiting = asyncio.create_task(runtime.db.write(rename))
+        await asyncio.sleep(0.05)
+        assert not waiting.done()
     await waiting
     after = await runtime.db.read(names)
     assert "alpha" in after  # the write ran after the open one committed: no 'zeta' to rename
@@ -74,15 +86,6 @@ async def test_writes_queued_together_commit_together_and_each_fails_alone(
 ) -> None:
     for name in ("a1", "a2", "a3", "a4"):
         await factories.tenant(runtime, name, [f"{name}.test"])
-    release = asyncio.Event()
-    open_writer = asyncio.Event()
-
-    async def writer() -> None:  # holds the process's write turn while the others queue
-        async with runtime.db.transaction() as session:
-            await session.execute(text("SELECT 1"))
-            open_writer.set()
-            await release.wait()
-
     sessions: list[Session] = []  # kept alive, so that identity compares them
 
     def renamer(old: str, new: str, *, fail: bool = False) -> Callable[[Session], str]:
@@ -96,17 +99,14 @@ async def test_writes_queued_together_commit_together_and_each_fails_alone(
 
         return work
 
-    holder = asyncio.create_task(writer())
-    await open_writer.wait()
-    queued = [
-        asyncio.create_task(runtime.db.write(renamer("a1", "b1"))),
-        asyncio.create_task(runtime.db.write(renamer("a2", "b2", fail=True))),
-        asyncio.create_task(runtime.db.write(renamer("a3", "b3"))),
-        asyncio.create_task(runtime.db.write(renamer("a4", "b4"))),
-    ]
-    await asyncio.sleep(0)
-    release.set()
-    await holder
+    async with an_open_transaction(runtime):  # the others queue behind it
+        queued = [
+            asyncio.create_task(runtime.db.write(renamer("a1", "b1"))),
+            asyncio.create_task(runtime.db.write(renamer("a2", "b2", fail=True))),
+            asyncio.create_task(runtime.db.write(renamer("a3", "b3"))),
+            asyncio.create_task(runtime.db.write(renamer("a4", "b4"))),
+        ]
+        await asyncio.sleep(0)
     outcomes = await asyncio.gather(*queued, return_exceptions=True)
     assert [outcomes[0], outcomes[2], outcomes[3]] == ["b1", "b3", "b4"]
     assert isinstance(outcomes[1], ValueError)
@@ -123,23 +123,11 @@ async def test_a_write_cancelled_while_it_waits_for_the_turn_never_runs(runtime:
     if runtime.db.dialect != "sqlite":
         pytest.skip("only SQLite's writes wait for the process's write turn")
     await factories.tenant(runtime, "zeta", ["zeta.test"])
-    release = asyncio.Event()
-    open_writer = asyncio.Event()
-
-    async def writer() -> None:
-        async with runtime.db.transaction() as session:
-            await session.execute(text("SELECT 1"))
-            open_writer.set()
-            await release.wait()
-
-    holder = asyncio.create_task(writer())
-    await open_writer.wait()
-    gone = asyncio.create_task(runtime.db.write(rename))
-    kept = asyncio.create_task(runtime.db.write(names))
-    await asyncio.sleep(0)
-    gone.cancel()
-    release.set()
-    await holder
+    async with an_open_transaction(runtime):
+        gone = asyncio.create_task(runtime.db.write(rename))
+        kept = asyncio.create_task(runtime.db.write(names))
+        await asyncio.sleep(0)
+        gone.cancel()
     with pytest.raises(asyncio.CancelledError):
         await gone
     assert "zeta" in await kept  # the cancelled unit did not run before it, nor after
