@@ -166,6 +166,8 @@ BEGIN_ATTEMPTS = 5
 GROUP_MAX = 64
 # A unit's outcome in a group: (True, what it returned) or (False, what it raised).
 Outcome = tuple[bool, Any]
+# A write unit waiting for the writer thread, and the future its caller awaits.
+Queued = tuple[Callable[[SyncSession], Any], asyncio.Future[Any]]
 log = logging.getLogger("switchboard.db")
 
 
@@ -196,7 +198,7 @@ class Database:
         self._sync_writer: Engine | None = None
         self._write_thread: ThreadPoolExecutor | None = None
         # Write units waiting for the writer thread, and the task that runs them (SQLite).
-        self._queued: list[tuple[Callable[[SyncSession], Any], asyncio.Future[Any]]] = []
+        self._queued: list[Queued] = []
         self._committer: asyncio.Task[None] | None = None
         if is_sqlite(url):
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
@@ -335,7 +337,7 @@ class Database:
         GROUP_MAX), in one transaction per turn, and hand each caller its own outcome. The
         group is taken once the turn is held, so a caller cancelled until then is left out."""
         loop = asyncio.get_running_loop()
-        group: list[tuple[Callable[[SyncSession], Any], asyncio.Future[Any]]] = []
+        group: list[Queued] = []
         try:
             while self._queued:
                 async with self._write_turn():
