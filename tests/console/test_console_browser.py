@@ -147,7 +147,7 @@ def watch_console(page: Any, errors: list[str]) -> None:
 def test_calls_webhooks_keys_and_transcripts(
     world: World, browser: Any, receiver: Receiver
 ) -> None:
-    from playwright.sync_api import expect
+    from playwright.sync_api import Route, expect
 
     context = browser.new_context()
     page = context.new_page()
@@ -195,6 +195,28 @@ def test_calls_webhooks_keys_and_transcripts(
     assert hung.status_code == 200, hung.text
     expect(status).to_have_text("cancelled", timeout=TIMEOUT)
     expect(status).to_have_attribute("data-updated", "live")
+
+    # A hang-up made after the page was rendered but before its stream's first read still
+    # arrives: the stream opens with the state of every listed call.
+    api = {"Authorization": f"Bearer {world.api_key}"}
+    placed = httpx.post(f"{world.base}/api.ashx/v1/calls", headers=api, json={
+        "phone": "+14155550101", "email": "ops@acme.test", "apiKey": "sk-engine-secret",
+        "systemPrompt": "Remind Dana of the renewal.",
+        "scheduleAtUtc": later.strftime("%Y-%m-%dT%H:%M:%SZ"),
+    })  # fmt: skip
+    assert placed.status_code == 200, placed.text
+    early = placed.json()["callId"]
+
+    def hang_up_first(route: Route) -> None:
+        hung = httpx.post(f"{world.base}/api.ashx/v1/calls/{early}/hangup", headers=api)
+        assert hung.status_code == 200, hung.text
+        route.continue_()
+
+    page.route("**/admin/calls/live", hang_up_first)
+    page.goto(f"{world.base}/admin/calls")
+    early_status = page.locator(f'[data-call-status="{early}"]')
+    expect(early_status).to_have_text("cancelled", timeout=TIMEOUT)
+    page.unroute("**/admin/calls/live")
     page.goto(f"{world.base}/admin/calls/{call_id}")
     expect(page.locator("dl.facts")).to_contain_text("cancelled")
     assert page.locator("button", has_text="Hang up").count() == 0
@@ -207,8 +229,10 @@ def test_calls_webhooks_keys_and_transcripts(
     page.fill('#place-call [name="systemPrompt"]', "Say hello.")
     page.click("#place-call button")
     page.wait_for_url(re.compile(r"/admin/calls/oac-"), timeout=TIMEOUT)
-    for _ in range(75):  # the simulated call plays out after the commit: reload until it ended
-        if "ended-success" in page.locator("dl.facts").inner_text():
+    # The simulated call plays out after the commit: reload until its events are shown (the
+    # status follows live, the events only on a load).
+    for _ in range(75):
+        if "transcript.saved" in page.locator("#events").inner_text():
             break
         page.wait_for_timeout(200)
         page.reload()

@@ -65,7 +65,8 @@ async def place_call(
 
 @router.get("/live")
 async def live(request: Request, operator: OperatorDep, runtime: RuntimeDep) -> Response:
-    """``call`` events with ``{callId, status, endedReason}`` whenever a listed call changes."""
+    """``call`` events with ``{callId, status, endedReason}``: one per listed call when the
+    stream opens, then one whenever a listed call changes."""
     tenant_id = operator.tenant.id
 
     async def snapshot() -> dict[str, dict[str, str]]:
@@ -81,16 +82,18 @@ async def live(request: Request, operator: OperatorDep, runtime: RuntimeDep) -> 
 
     async def stream() -> AsyncIterator[bytes]:
         yield b"retry: 2000\n\n"
-        known = await snapshot()
+        # Every listed call first: what changed between the page's render (or the last stream's
+        # end) and this stream's first read would otherwise never be sent.
+        known: dict[str, dict[str, str]] = {}
         loop = asyncio.get_running_loop()
         deadline = loop.time() + LIVE_STREAM_SECONDS
         while loop.time() < deadline and not await request.is_disconnected():
-            await asyncio.sleep(LIVE_POLL_SECONDS)
             current = await snapshot()
             for call_id, state in current.items():
                 if known.get(call_id) != state:
                     yield b"event: call\ndata: " + orjson.dumps(state) + b"\n\n"
             known = current
+            await asyncio.sleep(LIVE_POLL_SECONDS)
 
     return StreamingResponse(stream(), media_type="text/event-stream")
 

@@ -9,7 +9,8 @@
   source.addEventListener("call", function (message) {
     var state = JSON.parse(message.data);
     document.querySelectorAll("[data-call-status]").forEach(function (cell) {
-      if (cell.getAttribute("data-call-status") === state.callId) {
+      if (cell.getAttribute("data-call-status") === state.callId &&
+          cell.textContent !== state.status) {
         cell.textContent = state.status;
         cell.setAttribute("data-updated", "live");
       }
@@ -20,5 +21,7 @@
       }
     });
   });
-  document.body.setAttribute("data-live", "connected");
+  source.addEventListener("open", function () {
+    document.body.setAttribute("data-live", "connected");
+  });
 })();
