@@ -3,7 +3,8 @@
 SQLite is the embedded default; PostgreSQL is selected by a ``postgresql+asyncpg`` URL.
 Services flush, never commit: the request (or task) that opened the session commits it.
 ``Database.read`` runs a read-only unit of work in one piece (docs/decisions/0950), and
-``Database.write`` a write unit of work (docs/decisions/0209).
+``Database.write`` a write unit of work (docs/decisions/0209); ``Database.first`` and
+``Database.insert`` run one statement, on PostgreSQL straight on the driver (decision 0999).
 """
 
 from __future__ import annotations
@@ -13,13 +14,23 @@ import datetime as dt
 import logging
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
-from sqlalchemy import JSON, DateTime, MetaData, create_engine, event, make_url, text
+from sqlalchemy import (
+    JSON,
+    DateTime,
+    Insert,
+    MetaData,
+    Select,
+    create_engine,
+    event,
+    make_url,
+    text,
+)
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Connection, Dialect, Engine
 from sqlalchemy.exc import OperationalError
@@ -35,6 +46,7 @@ from sqlalchemy.pool import ConnectionPoolEntry
 from sqlalchemy.types import TypeDecorator
 
 from switchboard.kit.changes import NOTIFY_FUNCTION, Changes, notify_trigger_sql
+from switchboard.kit.driver import DriverStatements
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -244,10 +256,49 @@ class Database:
             self._statement_writes = async_sessionmaker(single, expire_on_commit=False)
         self._writer = asyncio.Lock()
         self.changes = Changes(self.engine, url)
+        # PostgreSQL's hottest single statements, on the driver itself (decision 0999).
+        self._driver = None if is_sqlite(url) else DriverStatements(self.engine, self.changes)
 
     @property
     def dialect(self) -> str:
         return self.engine.dialect.name
+
+    @property
+    def read_engine(self) -> Engine:
+        """The engine the sessions of ``read`` are bound to (a cache kept per engine, filled
+        inside ``read``, is looked up with it from outside)."""
+        if self._reader is not None:
+            return self._reader
+        if self._statement_reads is not None:
+            return self._statement_reads.kw["bind"].sync_engine  # type: ignore[no-any-return]
+        return self.read_sessionmaker.kw["bind"].sync_engine  # type: ignore[no-any-return]
+
+    async def first(
+        self, statement: Select[Any], params: Mapping[str, Any]
+    ) -> tuple[Any, ...] | None:
+        """The first row of one read statement, or None: a ``read`` of its own on SQLite; on
+        PostgreSQL sent on the driver (``kit.driver``, decision 0999)."""
+        if self._driver is not None:
+            return await self._driver.first(statement, params)
+
+        def first(session: SyncSession) -> tuple[Any, ...] | None:
+            row = session.connection().execute(statement, params).first()
+            return None if row is None else tuple(row)
+
+        return await self.read(first)
+
+    async def insert(self, statement: Insert, values: Mapping[str, Any]) -> None:
+        """One INSERT of ``values`` (a column left out takes its constant default) as a
+        transaction of its own: a ``write`` on SQLite (grouped with others, decision 0996); on
+        PostgreSQL sent on the driver (decision 0999)."""
+        if self._driver is not None:
+            await self._driver.insert(statement, values)
+            return
+
+        def insert(session: SyncSession) -> None:
+            session.connection().execute(statement, values)
+
+        await self.write(insert, single=True)
 
     @asynccontextmanager
     async def transaction(self, *, read_only: bool = False) -> AsyncIterator[AsyncSession]:

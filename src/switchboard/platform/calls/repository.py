@@ -28,6 +28,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
+from switchboard.kit.db import Database
 from switchboard.kit.paging import read_page_with_total
 from switchboard.platform.calls.models import Call, CallIdempotencyKey, InboundCall
 from switchboard.platform.routing.models import RoutingRevision
@@ -115,7 +116,15 @@ _CONTEXT = (
 def context_now(session: Session, tenant_id: int) -> Context | None:
     """The tenant's name and settings, whitelist and outbound revision; None when there is
     no such tenant."""
-    row = session.connection().execute(_CONTEXT, {"tenant_id": tenant_id}).first()
+    return _context(session.connection().execute(_CONTEXT, {"tenant_id": tenant_id}).first())
+
+
+async def context(db: Database, tenant_id: int) -> Context | None:
+    """``context_now`` as a read of its own (on PostgreSQL, on the driver: decision 0999)."""
+    return _context(await db.first(_CONTEXT, {"tenant_id": tenant_id}))
+
+
+def _context(row: Sequence[Any] | None) -> Context | None:
     if row is None:
         return None
     name, settings, listed, numbers, comments, revision = row
@@ -127,9 +136,17 @@ def insert_now(session: Session, call: Call) -> None:
     """Insert a new (transient) call with one Core statement: the values it was given, the
     columns' defaults for the rest. Cheaper than the ORM's unit of work for a row nothing reads
     back (its ``id`` is not loaded)."""
-    values = {column.key: call.__dict__[column.key] for column in _COLUMNS
-              if column.key in call.__dict__}  # fmt: skip
-    session.connection().execute(_INSERT, values)
+    session.connection().execute(_INSERT, _values(call))
+
+
+async def insert_one(db: Database, call: Call) -> None:
+    """``insert_now`` as a write of its own (on PostgreSQL, on the driver: decision 0999)."""
+    await db.insert(_INSERT, _values(call))
+
+
+def _values(call: Call) -> dict[str, Any]:
+    return {column.key: call.__dict__[column.key] for column in _COLUMNS
+            if column.key in call.__dict__}  # fmt: skip
 
 
 async def _rowcount(session: AsyncSession, stmt: Any) -> int:

@@ -9,6 +9,7 @@ change committed by any process is seen by every other on its next resolution.
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 import weakref
 from collections import OrderedDict
@@ -20,6 +21,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session as SyncSession
 
+from switchboard.kit.db import Database
 from switchboard.kit.errors import BadRequest, Conflict, NotFound
 from switchboard.platform.routing import repository
 from switchboard.platform.routing.matching import (
@@ -78,7 +80,10 @@ class _IndexCache(Generic[IndexT]):
         return self._locks.setdefault(engine, {}).setdefault(tenant_id, asyncio.Lock())
 
     def get(self, session: AnySession, tenant_id: int, revision: str) -> IndexT | None:
-        entries = self._entries(session)
+        return self.get_for(self._engine(session), tenant_id, revision)
+
+    def get_for(self, engine: Engine | None, tenant_id: int, revision: str) -> IndexT | None:
+        entries = None if engine is None else self._engines.get(engine)
         with self._mutex:  # also used from ``Database.read``'s threads
             hit = entries.get(tenant_id) if entries is not None else None
             if entries is None or hit is None or hit[0] != revision:
@@ -172,6 +177,17 @@ def outbound_index_now(
         )
         _outbound_cache.put(session, tenant_id, revision, cached)
     return cached
+
+
+async def outbound_index_read(db: Database, *, tenant_id: int, revision: str) -> OutboundIndex:
+    """``outbound_index_now`` for a caller outside any unit of work that has read the table's
+    ``revision``: the cached index when it is current, else one ``Database.read``."""
+    cached = _outbound_cache.get_for(db.read_engine, tenant_id, revision)
+    if cached is not None:
+        return cached
+    return await db.read(
+        functools.partial(outbound_index_now, tenant_id=tenant_id, revision=revision)
+    )
 
 
 async def resolve_inbound(

@@ -31,7 +31,8 @@ from switchboard.platform.calls.service._rules import (
     in_flight_values,
     new_call_id,
 )
-from switchboard.platform.routing.service import outbound_index_now
+from switchboard.platform.routing.matching import OutboundIndex
+from switchboard.platform.routing.service import outbound_index_now, outbound_index_read
 from switchboard.platform.whitelist.service import add_number_now, is_whitelisted_now, listed
 from switchboard.runtime import Runtime
 from switchboard.tenants.config import TenantConfig
@@ -70,27 +71,49 @@ async def create_call_after_dial(
     database's write lock across the dial, so requests dial concurrently. Nothing is written
     before the bridge accepted the call, so a 502/503 still leaves nothing stored."""
     bridge = bridge_for(runtime)
-    # One read-only unit of work: on SQLite one thread hand-off instead of one per statement.
-    draft = await db.read(
-        functools.partial(_draft, runtime=runtime, caller=caller, body=body, owner=owner)
+    # One statement reads the tenant, its whitelist and its outbound table's revision (on
+    # SQLite one thread hand-off; on PostgreSQL sent on the driver, decision 0999); the
+    # compiled outbound table is then cached for that revision, so nothing more is read.
+    context = await repository.context(db, caller.tenant_id)
+    if context is None:
+        raise NotFound("tenant not found")
+    index = await outbound_index_read(
+        db, tenant_id=caller.tenant_id, revision=context.outbound_revision
     )
+    draft = _drafted(context, index, runtime=runtime, caller=caller, body=body, owner=owner)
     reply = await _ask_bridge(bridge, draft, runtime=runtime, owner=owner)
+    if draft.whitelisted:  # one statement, the INSERT (decisions 0993, 0999)
+        await repository.insert_one(db, draft.call)
+        return _created(draft, reply=reply, whitelist_added=False, whitelist_error=None)
     # One write unit of work: on SQLite one hand-off to the writer thread (BEGIN IMMEDIATE,
-    # the statements, COMMIT) instead of several per statement through aiosqlite. A number
-    # already on the whitelist leaves one statement, the INSERT (decision 0993).
-    store = functools.partial(_store, draft=draft, reply=reply)
-    return await db.write(store, single=draft.whitelisted)
+    # the statements, COMMIT) instead of several per statement through aiosqlite.
+    return await db.write(functools.partial(_store, draft=draft, reply=reply))
 
 
 def _draft(
     session: SyncSession, *, runtime: Runtime, caller: Caller, body: CallCreate, owner: str
 ) -> _Draft:
-    """The reads, one statement: the tenant's configuration, the trunks, the whitelist; nothing
-    is written. Synchronous, so that it runs as one unit of work (``Database.read``)."""
-    tenant_id = caller.tenant_id
-    context = repository.context_now(session, tenant_id)  # one statement for every read
+    """The reads in a session: the tenant's configuration, the trunks, the whitelist."""
+    context = repository.context_now(session, caller.tenant_id)  # one statement for every read
     if context is None:
         raise NotFound("tenant not found")
+    index = outbound_index_now(
+        session, tenant_id=caller.tenant_id, revision=context.outbound_revision
+    )
+    return _drafted(context, index, runtime=runtime, caller=caller, body=body, owner=owner)
+
+
+def _drafted(
+    context: repository.Context,
+    index: OutboundIndex,
+    *,
+    runtime: Runtime,
+    caller: Caller,
+    body: CallCreate,
+    owner: str,
+) -> _Draft:
+    """The call as it will be stored, from what was read; nothing is read or written."""
+    tenant_id = caller.tenant_id
     config = TenantConfig.from_settings(context.settings)
     now = runtime.clock.now()
     schedule_at = body.schedule_at()
@@ -134,9 +157,7 @@ def _draft(
         bridge_reply="",
     )
 
-    trunks = outbound_index_now(
-        session, tenant_id=tenant_id, revision=context.outbound_revision
-    ).resolve(body.phone, config.default_trunk_id)
+    trunks = index.resolve(body.phone, config.default_trunk_id)
     call.trunk_ids = list(trunks)
     call.trunk_id = trunks[0] if trunks else ""
     try:
@@ -192,6 +213,15 @@ def _store(session: SyncSession, *, draft: _Draft, reply: str) -> CallCreated:
     except ApiError as exc:
         whitelist_error = exc.description
     repository.insert_now(session, call)
+    return _created(
+        draft, reply=reply, whitelist_added=whitelist_added, whitelist_error=whitelist_error
+    )
+
+
+def _created(
+    draft: _Draft, *, reply: str, whitelist_added: bool, whitelist_error: str | None
+) -> CallCreated:
+    call = draft.call
     log.info("call %s created for tenant %s (%s)", call.call_id, draft.tenant_name, call.status)
     return CallCreated(
         ok=True,
