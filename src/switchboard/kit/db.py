@@ -46,7 +46,7 @@ from sqlalchemy.pool import ConnectionPoolEntry
 from sqlalchemy.types import TypeDecorator
 
 from switchboard.kit.changes import NOTIFY_FUNCTION, Changes, notify_trigger_sql
-from switchboard.kit.driver import DriverStatements
+from switchboard.kit.driver import DriverStatements, Statements
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -256,8 +256,10 @@ class Database:
             self._statement_writes = async_sessionmaker(single, expire_on_commit=False)
         self._writer = asyncio.Lock()
         self.changes = Changes(self.engine, url)
-        # PostgreSQL's hottest single statements, on the driver itself (decision 0999).
+        # The hottest single statements, on the driver itself (decision 0999): on PostgreSQL
+        # through the engine's pool; on a SQLite file on the reader threads and the writer.
         self._driver = None if is_sqlite(url) else DriverStatements(self.engine, self.changes)
+        self._statements = Statements(self._reader.dialect if self._reader else self.engine.dialect)
 
     @property
     def dialect(self) -> str:
@@ -280,6 +282,14 @@ class Database:
         PostgreSQL sent on the driver (``kit.driver``, decision 0999)."""
         if self._driver is not None:
             return await self._driver.first(statement, params)
+        if self._reader is not None:  # on a reader thread, the statement on the driver
+            compiled = self._statements.compile(statement)
+            arguments = compiled.arguments(params)
+            loop = asyncio.get_running_loop()
+            found = await loop.run_in_executor(
+                self._reader_threads(), self._first_in_thread, compiled.sql, arguments
+            )
+            return None if found is None else compiled.row(found)
 
         def first(session: SyncSession) -> tuple[Any, ...] | None:
             row = session.connection().execute(statement, params).first()
@@ -294,11 +304,38 @@ class Database:
         if self._driver is not None:
             await self._driver.insert(statement, values)
             return
+        if self._sync_writer is not None:  # in a write unit, the statement on the driver
+            compiled = self._statements.compile(statement, tuple(values))
+            arguments = compiled.arguments(values)
+
+            def on_driver(session: SyncSession) -> None:
+                driver = session.connection().connection.driver_connection
+                assert isinstance(driver, sqlite3.Connection)
+                driver.execute(compiled.sql, arguments)
+
+            await self.write(on_driver)
+            self.changes.bump()  # the session saw no statement of its own that wrote
+            return
 
         def insert(session: SyncSession) -> None:
             session.connection().execute(statement, values)
 
         await self.write(insert, single=True)
+
+    def _first_in_thread(self, sql: str, arguments: list[Any]) -> Any:
+        assert self._reader is not None
+        connection = self._reader.raw_connection()
+        try:
+            driver = connection.driver_connection
+            assert isinstance(driver, sqlite3.Connection)
+            return driver.execute(sql, arguments).fetchone()
+        finally:
+            connection.close()
+
+    def _reader_threads(self) -> ThreadPoolExecutor:
+        if self._readers is None:
+            self._readers = ThreadPoolExecutor(SQLITE_READERS, "sqlite-read")
+        return self._readers
 
     @asynccontextmanager
     async def transaction(self, *, read_only: bool = False) -> AsyncIterator[AsyncSession]:
@@ -336,10 +373,8 @@ class Database:
         if self._reader is None:
             async with self.transaction(read_only=True) as session:
                 return await session.run_sync(work)
-        if self._readers is None:
-            self._readers = ThreadPoolExecutor(SQLITE_READERS, "sqlite-read")
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._readers, self._read_in_thread, work)
+        return await loop.run_in_executor(self._reader_threads(), self._read_in_thread, work)
 
     def _read_in_thread(self, work: Callable[[SyncSession], T]) -> T:
         assert self._reader is not None

@@ -1,11 +1,12 @@
-"""Single statements sent straight to PostgreSQL's driver, for the hottest paths (decision 0999).
+"""Single statements sent straight to the driver, for the hottest paths (decision 0999).
 
 A statement run through a session costs about 290 us of CPU on the reference machine, of which
 asyncpg's own part is under 60 us: the session, its connection object, the execution context
 and the result set cost the rest. ``DriverStatements`` compiles each SQLAlchemy statement once
 for the engine's dialect (its SQL, the order of its parameters, the type processing of each
 parameter and column) and then runs it on a pooled asyncpg connection, taken from and returned
-to the engine's own pool: about 110 us.
+to the engine's own pool: about 110 us. ``Statements`` is the compiling half, which
+``Database`` also uses for SQLite's threads (their connections are ``sqlite3``'s own).
 
 Each statement is its own transaction (asyncpg outside a transaction), as the platform's other
 single-statement reads and writes on PostgreSQL are (decisions 0992 and 0993). A write moves
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Insert, Select
+from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from switchboard.kit.changes import Changes
@@ -50,52 +52,21 @@ class Compiled:
         )
 
 
-class DriverStatements:
-    """Run compiled statements of one PostgreSQL engine on its pooled driver connections."""
+class Statements:
+    """Statements compiled once for one dialect (and, for an INSERT, per set of value keys)."""
 
-    def __init__(self, engine: AsyncEngine, changes: Changes) -> None:
-        self._engine = engine
-        self._changes = changes
+    def __init__(self, dialect: Dialect) -> None:
+        self._dialect = dialect
         self._compiled: dict[tuple[object, tuple[str, ...]], Compiled] = {}
 
-    async def first(
-        self, statement: Select[Any], params: Mapping[str, Any]
-    ) -> tuple[Any, ...] | None:
-        compiled = self._compile(statement, ())
-        record = await self._run("fetchrow", compiled, params)
-        return None if record is None else compiled.row(record)
-
-    async def insert(self, statement: Insert, values: Mapping[str, Any]) -> None:
-        compiled = self._compile(statement, tuple(values))
-        self._changes.bump()
-        try:
-            await self._run("execute", compiled, values)
-        finally:
-            self._changes.bump()  # what was read before the commit is not current
-
-    async def _run(self, method: str, compiled: Compiled, params: Mapping[str, Any]) -> Any:
-        import asyncpg
-
-        arguments = compiled.arguments(params)
-        connection = await self._engine.raw_connection()
-        try:
-            return await getattr(connection.driver_connection, method)(compiled.sql, *arguments)
-        except asyncpg.PostgresError:  # the server refused the statement: the connection is fine
-            raise
-        except BaseException as exc:  # the connection may be broken or mid-statement: drop it
-            connection.invalidate(exc if isinstance(exc, Exception) else None)
-            raise
-        finally:
-            connection.close()  # back to the pool (an invalidated one is discarded)
-
-    def _compile(self, statement: Select[Any] | Insert, keys: tuple[str, ...]) -> Compiled:
-        """Compiled once per statement and set of value keys; an INSERT's columns left out get
-        their scalar defaults (a callable default is refused: nothing would run it)."""
+    def compile(self, statement: Select[Any] | Insert, keys: tuple[str, ...] = ()) -> Compiled:
+        """An INSERT's columns left out of ``keys`` get their scalar defaults (a callable
+        default is refused: nothing would run it)."""
         key = (statement, keys)
         compiled = self._compiled.get(key)
         if compiled is not None:
             return compiled
-        dialect = self._engine.dialect
+        dialect = self._dialect
         sql = statement.compile(dialect=dialect, column_keys=list(keys) if keys else None)
         names = tuple(sql.positiontup or ())
         defaults: dict[str, Any] = {}
@@ -116,3 +87,42 @@ class DriverStatements:
         compiled = Compiled(str(sql), names, binds, defaults, results)
         self._compiled[key] = compiled
         return compiled
+
+
+class DriverStatements:
+    """Run compiled statements of one PostgreSQL engine on its pooled driver connections."""
+
+    def __init__(self, engine: AsyncEngine, changes: Changes) -> None:
+        self._engine = engine
+        self._changes = changes
+        self._statements = Statements(engine.dialect)
+
+    async def first(
+        self, statement: Select[Any], params: Mapping[str, Any]
+    ) -> tuple[Any, ...] | None:
+        compiled = self._statements.compile(statement)
+        record = await self._run("fetchrow", compiled, params)
+        return None if record is None else compiled.row(record)
+
+    async def insert(self, statement: Insert, values: Mapping[str, Any]) -> None:
+        compiled = self._statements.compile(statement, tuple(values))
+        self._changes.bump()
+        try:
+            await self._run("execute", compiled, values)
+        finally:
+            self._changes.bump()  # what was read before the commit is not current
+
+    async def _run(self, method: str, compiled: Compiled, params: Mapping[str, Any]) -> Any:
+        import asyncpg
+
+        arguments = compiled.arguments(params)
+        connection = await self._engine.raw_connection()
+        try:
+            return await getattr(connection.driver_connection, method)(compiled.sql, *arguments)
+        except asyncpg.PostgresError:  # the server refused the statement: the connection is fine
+            raise
+        except BaseException as exc:  # the connection may be broken or mid-statement: drop it
+            connection.invalidate(exc if isinstance(exc, Exception) else None)
+            raise
+        finally:
+            connection.close()  # back to the pool (an invalidated one is discarded)
