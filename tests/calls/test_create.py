@@ -158,6 +158,17 @@ async def test_whitelist_added_once(app_client: AsyncClient, runtime: Runtime, o
     assert first["whitelistAdded"] is True
     assert second["whitelistAdded"] is False
     assert await _whitelist(app_client, org) == ["+14155550142"]
+    # The second call was stored by the one-statement INSERT (decision 0999), the first inside
+    # the write that also added the number: both records read back alike.
+    records = [
+        (await app_client.get(f"{CALLS}/{c['callId']}", headers=org.headers)).json()
+        for c in (first, second)
+    ]
+    differ = {"callId", "transcriptPath", "createdAtUtc", "dispatchedAtUtc"}
+    assert [{k: v for k, v in r.items() if k not in differ} for r in records] == [
+        {k: v for k, v in records[0].items() if k not in differ}
+    ] * 2
+    assert records[1]["createdAtUtc"] is not None
 
 
 async def test_trunks_follow_the_outbound_routes(
