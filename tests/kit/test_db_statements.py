@@ -123,7 +123,7 @@ async def test_a_connection_the_server_dropped_is_not_handed_out_again(
     assert await database.first(one, {"n": 1}) == (1,)  # a connection now waits in the pool
     other = Database(database.url)
     kill = text(
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+        "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity "  # waits for the end
         "WHERE datname = current_database() AND pid <> pg_backend_pid()"
     )
     await other.read(lambda session: session.execute(kill).all())

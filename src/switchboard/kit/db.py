@@ -234,18 +234,18 @@ class Database:
         self.sessionmaker = async_sessionmaker(self.engine, expire_on_commit=False)
         # Read-only sessions carry the option on their engine, so they need not connect up front
         # (a request that reads nothing through its session costs no round trip).
-        self.read_sessionmaker = async_sessionmaker(
-            self.engine.execution_options(**{READ_ONLY: True}), expire_on_commit=False
-        )
+        read_only = self.engine.execution_options(**{READ_ONLY: True})
+        self.read_sessionmaker = async_sessionmaker(read_only, expire_on_commit=False)
         # PostgreSQL's units of work for ``read``: each statement on its own (decision 0992).
-        self._statement_reads = (
-            None
-            if is_sqlite(url)
-            else async_sessionmaker(
-                self.engine.execution_options(isolation_level="AUTOCOMMIT", **{READ_ONLY: True}),
-                expire_on_commit=False,
+        self._statement_reads = None
+        if not is_sqlite(url):
+            read_only = self.engine.execution_options(
+                isolation_level="AUTOCOMMIT", **{READ_ONLY: True}
             )
-        )
+            self._statement_reads = async_sessionmaker(read_only, expire_on_commit=False)
+        # The engine the sessions of ``read`` are bound to: a cache kept per engine and filled
+        # inside ``read`` is looked up with it from outside.
+        self.read_engine: Engine = self._reader or read_only.sync_engine
         # PostgreSQL's single-statement writes (``write(..., single=True)``): the statement is
         # its own transaction, without BEGIN and COMMIT (decision 0993).
         self._statement_writes: async_sessionmaker[AsyncSession] | None = None
@@ -258,22 +258,16 @@ class Database:
         self.changes = Changes(self.engine, url)
         # The hottest single statements, on the driver itself (decision 0999): on PostgreSQL
         # through the engine's pool; on a SQLite file on the reader threads and the writer.
-        self._driver = None if is_sqlite(url) else DriverStatements(self.engine, self.changes)
         self._statements = Statements(self._reader.dialect if self._reader else self.engine.dialect)
+        self._driver = (
+            None
+            if is_sqlite(url)
+            else DriverStatements(self.engine, self._statements, self.changes)
+        )
 
     @property
     def dialect(self) -> str:
         return self.engine.dialect.name
-
-    @property
-    def read_engine(self) -> Engine:
-        """The engine the sessions of ``read`` are bound to (a cache kept per engine, filled
-        inside ``read``, is looked up with it from outside)."""
-        if self._reader is not None:
-            return self._reader
-        if self._statement_reads is not None:
-            return self._statement_reads.kw["bind"].sync_engine  # type: ignore[no-any-return]
-        return self.read_sessionmaker.kw["bind"].sync_engine  # type: ignore[no-any-return]
 
     async def first(
         self, statement: Select[Any], params: Mapping[str, Any]

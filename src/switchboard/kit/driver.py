@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import asyncpg
 from sqlalchemy import Insert, Select
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -92,10 +93,10 @@ class Statements:
 class DriverStatements:
     """Run compiled statements of one PostgreSQL engine on its pooled driver connections."""
 
-    def __init__(self, engine: AsyncEngine, changes: Changes) -> None:
+    def __init__(self, engine: AsyncEngine, statements: Statements, changes: Changes) -> None:
         self._engine = engine
+        self._statements = statements
         self._changes = changes
-        self._statements = Statements(engine.dialect)
 
     async def first(
         self, statement: Select[Any], params: Mapping[str, Any]
@@ -113,8 +114,6 @@ class DriverStatements:
             self._changes.bump()  # what was read before the commit is not current
 
     async def _run(self, method: str, compiled: Compiled, params: Mapping[str, Any]) -> Any:
-        import asyncpg
-
         arguments = compiled.arguments(params)
         connection = await self._engine.raw_connection()
         try:
