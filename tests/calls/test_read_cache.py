@@ -80,6 +80,24 @@ async def test_a_write_of_this_process_is_seen_by_the_next_read(
     assert (await _list(app_client, org.headers))["data"][0] == record.json()
 
 
+async def test_a_call_stored_by_the_one_statement_insert_is_seen_by_the_next_read(
+    app_client: AsyncClient, runtime: Runtime, org: Org
+) -> None:
+    """A number already on the whitelist leaves one INSERT, sent on the driver (decision 0999),
+    outside the session whose events move the change version otherwise."""
+    first = await place(app_client, org.headers, phone="+14155550177")
+    await settle(runtime)
+    await runtime.db.changes.caught_up()
+    assert [r["callId"] for r in (await _list(app_client, org.headers))["data"]] == [
+        first["callId"]
+    ]
+    assert (await _list(app_client, org.headers))["total"] == 1  # now answered from the cache
+    second = await place(app_client, org.headers, phone="+14155550177")
+    assert second["whitelistAdded"] is False
+    listed = await _list(app_client, org.headers)
+    assert [r["callId"] for r in listed["data"]] == [second["callId"], first["callId"]]
+
+
 async def test_a_write_of_another_connection_is_seen(
     app_client: AsyncClient, runtime: Runtime, org: Org
 ) -> None:
