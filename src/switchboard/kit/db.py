@@ -307,8 +307,7 @@ class Database:
                 assert isinstance(driver, sqlite3.Connection)
                 driver.execute(compiled.sql, arguments)
 
-            await self.write(on_driver)
-            self.changes.bump()  # the session saw no statement of its own that wrote
+            await self.write(on_driver)  # moves SQLite's data version, as every write unit
             return
 
         def insert(session: SyncSession) -> None:
