@@ -5,9 +5,10 @@ calls, deliveries and lateness, whichever of them did the work)."""
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import itertools
 from bisect import bisect_left
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, Gauge, Info, generate_latest
@@ -27,6 +28,11 @@ LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0
 Labels = tuple[str, str, int]
 
 
+def _count(series: list[float], seconds: float) -> None:
+    series[bisect_left(LATENCY_BUCKETS, seconds)] += 1
+    series[-1] += seconds
+
+
 class RequestLatency(Collector):
     """The request latency histogram by method, route template and status.
 
@@ -43,12 +49,22 @@ class RequestLatency(Collector):
         self._series: dict[Labels, list[float]] = {}
         self._bounds = [*(repr(bound) for bound in LATENCY_BUCKETS), "+Inf"]
 
-    def observe(self, labels: Labels, seconds: float) -> None:
+    def series(self, labels: Labels) -> list[float]:
+        """The counts of ``labels``: per bucket (the last one is +Inf), then the sum."""
         series = self._series.get(labels)
-        if series is None:  # per bucket (the last one is +Inf), then the sum
+        if series is None:
             series = self._series[labels] = [0.0] * (len(LATENCY_BUCKETS) + 2)
+        return series
+
+    def observe(self, labels: Labels, seconds: float) -> None:
+        series = self._series.get(labels) or self.series(labels)
         series[bisect_left(LATENCY_BUCKETS, seconds)] += 1
         series[-1] += seconds
+
+    def bound(self, labels: Labels) -> Callable[[float], None]:
+        """``observe`` with ``labels`` looked up once, for a route that always answers the same
+        status (the catalogue): its series is bound ahead of the requests."""
+        return functools.partial(_count, self.series(labels))
 
     def collect(self) -> Iterator[HistogramMetricFamily]:
         family = HistogramMetricFamily(
@@ -124,6 +140,10 @@ class Metrics:
 
     def observe(self, method: str, route: str, status: int, seconds: float) -> None:
         self.requests.observe((method, route, status), seconds)
+
+    def latency(self, method: str, route: str, status: int) -> Callable[[float], None]:
+        """The latency observation of one method, route and status, bound ahead."""
+        return self.requests.bound((method, route, status))
 
     async def scrape(self, runtime: Runtime) -> bytes:
         await self._read_database(runtime)

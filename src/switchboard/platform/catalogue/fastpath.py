@@ -5,23 +5,24 @@ per-request work of the full stack (the access log's send wrapper, routing throu
 FastAPI's request handling, the NUL, body-size and duplicate-key checks, none of which a bodiless
 request without a query needs) is all overhead. ``ServeCatalogue`` is the outermost layer and does
 for its own answers what the access log does for every other: it takes or makes the request id
-and returns it, observes the latency under the route template and writes the access log line
-(``ops.middleware.request_id`` and ``finished``, shared with the access log), and sets
-``no-store`` itself. Anything but a plain ``GET`` or ``HEAD`` of that exact path (a query string,
-a trailing slash, another method) goes on to the full stack and is answered as before
-(decision 0940).
+and returns it, observes the latency under the route template (into the series of its method and
+status, bound once) and writes the access log line (``ops.middleware.request_id`` and
+``access_line``, shared with the access log), and sets ``no-store`` itself. Anything but a plain
+``GET`` or ``HEAD`` of that exact path (a query string, a trailing slash, another method) goes on
+to the full stack and is answered as before (decision 0940).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from switchboard.ops.metrics import Metrics
-from switchboard.ops.middleware import REQUEST_ID_HEADER, finished, request_id
+from switchboard.ops.middleware import REQUEST_ID_HEADER, access_line, request_id
 from switchboard.platform.catalogue.endpoints import CATALOGUE_PATH, rendered_catalogue
 
 
@@ -29,7 +30,11 @@ class ServeCatalogue:
     def __init__(self, app: ASGIApp, platform: FastAPI, metrics: Metrics | None = None) -> None:
         self.app = app
         self.platform = platform
-        self.metrics = metrics
+        self.observe: dict[str, Callable[[float], None]] = (
+            {m: metrics.latency(m, CATALOGUE_PATH, 200) for m in ("GET", "HEAD")}
+            if metrics is not None
+            else {}
+        )
         self._schema: dict[str, Any] | None = None
         self._body = b""
         self._headers: list[tuple[bytes, bytes]] = []
@@ -58,4 +63,6 @@ class ServeCatalogue:
         body = b"" if scope["method"] == "HEAD" else self._body
         await send({"type": "http.response.body", "body": body})
         seconds = time.perf_counter() - started
-        finished(self.metrics, scope["method"], CATALOGUE_PATH, 200, seconds, rid)
+        if self.observe:
+            self.observe[scope["method"]](seconds)
+        access_line(scope["method"], CATALOGUE_PATH, 200, seconds, rid)
