@@ -13,6 +13,7 @@ RESP over a plain socket (no client library needed for PUBLISH/SUBSCRIBE). Postg
 NOTIFY payload of 8,000 bytes or more; the bench records that too.
 
     .venv/bin/python bench/bench_room_fanout.py [--postgres URL] [--redis 127.0.0.1:6379]
+                                                [--steady 2000] [--burst 20000]
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import argparse
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 import asyncpg
 
@@ -28,8 +30,14 @@ from report import check
 
 CHANNEL = "rooms_bench"
 RATE = 500
-STEADY = 2_000
-BURST = 20_000
+
+
+@dataclass(frozen=True)
+class Counts:
+    steady: int = 2_000  # messages at RATE, for the latency
+    burst: int = 20_000  # messages back to back, for the throughput
+
+
 Publish = Callable[[str], Awaitable[None]]
 
 
@@ -54,29 +62,31 @@ class Collector:
             self.done.set()
 
 
-async def measure(publish: Publish, listen: Callable[[Collector], None], size: int) -> str:
-    steady = Collector(STEADY)
+async def measure(
+    publish: Publish, listen: Callable[[Collector], None], size: int, counts: Counts
+) -> str:
+    steady = Collector(counts.steady)
     listen(steady)
     started = time.perf_counter()
-    for n in range(STEADY):
+    for n in range(counts.steady):
         await asyncio.sleep(max(0.0, started + n / RATE - time.perf_counter()))
         await publish(payload(n, size))
     async with asyncio.timeout(30):
         await steady.done.wait()
     lat = sorted(steady.latencies)
-    burst = Collector(BURST)
+    burst = Collector(counts.burst)
     listen(burst)
     started = time.perf_counter()
-    for n in range(BURST):
+    for n in range(counts.burst):
         await publish(payload(n, size))
     async with asyncio.timeout(120):
         await burst.done.wait()
-    rate = BURST / (time.perf_counter() - started)
+    rate = counts.burst / (time.perf_counter() - started)
     return (f"{size:>5} B: p50 {lat[len(lat) // 2]:.3f} ms, p99 {lat[int(len(lat) * 0.99)]:.3f} "
             f"ms at {RATE}/s; burst {rate:,.0f} msg/s")  # fmt: skip
 
 
-async def postgres(url: str, size: int) -> str:
+async def postgres(url: str, size: int, counts: Counts) -> str:
     dsn = url.replace("postgresql+asyncpg://", "postgresql://")
     sub = await asyncpg.connect(dsn)
     pub = await asyncpg.connect(dsn)
@@ -93,7 +103,7 @@ async def postgres(url: str, size: int) -> str:
         async def publish(body: str) -> None:
             await pub.execute("SELECT pg_notify($1, $2)", CHANNEL, body)
 
-        return await measure(publish, current.append, size)
+        return await measure(publish, current.append, size, counts)
     finally:
         await sub.close()
         await pub.close()
@@ -119,7 +129,7 @@ async def read_reply(reader: asyncio.StreamReader) -> list[str] | str:
     return rest.decode()
 
 
-async def redis(address: str, size: int) -> str:
+async def redis(address: str, size: int, counts: Counts) -> str:
     host, port = address.rsplit(":", 1)
     sub_r, sub_w = await asyncio.open_connection(host, int(port))
     pub_r, pub_w = await asyncio.open_connection(host, int(port))
@@ -142,7 +152,7 @@ async def redis(address: str, size: int) -> str:
             await read_reply(pub_r)
 
     try:
-        return await measure(publish, current.append, size)
+        return await measure(publish, current.append, size, counts)
     finally:
         pumping.cancel()
         sub_w.close()
@@ -153,10 +163,13 @@ async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--postgres", default="postgresql+asyncpg://127.0.0.1:5432/test")
     parser.add_argument("--redis", default="127.0.0.1:6379")
+    parser.add_argument("--steady", type=int, default=Counts.steady)
+    parser.add_argument("--burst", type=int, default=Counts.burst)
     args = parser.parse_args()
+    counts = Counts(args.steady, args.burst)
     for size in (300, 6000, 16000):
-        print("postgres NOTIFY", await postgres(args.postgres, size))
-        print("redis PUBLISH  ", await redis(args.redis, size))
+        print("postgres NOTIFY", await postgres(args.postgres, size, counts))
+        print("redis PUBLISH  ", await redis(args.redis, size, counts))
 
 
 if __name__ == "__main__":
