@@ -6,7 +6,7 @@ checks its own results (every request answered, every delivery once, every call 
 exits non-zero when one is wrong, so a pass here means the bench still measures what it says.
 The figures of so small a run mean nothing and are not looked at, beyond which goals a bench
 records at this size (a goal tied to a size, such as 1 M rows, is recorded only at that size).
-The benches with a goal on both backends run on PostgreSQL too when the suite has it.
+The dispatcher's and the webhook sender's benches run on PostgreSQL too when the suite has it.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ SMALLEST: dict[str, tuple[list[str], set[str], bool]] = {
     "bench_bridge.py": (["--calls", "4", "--rate", "20", "--window", "1"], set(), False),
     "bench_bridge_client.py": (["--dials", "30", "--rounds", "1"], set(), False),
     "bench_calls.py": (
-        ["--duration", "1", "--backlog", "500", "--due", "50", "--window", "2"],
+        ["--duration", "1", "--backlog", "200", "--due", "20", "--window", "1"],
         {"calls.create_p99"},  # lateness and dial rate only at the goal's own backlog
         False,
     ),
@@ -60,8 +60,10 @@ SMALLEST: dict[str, tuple[list[str], set[str], bool]] = {
         False,
     ),
 }
-# The benches `make bench` also runs with ``--postgres`` (its BENCH_BOTH).
-ON_BOTH = ("bench_api.py", "bench_calls.py", "bench_webhooks.py")
+# Benches of `make bench`'s BENCH_BOTH run here with ``--postgres`` too where PostgreSQL takes
+# paths of their own (the dispatcher's and the sender's); the API bench only names another
+# database to the server it starts.
+ON_BOTH = ("bench_calls.py", "bench_webhooks.py")
 
 
 def cases() -> list[object]:
@@ -73,7 +75,8 @@ def cases() -> list[object]:
 def test_every_bench_has_its_smallest_run() -> None:
     assert {p.name for p in (ROOT / "bench").glob("bench_*.py")} == set(SMALLEST)
     makefile = (ROOT / "Makefile").read_text()
-    assert f"BENCH_BOTH = {' '.join(f'bench/{name}' for name in ON_BOTH)}" in makefile
+    both = next(line for line in makefile.splitlines() if line.startswith("BENCH_BOTH = "))
+    assert {f"bench/{name}" for name in ON_BOTH} <= set(both.split()[2:])
 
 
 @pytest.mark.slow
