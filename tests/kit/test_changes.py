@@ -62,3 +62,37 @@ async def test_a_cancelled_statement_ends_its_transaction_cleanly(runtime: Runti
         await task
     async with runtime.db.transaction() as session:
         assert (await session.execute(text("SELECT 1"))).scalar() == 1
+
+
+async def test_another_connections_statements_move_the_version_only_when_they_change_rows(
+    runtime: Runtime,
+) -> None:
+    """An insert, an update and a delete by another connection each move the version; a
+    statement that matched no row does not (PostgreSQL: the trigger on every table fires per
+    changed row, decision 0960; a SQLite file: a commit that wrote nothing leaves its data
+    version as it was)."""
+    runtime.watch_changes = True
+    await runtime.start(run_workers=False)
+    stranger = create_async_engine(runtime.settings.resolved_database_url)
+    try:
+        await factories.tenant(runtime, "zeta", ["zeta.test"])
+
+        async def moved_by(statement: str) -> bool:
+            await runtime.db.changes.caught_up()
+            before = runtime.db.changes.version()
+            async with stranger.begin() as conn:
+                await conn.execute(text(statement))
+            await runtime.db.changes.caught_up()
+            return runtime.db.changes.version() != before
+
+        assert not await moved_by("UPDATE tenants SET name = 'none' WHERE name = 'nobody'")
+        assert not await moved_by("DELETE FROM tenant_domains WHERE domain = 'nowhere.test'")
+        assert await moved_by("UPDATE tenants SET name = 'omega' WHERE name = 'zeta'")
+        assert await moved_by("DELETE FROM tenant_domains WHERE domain = 'zeta.test'")
+        assert await moved_by(
+            "INSERT INTO tenant_domains (tenant_id, domain)"
+            " SELECT id, 'omega.test' FROM tenants WHERE name = 'omega'"
+        )
+    finally:
+        await stranger.dispose()
+        await runtime.stop()
