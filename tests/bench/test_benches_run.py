@@ -22,7 +22,6 @@ import pytest
 from tests.conftest import PG_URL
 
 ROOT = Path(__file__).resolve().parents[2]
-REDIS = "redis://127.0.0.1:6379/0"
 
 # bench -> (its smallest arguments, the goals it records, needs PostgreSQL and Redis)
 SMALLEST: dict[str, tuple[list[str], set[str], bool]] = {
@@ -85,11 +84,7 @@ def test_the_bench_runs_and_records_its_goals(name: str, backend: str, tmp_path:
     arguments, goals, services = SMALLEST[name]
     if (backend == "postgresql" or services) and not PG_URL:
         pytest.skip("needs SWITCHBOARD_TEST_POSTGRES_URL")
-    if backend == "postgresql":
-        arguments = [*arguments, "--postgres", PG_URL]
-    elif name == "bench_room_members.py":
-        arguments = [*arguments, "--postgres", PG_URL, "--redis", REDIS]
-    elif name == "bench_room_fanout.py":
+    if backend == "postgresql" or services:  # Redis: the benches' own default address
         arguments = [*arguments, "--postgres", PG_URL]
     report = tmp_path / "figures.jsonl"
     env = {**os.environ, "SWITCHBOARD_BENCH_REPORT": str(report)}
