@@ -173,6 +173,9 @@ async def main() -> None:
     parser.add_argument("--calls", type=int, default=1100)
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--sim-speed", type=float, default=20.0)
+    parser.add_argument(
+        "--linger", type=float, default=5.0, help="seconds to wait for late log lines"
+    )
     args = parser.parse_args()
     check(args.calls >= 1 and args.connections >= 1, "--calls and --connections at least 1")
 
@@ -230,7 +233,7 @@ async def main() -> None:
             await settle(
                 Path(tmp) / "switchboard.db", received, LONGEST_CALL_SEC / args.sim_speed + 60
             )
-            await asyncio.sleep(5)
+            await asyncio.sleep(args.linger)
         except Exception:
             print((logs / "serve.log").read_text()[-3000:])
             raise
