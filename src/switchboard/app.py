@@ -20,6 +20,7 @@ from switchboard.identity.issuance.endpoints import well_known_routes
 from switchboard.kit.clock import Clock
 from switchboard.kit.http import (
     BodyLimitMiddleware,
+    HeadMiddleware,
     LayeredStarlette,
     NoStoreMiddleware,
     RejectDuplicateKeysMiddleware,
@@ -96,16 +97,8 @@ def create_app(
             ),
         ],
         middleware=[
-            Middleware(
-                NoStoreMiddleware,
-                cacheable=(
-                    "/api/docs/assets/",
-                    "/docs/assets/",
-                    "/admin/static/",
-                    "/rooms/static/",
-                    "/app/static/",
-                ),
-            ),
+            Middleware(HeadMiddleware),
+            Middleware(NoStoreMiddleware),
             Middleware(RejectNulMiddleware),
             Middleware(
                 BodyLimitMiddleware, limit=runtime.settings.max_body_bytes, larger=LARGER_BODIES
@@ -125,12 +118,13 @@ def create_app(
 # the database (and so tenants, users and keys) with every other process of the deployment.
 
 
-def _standalone(app: FastAPI, *, cacheable: tuple[str, ...] = ()) -> FastAPI:
+def _standalone(app: FastAPI) -> FastAPI:
     app.add_middleware(RejectDuplicateKeysMiddleware)
     limit = app.state.runtime.settings.max_body_bytes
     app.add_middleware(BodyLimitMiddleware, limit=limit, larger=LARGER_BODIES)
     app.add_middleware(RejectNulMiddleware)
-    app.add_middleware(NoStoreMiddleware, cacheable=cacheable)
+    app.add_middleware(NoStoreMiddleware)
+    app.add_middleware(HeadMiddleware)
     return app
 
 
@@ -144,10 +138,10 @@ def platform_app(settings: Settings | None = None) -> FastAPI:
     runtime = Runtime(settings or Settings())
     runtime.workers.extend(all_workers())
     app = create_platform_app(runtime, extra_openapi=create_identity_app(runtime))
-    return _standalone(app, cacheable=("/docs/assets/",))
+    return _standalone(app)
 
 
 def linen_app(settings: Settings | None = None) -> FastAPI:
     """The linen portal alone (serve it under ``/api``)."""
     app = create_linen_app(Runtime(settings or Settings()))
-    return _standalone(app, cacheable=("/docs/assets/",))
+    return _standalone(app)

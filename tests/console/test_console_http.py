@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from urllib.parse import parse_qs, urlsplit
 
 from httpx import ASGITransport, AsyncClient
@@ -88,12 +89,12 @@ async def test_every_page_forbids_framing_and_inline_code(app_client: AsyncClien
         assert "style=" not in response.text
 
 
-async def test_static_assets_are_vendored_and_cacheable(app_client: AsyncClient) -> None:
+async def test_static_assets_are_vendored_and_served_no_store(app_client: AsyncClient) -> None:
     page = (await app_client.get("/admin/signed-out")).text
     assert "/admin/static/htmx-2.0.11.min.js?v=" in page
     response = await app_client.get("/admin/static/htmx-2.0.11.min.js")
     assert response.status_code == 200
-    assert response.headers["cache-control"].startswith("public")
+    assert response.headers["cache-control"] == "no-store"  # every response (decision 0014)
     assert b"htmx" in response.content[:2000]
     licence = await app_client.get("/admin/static/htmx-LICENSE.txt")
     assert "Zero-Clause BSD" in licence.text
@@ -134,3 +135,19 @@ async def test_a_tenant_on_two_domains_signs_in_on_either(runtime: Runtime) -> N
                     signed_in = await sign_in(browser, mount=mount)
                     assert signed_in.status_code == 303, (domain, mount, signed_in.text)
                     assert (await browser.get(page)).status_code == 200, (domain, mount)
+
+
+async def test_head_of_the_live_stream_ends_with_its_headers(runtime: Runtime) -> None:
+    """HEAD is the GET without a body (decision 0015), a stream's included: the answer ends
+    with the headers instead of following the stream."""
+    await console_clients(runtime, await factories.tenant(runtime, "ops", ["ops.test"]))
+    app = create_app(runtime=runtime)
+    async with (
+        runtime.lifespan(),
+        AsyncClient(transport=ASGITransport(app=app), base_url="http://ops.test") as browser,
+    ):
+        assert (await sign_in(browser)).status_code == 303
+        head = await asyncio.wait_for(browser.head("/admin/calls/live"), timeout=10)
+        assert head.status_code == 200
+        assert head.headers["content-type"].startswith("text/event-stream")
+        assert head.content == b""

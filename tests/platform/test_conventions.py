@@ -57,6 +57,33 @@ async def test_405_allow_names_every_method_of_the_path(
     assert response.headers["allow"] == allow
 
 
+async def test_head_is_the_get_without_its_body(
+    app_client: AsyncClient, acme: TenantFixture, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Every resource that answers GET answers HEAD (decision 0015), as its 405 ``Allow``
+    says: the same status and headers, no body; the access log names the HEAD."""
+    headers = {**await acme.auth(app_client), "Host": acme.host}
+    for path in ("/api.ashx/v1/calls", "/api.ashx/v1/numbers", "/api.ashx/v1/transcripts",
+                 "/api.ashx/v1/inbound-routes", "/signal.ashx?whitelist=list",
+                 "/api/v1/properties"):  # fmt: skip
+        got = await app_client.get(path, headers=headers)
+        with caplog.at_level(logging.INFO, logger="switchboard.access"):
+            head = await app_client.head(path, headers=headers)
+        assert (got.status_code, head.status_code, head.content) == (200, 200, b""), path
+        assert head.headers["content-length"] == str(len(got.content)), path
+        assert head.headers["content-type"] == got.headers["content-type"], path
+        assert head.headers["cache-control"] == "no-store"
+        (line,) = [r for r in caplog.records if r.name == "switchboard.access"]
+        assert (line.method, line.status) == ("HEAD", 200)  # type: ignore[attr-defined]
+        caplog.clear()
+    stranger = await app_client.head("/api.ashx/v1/calls")
+    assert (stranger.status_code, stranger.content) == (401, b"")
+    assert stranger.headers["www-authenticate"].startswith("Bearer")
+    post_only = await app_client.head("/oidc.ashx/token")
+    assert post_only.status_code == 405
+    assert "HEAD" not in post_only.headers["allow"]
+
+
 async def test_bad_body_and_query_are_400_never_422(
     app_client: AsyncClient, acme: TenantFixture
 ) -> None:
@@ -195,9 +222,18 @@ async def test_unroutable_paths_still_get_the_error_body(app_client: AsyncClient
     assert response.headers["cache-control"] == "no-store"
 
 
-async def test_only_documentation_assets_may_be_cached(app_client: AsyncClient) -> None:
-    asset = await app_client.get("/api/docs/assets/index.css")
-    assert asset.status_code == 200
-    assert asset.headers["cache-control"] == "public, max-age=3600"
-    for path in ("/api/docs", "/api/openapi.json", "/api/version", "/openapi.json"):
-        assert (await app_client.get(path)).headers["cache-control"] == "no-store", path
+async def test_every_response_is_no_store_assets_and_errors_included(
+    app_client: AsyncClient,
+) -> None:
+    paths = (
+        "/api/docs/assets/index.css", "/docs/assets/swagger-ui.css", "/docs/assets/nope.js",
+        "/api/docs/assets/nope.js", "/admin/static/nope.css", "/api/docs", "/api/openapi.json",
+        "/api/version", "/openapi.json",
+    )  # fmt: skip
+    for path in paths:
+        response = await app_client.get(path)
+        assert response.headers["cache-control"] == "no-store", path
+    assert (await app_client.get("/api/docs/assets/index.css")).status_code == 200
+    missing = await app_client.get("/docs/assets/nope.js")
+    assert missing.status_code == 404
+    assert missing.json()["error"] == "not_found"

@@ -117,6 +117,10 @@ async def test_create_list_open_revoke(
         }
         assert "email" not in shared
         assert "requestedBy" not in shared
+        # A HEAD (a link checker, a chat preview) is answered like the page but is no view.
+        probed = await stranger.head(f"/share/{token}")
+        assert (probed.status_code, probed.content) == (200, b"")
+        assert probed.headers["content-type"].startswith("text/html")
 
     viewed = [payload for name, payload in await _events(runtime) if name == "share.viewed"]
     assert viewed == [{"token": "\u2026" + token[-8:], "file": file, "viewerIp": "127.0.0.1"}] * 2

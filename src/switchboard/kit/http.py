@@ -125,31 +125,67 @@ class RejectDuplicateKeysMiddleware:
         await self.app(scope, replay, send)
 
 
-class NoStoreMiddleware:
-    """Adds ``Cache-Control: no-store`` to every HTTP response.
+_HEAD_KEY = "switchboard.head"
 
-    ``cacheable`` path prefixes (static assets that hold no data) get a short public cache
-    lifetime instead, so a browser does not fetch a megabyte of documentation assets each visit.
+
+def asked_head(request: Request) -> bool:
+    """Whether the client sent HEAD (``HeadMiddleware`` hands the handler a GET)."""
+    return bool(request.scope.get(_HEAD_KEY))
+
+
+class HeadMiddleware:
+    """HEAD wherever GET is answered (RFC 9110, 9.3.2; decision 0015): the application sees a
+    GET, and the client gets its status and headers, ``Content-Length`` included, and no body.
+
+    The response ends with its headers, so a stream (server-sent events) ends there too: its
+    handler then sees the client gone. The scope says ``HEAD`` again once the headers are sent,
+    so the server, the access log and the metrics see the request as it came. A handler whose
+    GET records something (a share link's view) asks ``asked_head`` and records nothing.
     """
 
-    def __init__(self, app: ASGIApp, cacheable: tuple[str, ...] = ()) -> None:
+    def __init__(self, app: ASGIApp) -> None:
         self.app = app
-        self.cacheable = cacheable
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "HEAD":
+            await self.app(scope, receive, send)
+            return
+        ended = False
+
+        async def headers_only(message: Message) -> None:
+            nonlocal ended
+            if ended:
+                return
+            scope["method"] = "HEAD"
+            await send(message)
+            if message["type"] == "http.response.start":
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                ended = True
+
+        scope["method"] = "GET"
+        scope[_HEAD_KEY] = True
+        try:
+            await self.app(scope, receive, headers_only)
+        finally:
+            scope["method"] = "HEAD"
+
+
+class NoStoreMiddleware:
+    """Adds ``Cache-Control: no-store`` to every HTTP response, static assets and errors
+    included (spec 1; decision 0014): any other ``Cache-Control`` an endpoint set is replaced."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        policy = (
-            b"public, max-age=3600"
-            if self.cacheable and scope["path"].startswith(self.cacheable)
-            else b"no-store"
-        )
 
         async def send_with_header(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = [(k, v) for k, v in message.get("headers", []) if k != b"cache-control"]
-                headers.append((b"cache-control", policy))
+                headers.append((b"cache-control", b"no-store"))
                 message["headers"] = headers
             await send(message)
 

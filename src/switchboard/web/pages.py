@@ -55,7 +55,7 @@ SHARED_STATIC = Path(__file__).parent / "static"
 
 
 def static_urls(folder: Path, prefix: str) -> Callable[[str], str]:
-    """``static(name)``: an asset's URL with its content hash, so that it may be cached long.
+    """``static(name)``: an asset's URL with its content hash, so a page never gets a stale copy.
     ``name`` is the app's own (``folder``) or one of the shared ones (``base.css``)."""
 
     @cache

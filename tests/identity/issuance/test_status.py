@@ -112,6 +112,7 @@ async def read_list(device: AsyncClient, uri: str) -> dict[str, Any]:
     response = await device.get(uri)
     assert response.status_code == 200, response.text
     assert response.headers["content-type"].startswith("application/statuslist+jwt")
+    assert response.headers["cache-control"] == "no-store"  # a verifier caches by ``ttl``
     keys = (await device.get(well_known(ISSUER, "jwt-vc-issuer"))).json()["jwks"]
     token = jwt.decode(response.text, KeySet.import_key_set(keys), algorithms=["ES256"])
     assert token.header["typ"] == LIST_TYP

@@ -178,10 +178,8 @@ async def status_list(
         session, tenant=tenant, issuer=credential_issuer(runtime, request), box=runtime.box,
         list_id=list_id, now=runtime.clock.now(),
     )  # fmt: skip
-    max_age = int(status.TTL.total_seconds())
-    return Response(
-        token, media_type=status.MEDIA_TYPE, headers={"Cache-Control": f"max-age={max_age}"}
-    )
+    # Relying parties cache by the token's ``ttl`` claim; the response itself is no-store.
+    return Response(token, media_type=status.MEDIA_TYPE)
 
 
 # The offer page -------------------------------------------------------------------------

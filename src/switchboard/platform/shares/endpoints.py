@@ -13,7 +13,7 @@ from switchboard.identity.deps import AdminCaller, request_host
 from switchboard.kit.clientip import client_ip, parse_networks
 from switchboard.kit.clock import iso_utc
 from switchboard.kit.errors import NotFound
-from switchboard.kit.http import JsonResponse, error_response
+from switchboard.kit.http import JsonResponse, asked_head, error_response
 from switchboard.kit.paging import Paging
 from switchboard.kit.schemas import ERROR_RESPONSES, ErrorBody
 from switchboard.platform.shares import service
@@ -192,7 +192,8 @@ async def open_share(token: str, request: Request, runtime: RuntimeDep) -> Respo
     )
     as_json = _wants_json(request)
     try:
-        # A view is written (count, event), so this GET takes a writing transaction.
+        # A view is written (count, event), so this GET takes a writing transaction; a HEAD is
+        # answered like it but is no view (decision 0015).
         async with runtime.db.transaction() as session:
             tenant = await tenants.resolve_host(session, request_host(request))
             if tenant is None:
@@ -200,6 +201,7 @@ async def open_share(token: str, request: Request, runtime: RuntimeDep) -> Respo
             shared = await service.open_share(
                 session, tenant_id=tenant.id, tenant_name=tenant.name, token=token,
                 viewer_ip=viewer, data_dir=settings.data_dir, clock=runtime.clock,
+                count=not asked_head(request),
             )  # fmt: skip
     except NotFound as exc:
         if as_json:

@@ -152,9 +152,11 @@ async def open_share(
     viewer_ip: str,
     data_dir: Path,
     clock: Clock,
+    count: bool = True,
 ) -> SharedTranscript:
     """The transcript behind a token, for the Host's tenant; counts the view and emits
-    ``share.viewed``. Unknown, revoked, expired or another tenant's token: ``NotFound``."""
+    ``share.viewed`` (unless ``count`` is False: a HEAD is no view). Unknown, revoked,
+    expired or another tenant's token: ``NotFound``."""
     missing = NotFound("no such share; it may have expired or been revoked")
     if not TOKEN_RE.match(token):
         raise missing
@@ -166,6 +168,8 @@ async def open_share(
         session, tenant_id=tenant_id, tenant_name=tenant_name, call_id=share.call_id,
         data_dir=data_dir,
     )  # fmt: skip
+    if not count:
+        return SharedTranscript(share=share, detail=detail)
     share.views += 1
     share.last_viewed_at = now
     await session.flush()
