@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import sys
 
 import pytest
@@ -82,6 +83,7 @@ async def test_sip_call_to_the_receptionist(
 ) -> None:
     call_id = await _sim(settings, "sip", "--tenant", "acme", "--did", "+493012345",
                          "--from", "+14155550123")  # fmt: skip
+    assert re.fullmatch(r"vnum-[0-9a-f]{12}", call_id), call_id  # spec 2.6: inbound ids
     emitted = await events(runtime, call_id)
     assert [n for n, _ in emitted] == [
         "call.answered", "call.started", "call.ended", "transcript.saved",

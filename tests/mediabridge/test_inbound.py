@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +46,10 @@ async def wait_for_event(platform: Platform, name: str, within: float = 20.0) ->
 
 
 def inbound_events(found: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
-    return [(n, d) for n, d in found if str(d.get("callId", "")).startswith("sip-")]
+    """The inbound calls' events; their ids are ``vnum-`` and 12 hex digits (spec 2.6)."""
+    calls = [(n, d) for n, d in found if str(d.get("callId", "")).startswith("vnum-")]
+    assert all(re.fullmatch(r"vnum-[0-9a-f]{12}", str(d["callId"])) for _, d in calls), calls
+    return calls
 
 
 async def test_a_did_with_a_virtual_number_reaches_the_receptionist(

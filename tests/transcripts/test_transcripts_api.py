@@ -112,8 +112,8 @@ async def test_source_filter(
 ) -> None:
     await save(runtime, acme, outbound("oac-000000000001", started=minutes(1)))
     await save(runtime, acme, inbound("vnum-a", "vnum", started=minutes(2)))
-    await save(runtime, acme, inbound("tab-b", "office-tab", started=minutes(3)))
-    await save(runtime, acme, inbound("sip-c", "sip", started=minutes(4)))
+    await save(runtime, acme, inbound("vnum-b", "office-tab", started=minutes(3)))
+    await save(runtime, acme, inbound("vnum-c", "sip", started=minutes(4)))
     headers = await acme.auth(app_client)
 
     async def ids(query: str) -> list[str]:
@@ -121,10 +121,10 @@ async def test_source_filter(
         assert response.status_code == 200, response.text
         return [item["callId"] for item in response.json()["data"]]
 
-    assert await ids("") == ["sip-c", "tab-b", "vnum-a", "oac-000000000001"]
-    assert await ids("?source=vnum") == ["sip-c", "tab-b", "vnum-a"]
+    assert await ids("") == ["vnum-c", "vnum-b", "vnum-a", "oac-000000000001"]
+    assert await ids("?source=vnum") == ["vnum-c", "vnum-b", "vnum-a"]
     assert await ids("?source=outbound-ai") == ["oac-000000000001"]
-    assert await ids("?source=") == ["sip-c", "tab-b", "vnum-a", "oac-000000000001"]
+    assert await ids("?source=") == ["vnum-c", "vnum-b", "vnum-a", "oac-000000000001"]
     bad = await app_client.get(f"{URL}?source=sip", headers=headers)
     assert bad.status_code == 400
     assert bad.json()["error"] == "invalid_request"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import secrets
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -25,6 +26,12 @@ def derive_secret(bridge_secret: str, secret_key: str) -> str:
     if bridge_secret:
         return bridge_secret
     return hashlib.sha256(f"bridge-secret:{secret_key}".encode()).hexdigest()
+
+
+def inbound_call_id() -> str:
+    """The id of an inbound call, whichever way it came in (a browser to a virtual number, or a
+    SIP INVITE for a DID): ``vnum-`` and 12 hex digits (platform spec 2.6, decision 0312)."""
+    return "vnum-" + secrets.token_hex(6)
 
 
 def sign(secret: str, body: bytes) -> str:

@@ -421,7 +421,7 @@ class SimulatedBridge:
         rule: str = "",
     ) -> str:
         """Play one inbound call to the end; returns its call id."""
-        call_id = ("sip-" if sip else "vnum-") + secrets.token_hex(6)
+        call_id = protocol.inbound_call_id()
         dial = DialRequest(
             call_id=call_id, attempt=1, tenant=tenant, phone=from_number,
             display_name=display_name, trunk_ids=[], voice=voice, language=language,

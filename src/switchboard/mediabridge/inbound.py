@@ -110,7 +110,7 @@ class Inbound:
         server.respond(200, sdp)
         if not await server.wait_ack() or server.dialog is None:
             return
-        call_id = "sip-" + secrets.token_hex(6)
+        call_id = protocol.inbound_call_id()
         fields: dict[str, object] = {
             "tenant": route.tenant, "source": "sip", "number": route.number or did, "did": did,
             "from_number": from_number, "display_name": route.name, "voice": route.voice,
@@ -203,7 +203,7 @@ class Inbound:
     ) -> None:  # fmt: skip
         assert server.dialog is not None
         caller_dialog = server.dialog
-        call_id = "sip-" + secrets.token_hex(6)
+        call_id = protocol.inbound_call_id()
         fields: dict[str, object] = {
             "tenant": route.tenant, "source": "office-tab", "number": route.number or did,
             "did": did, "from_number": from_number, "display_name": route.user,

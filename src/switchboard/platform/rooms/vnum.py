@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import secrets
 from dataclasses import dataclass
 
 import orjson
@@ -82,7 +81,7 @@ async def call(
             return None
         api_key, system_prompt = numbers.reveal_secrets(found, runtime.box)
         model = TenantConfig.from_settings(tenant.settings).default_model
-    call_id = "vnum-" + secrets.token_hex(8)
+    call_id = protocol.inbound_call_id()
     token = join_token(runtime, JoinGrant(room.tenant_id, room.name, call_id))
     request = protocol.AiPeerRequest(
         tenant=room.tenant_name, room=room.name, call_id=call_id,
