@@ -164,6 +164,8 @@ async def test_api_keys_mint_use_revoke(
     # An API key cannot mint another key.
     refused = await app_client.post("/api.ashx/v1/api-keys", json={}, headers=key_headers)
     assert (refused.status_code, refused.json()["error"]) == (403, "api_key_cannot_mint")
+    bodiless = await app_client.post("/api.ashx/v1/api-keys", headers=key_headers)
+    assert (bodiless.status_code, bodiless.json()["error"]) == (403, "api_key_cannot_mint")
     other = await factories.api_key(runtime, acme)
     revoked = await app_client.delete(
         f"/api.ashx/v1/api-keys/{created.json()['id']}", headers=headers

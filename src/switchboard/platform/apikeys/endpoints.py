@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
+
+from fastapi import APIRouter, Depends
 
 from switchboard.identity import service
+from switchboard.identity.bearer import Caller
 from switchboard.identity.deps import AdminCaller
 from switchboard.identity.models import ApiKey, User
 from switchboard.kit.clock import iso_utc
@@ -48,6 +51,17 @@ async def list_keys(caller: AdminCaller, session: Session, paging: Paging) -> Pa
     )
 
 
+async def _minting_caller(caller: AdminCaller) -> Caller:
+    """Who may mint: an admin signed in with a token, never an API key. A dependency, so the
+    refusal comes before the body is validated (decision 0016)."""
+    if caller.method == "apikey":
+        raise Forbidden("an API key cannot create another API key", code="api_key_cannot_mint")
+    return caller
+
+
+MintingCaller = Annotated[Caller, Depends(_minting_caller)]
+
+
 @router.post(
     "",
     operation_id="createApiKey",
@@ -56,10 +70,8 @@ async def list_keys(caller: AdminCaller, session: Session, paging: Paging) -> Pa
     summary="Mint an API key (admin OIDC bearer only; an API key cannot mint keys)",
 )
 async def create_key(
-    body: ApiKeyCreate, caller: AdminCaller, session: Session, runtime: RuntimeDep
+    body: ApiKeyCreate, caller: MintingCaller, session: Session, runtime: RuntimeDep
 ) -> ApiKeyCreated:
-    if caller.method == "apikey":
-        raise Forbidden("an API key cannot create another API key", code="api_key_cannot_mint")
     user = await session.get(User, int(caller.subject)) if caller.method == "oidc" else None
     if user is None or user.tenant_id != caller.tenant_id:
         raise Forbidden("API keys are minted by a local admin user")
