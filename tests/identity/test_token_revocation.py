@@ -100,15 +100,22 @@ async def test_disable_role_change_and_delete_take_effect_on_the_next_request(
     key_headers = {"Authorization": f"Bearer {key}"}
     assert await statuses(app_client, token) == (200, 200)  # now in the verified-token cache
 
+    assert (await app_client.get(PLATFORM, headers=key_headers)).status_code == 200
     await run_cli(cli, "user", "set-role", "admin", "--tenant", "acme", "--role", "user")
     platform, portal = await statuses(app_client, token)
     assert (platform, portal) == (403, 200)
+    # The user's API key acts with the user's authority too: no admin surface any more.
+    demoted = await app_client.get(PLATFORM, headers=key_headers)
+    assert (demoted.status_code, demoted.json()["error"]) == (403, "insufficient_scope")
+    for path in ("/api.ashx/v1/calls", "/api.ashx/v1/tenants"):
+        assert (await app_client.get(path, headers=key_headers)).status_code == 403, path
     write = await app_client.post(
         PORTAL, json={}, headers={"Authorization": f"Bearer {token}", "Host": acme.host}
     )
     assert write.status_code == 403
     await run_cli(cli, "user", "set-role", "admin", "--tenant", "acme", "--role", "admin")
     assert await statuses(app_client, token) == (200, 200)
+    assert (await app_client.get(PLATFORM, headers=key_headers)).status_code == 200
 
     await run_cli(cli, "user", "disable", "admin", "--tenant", "acme")
     assert await statuses(app_client, token) == (401, 401)

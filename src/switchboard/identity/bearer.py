@@ -110,7 +110,7 @@ def _key_caller(entry: CachedKey, *, primary: bool) -> Caller:
         tenant_name=entry.tenant_name,
         subject=str(entry.user_id),
         username=entry.username,
-        role="admin",  # an API key carries the admin authorisation surface (spec 5.2)
+        role=entry.role,  # its user's: the admin surface while the user is an admin (0007)
         method="apikey",
         primary=primary,
         expires=entry.expires,
@@ -300,6 +300,7 @@ class Authenticator:
             tenant_name=tenant.name,
             user_id=user.id,
             username=user.username,
+            role=user.role,
             expires=now + self._api_keys.ttl,
             generation=generation,
             last_used=last_used,

@@ -1,9 +1,10 @@
 """Verified API keys, kept in-process for a short bounded time (decision 0920).
 
 A key is verified against the database at most once per ``ttl`` seconds per process. Anything
-in this process that revokes keys (revoking one, disabling or deleting its user) bumps
-``REVOCATIONS`` once its transaction commits, which empties every cache of the process at once;
-another process's revocation is honoured when the entry expires, within ``ttl``.
+in this process that narrows what keys may do (revoking one; disabling, deleting or changing the
+role of its user) bumps ``REVOCATIONS`` once its transaction commits, which empties every cache
+of the process at once; another process's change is honoured when the entry expires, within
+``ttl``.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ class CachedKey:
     tenant_name: str
     user_id: int
     username: str
+    role: str  # the user's role when verified: a key acts with its user's authority
     expires: float
     generation: int
     last_used: float | None

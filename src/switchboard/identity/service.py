@@ -157,12 +157,13 @@ async def set_disabled(
 async def set_role(
     session: AsyncSession, *, tenant_id: int, username: str, role: str, actor_id: int | None = None
 ) -> User:
-    """A new role, in force on the user's next request (its live tokens included)."""
+    """A new role, in force on the user's next request (its live tokens and API keys included)."""
     if role not in ROLES:
         raise BadRequest(f"role must be one of {', '.join(ROLES)}")
     user = await get_user(session, tenant_id=tenant_id, username=username)
     if user.role != role:
         _not_self(user, actor_id, "change the role of")
+        REVOCATIONS.after_commit_of(session)  # its keys' cached authority goes too
     user.role = role
     await session.flush()
     return user
