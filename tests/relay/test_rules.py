@@ -42,12 +42,13 @@ def test_documentation_ranges_are_private_to_python_but_not_to_the_relay() -> No
     assert not is_exempt(parse_address("203.0.113.7"))
 
 
-def test_acl_matches_ip_and_cidr_in_relay_scopes_only() -> None:
+def test_acl_matches_ip_and_cidr_in_every_scope() -> None:
     acl = Acl(
         [
             Rule("cidr", "203.0.113.0/28", "sip-inbound"),
             Rule("ip", "198.51.100.9", "any"),
             Rule("ip", "198.51.100.10", "pstn-outbound"),
+            Rule("ip", "198.51.100.11", "pstn-outbound"),
             Rule("cidr", "2001:db8::/64", "any"),
             Rule("cidr", "10.0.0.0/8", "any"),
             Rule("ip", "127.0.0.1", "any"),
@@ -57,7 +58,8 @@ def test_acl_matches_ip_and_cidr_in_relay_scopes_only() -> None:
     assert not acl.blocks(parse_address("203.0.113.16"))
     assert acl.blocks(parse_address("198.51.100.9"))
     assert acl.blocks(parse_address("::ffff:198.51.100.9"))
-    assert not acl.blocks(parse_address("198.51.100.10"))  # pstn-outbound: not a relay scope
+    assert acl.blocks(parse_address("198.51.100.10"))  # every scope applies (spec 8.2.2)
+    assert not acl.blocks(parse_address("198.51.100.12"))
     assert acl.blocks(parse_address("2001:db8::5"))
     assert not acl.blocks(parse_address("10.9.9.9"))  # exempt beats a rule
     assert not acl.blocks(parse_address("127.0.0.1"))

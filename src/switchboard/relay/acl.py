@@ -1,8 +1,7 @@
 """The operator ACL blacklist (spec 8.2.2): subjects, scopes and the match.
 
 Only subjects ``ip`` and ``cidr`` and scopes ``sip-inbound``, ``pstn-outbound`` and ``any``
-exist. The relay's accept paths carry inbound traffic, so rules scoped ``sip-inbound`` or ``any``
-drop it; ``pstn-outbound`` rules govern outbound calls, which never pass through the relay.
+exist, and a rule of any of them drops the relay's traffic from its subject (decision 0703).
 No match allows; exempt addresses (see addresses.py) are never dropped.
 """
 
@@ -19,7 +18,6 @@ Subject = Literal["ip", "cidr"]
 Scope = Literal["sip-inbound", "pstn-outbound", "any"]
 SUBJECTS: tuple[str, ...] = get_args(Subject)
 SCOPES: tuple[str, ...] = get_args(Scope)
-RELAY_SCOPES: frozenset[str] = frozenset({"sip-inbound", "any"})
 
 
 @dataclass(frozen=True)
@@ -49,11 +47,11 @@ def normalize(subject: str, value: str) -> str:
 
 
 class Acl:
-    """An immutable snapshot of the rules that apply to the relay's accept paths."""
+    """An immutable snapshot of the rules, every scope of which applies to the accept paths."""
 
     def __init__(self, rules: Iterable[Rule] = ()) -> None:
         self.rules = tuple(rules)
-        relay = [rule.network for rule in self.rules if rule.scope in RELAY_SCOPES]
+        relay = [rule.network for rule in self.rules]
         self.v4: tuple[IPNetwork, ...] = tuple(
             ipaddress.collapse_addresses(n for n in relay if isinstance(n, ipaddress.IPv4Network))
         )
@@ -62,7 +60,7 @@ class Acl:
         )
 
     def blocks(self, address: IPAddress) -> bool:
-        """True when a relay-scoped rule matches a non-exempt address."""
+        """True when a rule matches a non-exempt address."""
         if is_exempt(address):
             return False
         networks = self.v4 if address.version == 4 else self.v6
