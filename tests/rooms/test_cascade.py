@@ -163,7 +163,7 @@ async def test_sfu_mode_by_signature_and_bearer(
         assert (await peer.expect("mode")) == {"type": "mode", "mode": "sfu",
                                                "reason": "town hall"}  # fmt: skip
         key = await factories.api_key(runtime, acme)
-        demoted = await http.post("/signal.ashx?sfu-mode=mesh&room=x",
+        demoted = await http.post("/signal.ashx?sfu-mode=mesh&room=x", json={"Reason": "later"},
                                   headers={"Authorization": f"Bearer {key}"})  # fmt: skip
         assert demoted.status_code == 200
         assert demoted.json()["mode"] == "mesh"
@@ -175,9 +175,25 @@ async def test_sfu_mode_by_signature_and_bearer(
         "actor": "signature",
     }]  # fmt: skip
     assert named(events, "room.cascade.demoted") == [{
-        "room": "x", "mode": "mesh", "reason": "admin-override", "trigger": "admin",
+        "room": "x", "mode": "mesh", "reason": "later", "trigger": "admin",
         "actor": "admin",
     }]  # fmt: skip
+
+
+async def test_sfu_mode_without_a_bridge_is_503_and_keeps_the_mode(
+    server: Server, acme: factories.TenantFixture, runtime: Runtime
+) -> None:
+    runtime.settings = runtime.settings.model_copy(update={"bridge_url": "none"})
+    await join(server, acme.host, "A")
+    key = await factories.api_key(runtime, acme)
+    base = f"http://127.0.0.1:{server.port}"
+    async with httpx.AsyncClient(base_url=base, headers={"Host": acme.host}) as http:
+        answer = await http.post("/signal.ashx?sfu-mode=sfu&room=x",
+                                 headers={"Authorization": f"Bearer {key}"})  # fmt: skip
+    assert answer.status_code == 503  # spec 7: no bridge configured (502: unreachable)
+    reply = answer.json()
+    assert (reply["ok"], reply["mode"], reply["changed"]) == (False, "mesh", False)
+    assert "no media bridge is configured" in reply["error"]
 
 
 async def test_room_events_from_the_bridge(

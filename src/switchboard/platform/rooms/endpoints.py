@@ -17,7 +17,14 @@ from starlette.types import Scope
 from starlette.websockets import WebSocket
 
 from switchboard.identity.deps import bearer_scheme, request_host
-from switchboard.kit.errors import ApiError, BadRequest, Forbidden, NotFound, Unauthorized
+from switchboard.kit.errors import (
+    ApiError,
+    BadRequest,
+    Forbidden,
+    NotFound,
+    ServiceUnavailable,
+    Unauthorized,
+)
 from switchboard.kit.http import JsonResponse
 from switchboard.platform.rooms import service
 from switchboard.platform.rooms.fanout import FanoutLost
@@ -87,8 +94,8 @@ async def sfu_mode(
         parsed = SfuModeBody.model_validate(orjson.loads(body)) if body else SfuModeBody()
     except (orjson.JSONDecodeError, ValidationError):
         raise BadRequest("the body is an optional JSON object {reason}") from None
-    reply = await flip(runtime, tenant.id, tenant.name, room, mode, actor, parsed.reason)
-    return JsonResponse(reply.model_dump(mode="json"), status_code=200 if reply.ok else 502)
+    reply, status = await flip(runtime, tenant.id, tenant.name, room, mode, actor, parsed.reason)
+    return JsonResponse(reply.model_dump(mode="json"), status_code=status)
 
 
 async def _authorise(
@@ -119,7 +126,9 @@ async def _authorise(
 async def flip(
     runtime: Runtime, tenant_id: int, tenant_name: str, room_name: str, mode: str, actor: str,
     reason: str,
-) -> SfuModeReply:  # fmt: skip
+) -> tuple[SfuModeReply, int]:  # fmt: skip
+    """The reply and its status: 200, 502 when the bridge failed the flip, 503 when no bridge
+    is configured (spec 7)."""
     hub = hub_for(runtime)
     room = hub.find(tenant_id, room_name)
     live = room is not None
@@ -136,12 +145,12 @@ async def flip(
 
 async def _flip_locked(
     runtime: Runtime, room: LiveRoom, mode: str, actor: str, reason: str, *, live: bool
-) -> SfuModeReply:
+) -> tuple[SfuModeReply, int]:
     tenant_name, room_name = room.tenant_name, room.name
     target: Mode = "sfu" if mode == "sfu" else "mesh"
     if room.mode == target:
         return SfuModeReply(ok=True, tenant=tenant_name, room=room_name, mode=target,
-                            changed=False)  # fmt: skip
+                            changed=False), 200  # fmt: skip
     text = reason or "admin-override"
     if target == "sfu":
         answer = await service.promote(runtime, room, trigger="admin", reason=text,
@@ -150,5 +159,8 @@ async def _flip_locked(
         answer = await service.demote(runtime, room, reason=text, actor=actor)
     log.info("room %s sfu-mode=%s by %s (live=%s ok=%s)", room_name, mode, actor, live, answer.ok)
     extra: dict[str, Any] = {} if answer.ok else {"error": service.failure_text(answer)}
-    return SfuModeReply(ok=answer.ok, tenant=tenant_name, room=room_name, mode=room.mode,
-                        changed=answer.ok, **extra)  # fmt: skip
+    reply = SfuModeReply(ok=answer.ok, tenant=tenant_name, room=room_name, mode=room.mode,
+                         changed=answer.ok, **extra)  # fmt: skip
+    if answer.ok:
+        return reply, 200
+    return reply, 503 if answer.code == ServiceUnavailable.code else 502

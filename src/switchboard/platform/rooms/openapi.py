@@ -23,7 +23,8 @@ DESCRIPTION = (
     "`admin-override`. Authorised by an admin bearer of the Host's tenant or by "
     "`X-Platform-Admin-Signature` over `sfu-mode|<tenant>|<room>|<mode>|<bodyLen>`. The answer "
     "is `SfuModeReply` (`changed` false when the room already was in that mode); a failed "
-    "promote or demote keeps the previous mode and answers 502 with `ok` false and `error`."
+    "promote or demote keeps the previous mode and answers 502 with `ok` false and `error` "
+    "(503 when no media bridge is configured)."
 )
 
 
@@ -79,4 +80,12 @@ def describe_sfu_mode(document: dict[str, Any]) -> None:
     responses["502"] = {
         "description": "sfu-mode: the bridge failed the promote or demote; the mode is kept",
         "content": {"application/json": {"schema": copy.deepcopy(reply_ref)}},
+    }
+    error_ref = {"$ref": REF.format(model="ErrorBody")}
+    responses["503"] = {
+        "description": "sfu-mode: no media bridge is configured (`ok` false), or the room's"
+        " fan-out is unreachable (`room_fanout_unavailable`); the mode is kept",
+        "content": {
+            "application/json": {"schema": {"anyOf": [copy.deepcopy(reply_ref), error_ref]}}
+        },
     }

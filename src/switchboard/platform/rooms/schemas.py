@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic.alias_generators import to_camel
 
 Role = Literal["human", "ai-vnum", "sip-bridge"]
@@ -104,7 +104,10 @@ class SfuModeBody(BaseModel):
     """``POST /signal.ashx?sfu-mode=sfu|mesh&room=<name>``: optional operator text."""
 
     model_config = ConfigDict(extra="forbid")
-    reason: str = Field(default="", max_length=200)
+    # Either casing, as every request body (spec 9.3); nothing else, so no whitelist body fits.
+    reason: str = Field(
+        default="", max_length=200, validation_alias=AliasChoices("reason", "Reason")
+    )
 
 
 class SfuModeReply(BaseModel):
