@@ -102,6 +102,11 @@ async def test_tenant_comes_from_host(
         "/oidc.ashx/userinfo", headers={"Authorization": f"Bearer {token}"}
     )
     assert response.json()["tenant"] == "globex"
+    # OpenID Connect Core 5.3.1: the UserInfo endpoint answers POST as well as GET.
+    posted = await app_client.post(
+        "/oidc.ashx/userinfo", headers={"Authorization": f"Bearer {token}"}
+    )
+    assert (posted.status_code, posted.json()) == (200, response.json())
     status, _ = await _grant(app_client, "unknown.test", username="admin", password=PASSWORD)
     assert status == 404
 
@@ -125,8 +130,11 @@ async def test_bearer_rules(app_client: AsyncClient, acme: TenantFixture, runtim
     assert missing.json()["error"] == "invalid_token"
     garbage = await app_client.get(url, headers={"Authorization": "Bearer not.a.jwt"})
     assert garbage.status_code == 401
+    # RFC 6750 (3.1): a presented token that fails is named; a role it lacks too.
+    assert garbage.headers["www-authenticate"] == 'Bearer error="invalid_token"'
     user = await app_client.get(url, headers=await acme.auth(app_client, "user"))
     assert (user.status_code, user.json()["error"]) == (403, "insufficient_scope")
+    assert user.headers["www-authenticate"] == 'Bearer error="insufficient_scope"'
     power = await app_client.get(url, headers=await acme.auth(app_client, "power"))
     assert power.status_code == 403
     admin = await app_client.get(url, headers=await acme.auth(app_client))

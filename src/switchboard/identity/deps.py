@@ -28,7 +28,7 @@ async def _authenticate(
     runtime: RuntimeDep, session: AsyncSession, credentials: HTTPAuthorizationCredentials | None
 ) -> CallerT:
     if credentials is None or credentials.scheme.lower() != "bearer" or not credentials.credentials:
-        raise Unauthorized()
+        raise Unauthorized(presented=False)
     return await runtime.authenticator.authenticate(session, credentials.credentials)
 
 

@@ -226,12 +226,24 @@ async def jwks(runtime: RuntimeDep, session: Session) -> JsonResponse:
     return JsonResponse(runtime.keyring.jwks())
 
 
+USERINFO_ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorBody, "description": "Bearer missing or invalid"}
+}
+
+
 @router.get(
     "/userinfo",
     operation_id="getUserinfo",
     response_model=UserInfo,
-    responses={401: {"model": ErrorBody, "description": "Bearer missing or invalid"}},
+    responses=USERINFO_ERRORS,
     summary="Claims of the bearer's user",
+)
+@router.post(
+    "/userinfo",
+    operation_id="postUserinfo",
+    response_model=UserInfo,
+    responses=USERINFO_ERRORS,
+    summary="Claims of the bearer's user (POST, as OpenID Connect Core 5.3.1 requires too)",
 )
 async def userinfo(caller: Caller) -> UserInfo:
     return UserInfo(

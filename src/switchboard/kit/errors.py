@@ -37,20 +37,32 @@ class BadRequest(ApiError):
 
 
 class Unauthorized(ApiError):
-    """The bearer is missing or invalid (401)."""
+    """The bearer is missing or invalid (401). ``WWW-Authenticate`` follows RFC 6750 (3.1):
+    ``error="invalid_token"`` for a token that was presented, the bare scheme when none was."""
 
     status = 401
     code = "invalid_token"
 
-    def __init__(self, description: str = "a valid bearer token is required") -> None:
-        super().__init__(description, headers={"WWW-Authenticate": "Bearer"})
+    def __init__(
+        self, description: str = "a valid bearer token is required", *, presented: bool = True
+    ) -> None:
+        challenge = 'Bearer error="invalid_token"' if presented else "Bearer"
+        super().__init__(description, headers={"WWW-Authenticate": challenge})
 
 
 class Forbidden(ApiError):
-    """The caller is known but lacks the role for this action (403)."""
+    """The caller is known but lacks the role for this action (403); a role the token lacks
+    (``insufficient_scope``) is also named in ``WWW-Authenticate`` (RFC 6750, 3.1)."""
 
     status = 403
     code = "insufficient_scope"
+
+    def __init__(
+        self, description: str, *, code: str | None = None, headers: dict[str, str] | None = None
+    ) -> None:
+        super().__init__(description, code=code, headers=headers)
+        if self.code == "insufficient_scope":
+            self.headers.setdefault("WWW-Authenticate", 'Bearer error="insufficient_scope"')
 
 
 class NotFound(ApiError):

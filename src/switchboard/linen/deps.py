@@ -38,7 +38,7 @@ async def get_portal_caller(
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(oidc_bearer)],
 ) -> CallerT:
     if credentials is None or not credentials.credentials:
-        raise Unauthorized()
+        raise Unauthorized(presented=False)
     token = credentials.credentials
     if token.startswith(API_KEY_PREFIX):
         raise Unauthorized("the linen Data API accepts OIDC access tokens only")

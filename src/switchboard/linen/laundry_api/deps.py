@@ -30,7 +30,7 @@ async def get_laundry(
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(laundry_key)],
 ) -> Laundry:
     if credentials is None or not credentials.credentials:
-        raise Unauthorized("the laundry's API key is required")
+        raise Unauthorized("the laundry's API key is required", presented=False)
     return await laundries.authenticate(
         session, tenant_id=tenant.id, token=credentials.credentials, clock=runtime.clock
     )

@@ -114,7 +114,7 @@ async def _authorise(
                            status=401)  # fmt: skip
         return "signature"
     if credentials is None or not credentials.credentials:
-        raise Unauthorized(f"a bearer token or {SIGNATURE_HEADER} is required")
+        raise Unauthorized(f"a bearer token or {SIGNATURE_HEADER} is required", presented=False)
     caller = await runtime.authenticator.authenticate(session, credentials.credentials)
     if caller.tenant_id != tenant.id:
         raise Forbidden("the bearer belongs to another tenant than this Host's")

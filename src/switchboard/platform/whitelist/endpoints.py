@@ -103,7 +103,7 @@ async def authorise(
             )
         return action
     if credentials is None or credentials.scheme.lower() != "bearer" or not credentials.credentials:
-        raise Unauthorized(f"a bearer token or {SIGNATURE_HEADER} is required")
+        raise Unauthorized(f"a bearer token or {SIGNATURE_HEADER} is required", presented=False)
     caller = await runtime.authenticator.authenticate(session, credentials.credentials)
     if caller.tenant_id != tenant.id:
         raise Forbidden("the bearer belongs to another tenant than this Host's")
