@@ -107,8 +107,8 @@ async def test_tenant_comes_from_host(
         "/oidc.ashx/userinfo", headers={"Authorization": f"Bearer {token}"}
     )
     assert (posted.status_code, posted.json()) == (200, response.json())
-    status, _ = await _grant(app_client, "unknown.test", username="admin", password=PASSWORD)
-    assert status == 404
+    status, body = await _grant(app_client, "unknown.test", username="admin", password=PASSWORD)
+    assert (status, body["error"]) == (404, "not_found")
 
 
 async def test_discovery_and_jwks(app_client: AsyncClient, acme: TenantFixture) -> None:

@@ -124,6 +124,27 @@ async def test_bandwidth_degraded_promotes(
     }]  # fmt: skip
 
 
+async def test_a_failed_bandwidth_promote_names_its_trigger(
+    server: Server, acme: factories.TenantFixture, hooks: Any, runtime: Runtime
+) -> None:
+    """Decision 0804: the failed event carries the failed move's trigger, auto-bandwidth."""
+    runtime.settings = runtime.settings.model_copy(
+        update={"bridge_url": f"http://127.0.0.1:{_closed_port()}", "bridge_secret": "s" * 32}
+    )
+    peers = [await join(server, acme.host, name) for name in ("A", "B", "C")]
+    bad = {"abrMbps": 0.8, "lossPct": 7.5, "packetsSent": 400, "rttMs": 350}
+    await peers[0].send(type="stats", **bad)
+    await peers[2].send(type="stats", **bad)
+    events = await hooks(5)
+    [failed] = named(events, "room.cascade.failed")
+    assert failed["error"].startswith("the media bridge is unreachable")
+    assert {k: v for k, v in failed.items() if k != "error"} == {
+        "room": "x", "mode": "sfu", "reason": "auto-promote-bandwidth-degraded-stressed-2-of-3",
+        "trigger": "auto-bandwidth",
+    }  # fmt: skip
+    assert not [m for m in peers[0].inbox if m["type"] == "mode"]
+
+
 async def test_votes_shift_the_join_threshold(
     server: Server, acme: factories.TenantFixture, hooks: Any, runtime: Runtime
 ) -> None:

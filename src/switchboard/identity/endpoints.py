@@ -77,7 +77,7 @@ async def token(
     async with runtime.db.transaction() as session:
         tenant = await tenants.resolve_host(session, request_host(request))
         if tenant is None:
-            raise OAuthError("invalid_request", "no tenant serves this host", status=404)
+            raise OAuthError("not_found", "no tenant serves this host", status=404)  # spec 7
         try:
             if grant_type not in GRANT_TYPES:
                 raise OAuthError("unsupported_grant_type", f"grant_type {grant_type!r}")
