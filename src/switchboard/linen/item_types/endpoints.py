@@ -103,7 +103,10 @@ async def update_item_type(
     "/{item_type_id}",
     response_model=Ok,
     responses=WRITE_ERRORS,
-    summary="Delete (409 `in_use` while sheets use it; deactivate instead)",
+    summary=(
+        "Delete (409 `in_use` while sets, par levels, price lists or sheets use it; "
+        "deactivate instead)"
+    ),
 )
 async def delete_item_type(item_type_id: IdPath, caller: PortalAdmin, session: Session) -> Ok:
     await service.delete(session, tenant_id=caller.tenant_id, item_type_id=item_type_id)

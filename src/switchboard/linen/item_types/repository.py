@@ -24,8 +24,14 @@ def scoped(tenant_id: int) -> Select[ItemType]:
     return select(ItemType).where(ItemType.tenant_id == tenant_id)
 
 
-async def get(session: AsyncSession, tenant_id: int, item_type_id: int) -> ItemType | None:
+async def get(
+    session: AsyncSession, tenant_id: int, item_type_id: int, *, lock: bool = False
+) -> ItemType | None:
+    """``lock``: hold the row (PostgreSQL's FOR UPDATE) until the transaction ends, so no
+    concurrent writer can start referring to it meanwhile (see ``many``)."""
     stmt = scoped(tenant_id).where(ItemType.id == item_type_id)
+    if lock:
+        stmt = stmt.with_for_update()
     return (await session.execute(stmt)).scalar_one_or_none()
 
 
@@ -34,12 +40,19 @@ async def by_code(session: AsyncSession, tenant_id: int, code: str) -> ItemType 
     return (await session.execute(stmt)).scalar_one_or_none()
 
 
-async def many(session: AsyncSession, tenant_id: int, ids: Iterable[int]) -> dict[int, ItemType]:
+async def many(
+    session: AsyncSession, tenant_id: int, ids: Iterable[int], *, share: bool = False
+) -> dict[int, ItemType]:
+    """``share``: the caller stores references to these rows in a JSON column (no foreign key
+    guards them), so they are held with FOR KEY SHARE: a concurrent delete or change of unit
+    waits for this transaction and then sees the reference (SQLite has one writer anyway)."""
     wanted = set(ids)
     if not wanted:
         return {}
-    rows = await session.scalars(scoped(tenant_id).where(ItemType.id.in_(wanted)))
-    return {row.id: row for row in rows}
+    stmt = scoped(tenant_id).where(ItemType.id.in_(wanted))
+    if share:
+        stmt = stmt.with_for_update(read=True, key_share=True)
+    return {row.id: row for row in await session.scalars(stmt)}
 
 
 async def sets_containing(session: AsyncSession, tenant_id: int, item_type_id: int) -> list[str]:

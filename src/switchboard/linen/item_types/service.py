@@ -15,8 +15,10 @@ from switchboard.linen.item_types.models import ItemType
 from switchboard.linen.item_types.schemas import Component, ItemTypeCreate, ItemTypeUpdate
 
 
-async def get(session: AsyncSession, *, tenant_id: int, item_type_id: int) -> ItemType:
-    row = await repository.get(session, tenant_id, item_type_id)
+async def get(
+    session: AsyncSession, *, tenant_id: int, item_type_id: int, lock: bool = False
+) -> ItemType:
+    row = await repository.get(session, tenant_id, item_type_id, lock=lock)
     if row is None:
         raise NotFound(f"no item type {item_type_id}")
     return row
@@ -27,10 +29,14 @@ async def many(session: AsyncSession, *, tenant_id: int, ids: list[int]) -> dict
 
 
 async def require_all(
-    session: AsyncSession, *, tenant_id: int, ids: list[int], field: str
+    session: AsyncSession, *, tenant_id: int, ids: list[int], field: str, referenced: bool = False
 ) -> dict[int, ItemType]:
-    """The item types named in a body; an unknown id is a 400 naming the field."""
-    found = await repository.many(session, tenant_id, ids)
+    """The item types named in a body; an unknown id is a 400 naming the field.
+
+    ``referenced``: the caller stores the ids in a JSON column (par levels, price lists, set
+    components), which no foreign key guards; the rows are then held until the transaction
+    ends, so a concurrent delete cannot miss the new reference."""
+    found = await repository.many(session, tenant_id, ids, share=referenced)
     missing = sorted(set(ids) - set(found))
     if missing:
         raise BadRequest(f"{field}: unknown item type {missing[0]}", code="unknown_reference")
@@ -61,7 +67,9 @@ async def _check_components(
     ids = [c.item_type_id for c in components]
     if len(set(ids)) != len(ids):
         raise BadRequest("components: an item type is listed twice")
-    found = await require_all(session, tenant_id=tenant_id, ids=ids, field="components")
+    found = await require_all(
+        session, tenant_id=tenant_id, ids=ids, field="components", referenced=True
+    )
     for component in found.values():
         if component.unit == "set" or component.id == own_id:
             raise BadRequest("components: a set is made of pieces, not of sets")
@@ -126,10 +134,45 @@ async def update(
     return row
 
 
+async def _users(session: AsyncSession, tenant_id: int, item_type_id: int) -> list[str]:
+    """What still refers to the item type: sets, par levels and price lists keep its id in
+    JSON (no foreign key), sheet lines by a foreign key."""
+    from switchboard.linen.laundries import service as laundries
+    from switchboard.linen.properties import service as properties
+    from switchboard.linen.sheets import service as sheets
+
+    users = [
+        f"set {code}" for code in await repository.sets_containing(session, tenant_id, item_type_id)
+    ]
+    users += [
+        f"the par levels of property {code}"
+        for code in await properties.with_par_of(
+            session, tenant_id=tenant_id, item_type_id=item_type_id
+        )
+    ]
+    users += [
+        f"price list {price_list_id} of {laundry}"
+        for price_list_id, laundry in await laundries.price_lists_pricing(
+            session, tenant_id=tenant_id, item_type_id=item_type_id
+        )
+    ]
+    users += [
+        f"sheet {number}"
+        for number in await sheets.numbers_with_item(
+            session, tenant_id=tenant_id, item_type_id=item_type_id, limit=4
+        )
+    ]
+    return users
+
+
 async def delete(session: AsyncSession, *, tenant_id: int, item_type_id: int) -> None:
-    row = await get(session, tenant_id=tenant_id, item_type_id=item_type_id)
-    if await repository.sets_containing(session, tenant_id, row.id):
+    """Refused (409 ``in_use``) while anything refers to the item type. The row is locked
+    first, so a reference written concurrently is either seen here or refused there."""
+    row = await get(session, tenant_id=tenant_id, item_type_id=item_type_id, lock=True)
+    users = await _users(session, tenant_id, row.id)
+    if users:
+        shown = ", ".join(users[:3]) + (", ..." if len(users) > 3 else "")
         raise Conflict(
-            "the item type is a component of a set; deactivate it instead", code="in_use"
+            f"the item type is still used by {shown}; deactivate it instead", code="in_use"
         )
     await delete_unless_used(session, row, what="item type")

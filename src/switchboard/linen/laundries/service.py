@@ -210,7 +210,9 @@ async def _check_price_list(
     ids = [item.item_type_id for item in body.items]
     if len(set(ids)) != len(ids):
         raise BadRequest("items: an item type is priced twice")
-    await item_types.require_all(session, tenant_id=tenant_id, ids=ids, field="items")
+    await item_types.require_all(
+        session, tenant_id=tenant_id, ids=ids, field="items", referenced=True
+    )
     clash = await repository.overlapping(
         session, tenant_id, laundry_id, currency=body.currency, start=body.valid_from,
         end=body.valid_to, exclude_id=own_id,
@@ -280,6 +282,13 @@ async def delete_price_list(
     )
     await session.delete(row)
     await session.flush()
+
+
+async def price_lists_pricing(
+    session: AsyncSession, *, tenant_id: int, item_type_id: int
+) -> list[tuple[int, str]]:
+    """(price list id, laundry name) of the price lists that price the item type."""
+    return await repository.price_lists_pricing(session, tenant_id, item_type_id)
 
 
 async def price_list_on(

@@ -42,6 +42,11 @@ async def require_ids(session: AsyncSession, *, tenant_id: int, ids: list[int], 
         raise BadRequest(f"{field}: unknown property {missing[0]}", code="unknown_reference")
 
 
+async def with_par_of(session: AsyncSession, *, tenant_id: int, item_type_id: int) -> list[str]:
+    """Codes of the properties that keep a par level of the item type."""
+    return await repository.codes_with_par_of(session, tenant_id, item_type_id)
+
+
 async def list_properties(
     session: AsyncSession,
     *,
@@ -69,7 +74,9 @@ async def _check_par(session: AsyncSession, tenant_id: int, par: list[ParLine]) 
     ids = [line.item_type_id for line in par]
     if len(set(ids)) != len(ids):
         raise BadRequest("linenPar: an item type is listed twice")
-    await item_types.require_all(session, tenant_id=tenant_id, ids=ids, field="linenPar")
+    await item_types.require_all(
+        session, tenant_id=tenant_id, ids=ids, field="linenPar", referenced=True
+    )
 
 
 async def create(

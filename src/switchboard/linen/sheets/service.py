@@ -114,6 +114,13 @@ async def running_balance(
     return [(kinds[i], ordered, accepted) for i, ordered, accepted in rows if i in kinds]
 
 
+async def numbers_with_item(
+    session: AsyncSession, *, tenant_id: int, item_type_id: int, limit: int = 3
+) -> list[str]:
+    """Numbers of a few sheets that count the item type."""
+    return await repository.numbers_with_item(session, tenant_id, item_type_id, limit)
+
+
 async def lines_of(
     session: AsyncSession, *, tenant_id: int, sheet_ids: list[int]
 ) -> dict[int, list[SheetLine]]:
