@@ -155,3 +155,61 @@ def test_every_migrated_table_notifies_its_changes(empty_database: str) -> None:
     tables, notifying = asyncio.run(run())
     assert tables
     assert tables == notifying
+
+
+def test_linen_ids_are_never_reused_once_migrated(tmp_path: Path) -> None:
+    """Revision 0015 rebuilds the linen tables as SQLite AUTOINCREMENT tables (decision 0512):
+    the rows and the rows referring to them stay, and a deleted largest id is not given again."""
+    import sqlite3
+
+    path = tmp_path / "linen.db"
+    url = f"sqlite+aiosqlite:///{path}"
+    upgrade(url, "0014")
+    now = "2026-01-01 00:00:00.000000"
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "INSERT INTO tenants (id, name, settings, signaling_secret, created_at)"
+            " VALUES (1, 'acme', '{}', 'x', ?)",
+            (now,),
+        )
+        for item_id, code in ((1, "SHEET"), (2, "TOWEL")):
+            db.execute(
+                "INSERT INTO linen_item_types (id, tenant_id, code, name, category, unit,"
+                " weight_grams, active, components, created_at, updated_at)"
+                " VALUES (?, 1, ?, ?, 'bed', 'piece', 0, 1, '[]', ?, ?)",
+                (item_id, code, code, now, now),
+            )
+        db.execute(
+            "INSERT INTO linen_laundries (id, tenant_id, name, contact_name, email, phone,"
+            " address, vat_id, active, created_at, updated_at)"
+            " VALUES (1, 1, 'Blanc', '', '', '', '{}', '', 1, ?, ?)",
+            (now, now),
+        )
+        db.execute(  # a row that a cascading drop of its laundry would take along
+            "INSERT INTO linen_laundry_keys (id, tenant_id, laundry_id, name, prefix, key_hash,"
+            " created_at, created_by) VALUES (1, 1, 1, 'van', 'lk_x', 'hash', ?, '')",
+            (now,),
+        )
+    upgrade(url)
+    marked = {
+        table.name
+        for table in Base.metadata.sorted_tables
+        if table.dialect_options["sqlite"]["autoincrement"]
+    }
+    with sqlite3.connect(path) as db:
+        tables = db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'").fetchall()
+        assert {name for name, sql in tables if "AUTOINCREMENT" in sql} == marked
+        assert "linen_item_types" in marked
+        assert db.execute("SELECT id, code FROM linen_item_types ORDER BY id").fetchall() == [
+            (1, "SHEET"), (2, "TOWEL"),
+        ]  # fmt: skip
+        assert db.execute("SELECT laundry_id FROM linen_laundry_keys").fetchall() == [(1,)]
+        assert db.execute("PRAGMA foreign_key_check").fetchall() == []
+        db.execute("DELETE FROM linen_item_types WHERE id = 2")
+        db.execute(
+            "INSERT INTO linen_item_types (tenant_id, code, name, category, unit, weight_grams,"
+            " active, components, created_at, updated_at)"
+            " VALUES (1, 'APRON', 'Apron', 'other', 'piece', 0, 1, '[]', ?, ?)",
+            (now, now),
+        )
+        assert db.execute("SELECT max(id) FROM linen_item_types").fetchone() == (3,)

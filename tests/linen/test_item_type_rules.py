@@ -37,3 +37,11 @@ async def test_par_levels_and_price_lists_keep_an_item_type_from_deletion(world:
     assert (await portal.delete(f"/v1/item-types/{world.towel}")).status_code == 200
     assert (await portal.delete(f"/v1/item-types/{world.duvet}")).status_code == 200
     assert (await portal.get("/v1/item-types")).json()["total"] == 0
+
+
+async def test_a_deleted_item_type_id_is_never_given_again(world: World) -> None:
+    portal = world.portal
+    last = await portal.made("/v1/item-types", {"code": "NAPKIN", "name": "x", "category": "other"})
+    assert (await portal.delete(f"/v1/item-types/{last['id']}")).status_code == 200
+    after = await portal.made("/v1/item-types", {"code": "APRON", "name": "x", "category": "other"})
+    assert after["id"] > last["id"]

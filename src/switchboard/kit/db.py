@@ -101,6 +101,12 @@ class UtcDateTime(TypeDecorator[dt.datetime]):
 
 JsonType = JSON().with_variant(JSONB(), "postgresql")
 
+# ``__table_args__`` of a table whose ids are never given twice: SQLite's AUTOINCREMENT (its
+# plain rowid hands the largest id out again once that row is deleted); PostgreSQL's sequences
+# never go back anyway. For ids that clients keep or other rows name without a foreign key
+# (decision 0512).
+IDS_NEVER_REUSED: dict[str, Any] = {"sqlite_autoincrement": True}
+
 
 def is_sqlite(url: str) -> bool:
     return url.startswith("sqlite")

@@ -5,12 +5,12 @@ import datetime as dt
 from sqlalchemy import ForeignKey, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from switchboard.kit.db import Base, UtcDateTime
+from switchboard.kit.db import IDS_NEVER_REUSED, Base, UtcDateTime
 
 
 class PropertyGroup(Base):
     __tablename__ = "linen_property_groups"
-    __table_args__ = (UniqueConstraint("tenant_id", "name"),)
+    __table_args__ = (UniqueConstraint("tenant_id", "name"), IDS_NEVER_REUSED)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"), index=True)

@@ -5,12 +5,12 @@ import datetime as dt
 from sqlalchemy import BigInteger, Date, ForeignKey, LargeBinary, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from switchboard.kit.db import Base, UtcDateTime
+from switchboard.kit.db import IDS_NEVER_REUSED, Base, UtcDateTime
 
 
 class Invoice(Base):
     __tablename__ = "linen_invoices"
-    __table_args__ = (UniqueConstraint("laundry_id", "invoice_number"),)
+    __table_args__ = (UniqueConstraint("laundry_id", "invoice_number"), IDS_NEVER_REUSED)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"), index=True)

@@ -6,14 +6,14 @@ from typing import Any
 from sqlalchemy import ForeignKey, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from switchboard.kit.db import Base, JsonType, UtcDateTime
+from switchboard.kit.db import IDS_NEVER_REUSED, Base, JsonType, UtcDateTime
 
 
 class ItemType(Base):
     """One catalogue entry; a ``set`` lists its components as ``[{itemTypeId, qty}]``."""
 
     __tablename__ = "linen_item_types"
-    __table_args__ = (UniqueConstraint("tenant_id", "code"),)
+    __table_args__ = (UniqueConstraint("tenant_id", "code"), IDS_NEVER_REUSED)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"), index=True)

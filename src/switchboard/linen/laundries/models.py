@@ -6,11 +6,12 @@ from typing import Any
 from sqlalchemy import BigInteger, Date, ForeignKey, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from switchboard.kit.db import Base, JsonType, UtcDateTime
+from switchboard.kit.db import IDS_NEVER_REUSED, Base, JsonType, UtcDateTime
 
 
 class Laundry(Base):
     __tablename__ = "linen_laundries"
+    __table_args__ = IDS_NEVER_REUSED
 
     id: Mapped[int] = mapped_column(primary_key=True)
     tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"), index=True)
@@ -29,6 +30,7 @@ class LaundryKey(Base):
     """An ``lk_`` key of the Laundry API: only its SHA-256 hash is kept."""
 
     __tablename__ = "linen_laundry_keys"
+    __table_args__ = IDS_NEVER_REUSED
 
     id: Mapped[int] = mapped_column(primary_key=True)
     tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"), index=True)
@@ -48,6 +50,7 @@ class PriceList(Base):
     """Prices of one laundry for a validity period, in one currency (minor units)."""
 
     __tablename__ = "linen_price_lists"
+    __table_args__ = IDS_NEVER_REUSED
 
     id: Mapped[int] = mapped_column(primary_key=True)
     tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"), index=True)

@@ -5,7 +5,7 @@ import datetime as dt
 from sqlalchemy import BigInteger, Date, ForeignKey, Index, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from switchboard.kit.db import Base, UtcDateTime
+from switchboard.kit.db import IDS_NEVER_REUSED, Base, UtcDateTime
 
 
 class LinenSheet(Base):
@@ -14,6 +14,7 @@ class LinenSheet(Base):
         UniqueConstraint("tenant_id", "number"),
         Index("ix_linen_sheets_tenant_date", "tenant_id", "service_date"),
         Index("ix_linen_sheets_tenant_laundry_updated", "tenant_id", "laundry_id", "updated_at"),
+        IDS_NEVER_REUSED,
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

@@ -5,7 +5,7 @@ import datetime as dt
 from sqlalchemy import CheckConstraint, Date, ForeignKey, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from switchboard.kit.db import Base, UtcDateTime
+from switchboard.kit.db import IDS_NEVER_REUSED, Base, UtcDateTime
 
 
 class VaultEntry(Base):
@@ -14,6 +14,7 @@ class VaultEntry(Base):
     __tablename__ = "linen_vault_entries"
     __table_args__ = (
         CheckConstraint("(property_id IS NULL) <> (group_id IS NULL)", name="one_owner"),
+        IDS_NEVER_REUSED,
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
