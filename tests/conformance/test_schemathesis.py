@@ -87,7 +87,10 @@ SEMANTIC: dict[str, dict[tuple[str, str], tuple[str, str]]] = {
         ("POST", "/v1/sheets"): ("400", "unknown_reference: a property, laundry or item type"),
         ("PATCH", "/v1/sheets/{sheet_id}"): ("400", "unknown_reference: likewise"),
         ("POST", "/v1/item-types"): ("400", "invalid_request: components on an item no set"),
-        ("PATCH", "/v1/item-types/{item_type_id}"): ("400", "invalid_request: likewise"),
+        ("PATCH", "/v1/item-types/{item_type_id}"): (
+            "400",
+            "invalid_request: likewise; unit `set` for a component of a set",
+        ),
         ("POST", "/v1/properties"): ("400", "unknown_reference: a group or laundry id"),
         ("PATCH", "/v1/properties/{property_id}"): ("400", "unknown_reference: likewise"),
         ("POST", "/v1/laundries/{laundry_id}/price-lists"): (

@@ -45,3 +45,27 @@ async def test_a_deleted_item_type_id_is_never_given_again(world: World) -> None
     assert (await portal.delete(f"/v1/item-types/{last['id']}")).status_code == 200
     after = await portal.made("/v1/item-types", {"code": "APRON", "name": "x", "category": "other"})
     assert after["id"] > last["id"]
+
+
+async def test_a_component_of_a_set_does_not_become_a_set(world: World) -> None:
+    portal = world.portal
+    bed_set = await portal.made(
+        "/v1/item-types",
+        {"code": "BED_SET", "name": "Bed set", "category": "bed", "unit": "set",
+         "components": [{"itemTypeId": world.duvet, "qty": 1}]},
+    )  # fmt: skip
+    refused = await portal.patch(f"/v1/item-types/{world.duvet}", {"unit": "set", "name": "New"})
+    assert (refused.status_code, refused.json()["error"]) == (400, "invalid_request")
+    assert "BED_SET" in refused.json()["error_description"]
+    unchanged = (await portal.get(f"/v1/item-types/{world.duvet}")).json()
+    assert (unchanged["unit"], unchanged["name"]) == ("piece", "Duvet cover double")
+    # Out of the set, it may become one.
+    await portal.patch(
+        f"/v1/item-types/{bed_set['id']}", {"components": [{"itemTypeId": world.towel, "qty": 2}]}
+    )
+    became = await portal.patch(
+        f"/v1/item-types/{world.duvet}",
+        {"unit": "set", "components": [{"itemTypeId": world.towel, "qty": 1}]},
+    )
+    assert became.status_code == 200, became.text
+    assert became.json()["unit"] == "set"

@@ -111,8 +111,16 @@ async def create(
 async def update(
     session: AsyncSession, *, tenant_id: int, item_type_id: int, body: ItemTypeUpdate, clock: Clock
 ) -> ItemType:
-    row = await get(session, tenant_id=tenant_id, item_type_id=item_type_id)
+    # Locked: a set being given this item as a component concurrently waits, then sees the unit.
+    row = await get(session, tenant_id=tenant_id, item_type_id=item_type_id, lock=True)
     changes = body.model_dump(exclude_unset=True, by_alias=False)
+    if changes.get("unit") == "set" and row.unit != "set":
+        containing = await repository.sets_containing(session, tenant_id, row.id)
+        if containing:
+            raise BadRequest(
+                f"unit: the item type is a component of set {containing[0]}, and a set is "
+                "made of pieces; take it out of the set first"
+            )
     if changes.get("code") is not None:
         await _check_code(session, tenant_id, changes["code"], row.id)
         row.code = changes["code"]
