@@ -114,6 +114,7 @@ async def update(
     # Locked: a set being given this item as a component concurrently waits, then sees the unit.
     row = await get(session, tenant_id=tenant_id, item_type_id=item_type_id, lock=True)
     changes = body.model_dump(exclude_unset=True, by_alias=False)
+    weight_before = row.weight_grams
     if changes.get("unit") == "set" and row.unit != "set":
         containing = await repository.sets_containing(session, tenant_id, row.id)
         if containing:
@@ -139,6 +140,10 @@ async def update(
     )
     row.updated_at = clock.now()
     await session.flush()
+    if weight_before != row.weight_grams:  # the open sheets' weights and per-kg costs follow
+        from switchboard.linen.sheets import service as sheets
+
+        await sheets.refresh_figures(session, tenant_id=tenant_id, item_type_id=row.id, clock=clock)
     return row
 
 

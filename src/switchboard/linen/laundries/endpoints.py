@@ -228,6 +228,10 @@ async def list_price_lists(
     response_model=PriceListOut,
     responses=WRITE_ERRORS,
     summary="Create a price list (409 `overlapping_price_list` on overlapping validity)",
+    description=(
+        "The weight and estimate of the laundry's sheets not yet invoiced or cancelled follow "
+        "in the same transaction."
+    ),
 )
 async def create_price_list(
     laundry_id: IdPath,
@@ -262,6 +266,10 @@ async def get_price_list(
     response_model=PriceListOut,
     responses=WRITE_ERRORS,
     summary="Replace a price list",
+    description=(
+        "The weight and estimate of the laundry's sheets not yet invoiced or cancelled follow "
+        "in the same transaction."
+    ),
 )
 async def replace_price_list(
     laundry_id: IdPath,
@@ -282,12 +290,21 @@ async def replace_price_list(
     "/{laundry_id}/price-lists/{price_list_id}",
     response_model=Ok,
     responses=WRITE_ERRORS,
-    summary="Delete a price list (estimates already made keep their amounts)",
+    summary="Delete a price list",
+    description=(
+        "The weight and estimate of the laundry's sheets not yet invoiced or cancelled follow "
+        "in the same transaction."
+    ),
 )
 async def delete_price_list(
-    laundry_id: IdPath, price_list_id: IdPath, caller: PortalAdmin, session: Session
+    laundry_id: IdPath,
+    price_list_id: IdPath,
+    caller: PortalAdmin,
+    session: Session,
+    runtime: RuntimeDep,
 ) -> Ok:
     await service.delete_price_list(
-        session, tenant_id=caller.tenant_id, laundry_id=laundry_id, price_list_id=price_list_id
-    )
+        session, tenant_id=caller.tenant_id, laundry_id=laundry_id, price_list_id=price_list_id,
+        clock=runtime.clock,
+    )  # fmt: skip
     return Ok()

@@ -129,13 +129,11 @@ async def price_lists_pricing(
     ]
 
 
-async def price_list_on(
-    session: AsyncSession, tenant_id: int, laundry_id: int, day: dt.date
-) -> PriceList | None:
-    stmt = price_lists(tenant_id).where(
-        PriceList.laundry_id == laundry_id,
-        PriceList.valid_from <= day,
-        or_(PriceList.valid_to.is_(None), PriceList.valid_to >= day),
-    )
-    stmt = stmt.order_by(PriceList.valid_from.desc(), PriceList.id.desc()).limit(1)
-    return (await session.execute(stmt)).scalar_one_or_none()
+async def price_lists_of(
+    session: AsyncSession, tenant_id: int, laundry_ids: Iterable[int]
+) -> list[PriceList]:
+    wanted = set(laundry_ids)
+    if not wanted:
+        return []
+    stmt = price_lists(tenant_id).where(PriceList.laundry_id.in_(wanted)).order_by(PriceList.id)
+    return list(await session.scalars(stmt))

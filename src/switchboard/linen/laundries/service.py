@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections import defaultdict
+from collections.abc import Iterable
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -252,6 +254,9 @@ async def create_price_list(
     _apply(row, body)
     session.add(row)
     await session.flush()
+    await _refresh_sheets(
+        session, tenant_id=tenant_id, laundry_id=laundry_id, spans=[_validity(row)], clock=clock
+    )
     return row
 
 
@@ -268,20 +273,29 @@ async def replace_price_list(
         session, tenant_id=tenant_id, laundry_id=laundry_id, price_list_id=price_list_id
     )
     await _check_price_list(session, tenant_id, laundry_id, body, row.id)
+    before = _validity(row)
     _apply(row, body)
     row.updated_at = clock.now()
     await session.flush()
+    await _refresh_sheets(
+        session, tenant_id=tenant_id, laundry_id=laundry_id, spans=[before, _validity(row)],
+        clock=clock,
+    )  # fmt: skip
     return row
 
 
 async def delete_price_list(
-    session: AsyncSession, *, tenant_id: int, laundry_id: int, price_list_id: int
+    session: AsyncSession, *, tenant_id: int, laundry_id: int, price_list_id: int, clock: Clock
 ) -> None:
     row = await get_price_list(
         session, tenant_id=tenant_id, laundry_id=laundry_id, price_list_id=price_list_id
     )
+    span = _validity(row)
     await session.delete(row)
     await session.flush()
+    await _refresh_sheets(
+        session, tenant_id=tenant_id, laundry_id=laundry_id, spans=[span], clock=clock
+    )
 
 
 async def price_lists_pricing(
@@ -291,8 +305,42 @@ async def price_lists_pricing(
     return await repository.price_lists_pricing(session, tenant_id, item_type_id)
 
 
-async def price_list_on(
-    session: AsyncSession, *, tenant_id: int, laundry_id: int, day: dt.date
-) -> PriceList | None:
-    """The price list in force on ``day`` (the latest-starting one), or None."""
-    return await repository.price_list_on(session, tenant_id, laundry_id, day)
+async def price_lists_of(
+    session: AsyncSession, *, tenant_id: int, laundry_ids: Iterable[int]
+) -> dict[int, list[PriceList]]:
+    """Every price list of the laundries, per laundry (a handful each)."""
+    result: dict[int, list[PriceList]] = defaultdict(list)
+    for row in await repository.price_lists_of(session, tenant_id, laundry_ids):
+        result[row.laundry_id].append(row)
+    return result
+
+
+def in_force(lists: Iterable[PriceList], day: dt.date) -> PriceList | None:
+    """The price list in force on ``day`` among one laundry's: valid on that day, the
+    latest-starting one (then the newest) when two of different currencies both are."""
+    valid = [p for p in lists if p.valid_from <= day and (p.valid_to is None or p.valid_to >= day)]
+    return max(valid, key=lambda p: (p.valid_from, p.id), default=None)
+
+
+def _validity(row: PriceList) -> tuple[dt.date, dt.date | None]:
+    return row.valid_from, row.valid_to
+
+
+async def _refresh_sheets(
+    session: AsyncSession,
+    *,
+    tenant_id: int,
+    laundry_id: int,
+    spans: list[tuple[dt.date, dt.date | None]],
+    clock: Clock,
+) -> None:
+    """The sheets' estimates follow their laundry's price lists: recompute those of the
+    service dates the change reaches (the old and the new validity), in this transaction."""
+    from switchboard.linen.sheets import service as sheets  # sheets price with this module
+
+    start = min(span[0] for span in spans)
+    ends = [span[1] for span in spans]
+    end = None if None in ends else max(e for e in ends if e is not None)
+    await sheets.refresh_figures(
+        session, tenant_id=tenant_id, laundry_id=laundry_id, start=start, end=end, clock=clock
+    )

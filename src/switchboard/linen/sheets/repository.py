@@ -94,6 +94,35 @@ async def numbers_with_item(
     return list(await session.scalars(stmt))
 
 
+async def open_chunk(
+    session: AsyncSession,
+    tenant_id: int,
+    statuses: tuple[str, ...],
+    *,
+    laundry_id: int | None,
+    start: dt.date | None,
+    end: dt.date | None,
+    item_type_id: int | None,
+    after_id: int,
+    limit: int,
+) -> list[LinenSheet]:
+    """The next ``limit`` sheets in ``statuses`` after ``after_id`` (by id) of the laundry and
+    service dates, or with a line of the item type."""
+    stmt = scoped(tenant_id).where(LinenSheet.status.in_(statuses), LinenSheet.id > after_id)
+    if laundry_id is not None:
+        stmt = stmt.where(LinenSheet.laundry_id == laundry_id)
+    if start is not None:
+        stmt = stmt.where(LinenSheet.service_date >= start)
+    if end is not None:
+        stmt = stmt.where(LinenSheet.service_date <= end)
+    if item_type_id is not None:  # one line per sheet and item type: a join adds no rows
+        stmt = stmt.join(
+            SheetLine,
+            (SheetLine.sheet_id == LinenSheet.id) & (SheetLine.item_type_id == item_type_id),
+        )
+    return list(await session.scalars(stmt.order_by(LinenSheet.id).limit(limit)))
+
+
 async def replace_lines(
     session: AsyncSession, tenant_id: int, sheet_id: int, new_lines: list[SheetLine]
 ) -> None:

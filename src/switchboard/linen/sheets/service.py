@@ -33,6 +33,10 @@ from switchboard.linen.sheets.schemas import (
 )
 
 STATUSES = ("draft", "confirmed", "delivered", "invoiced", "cancelled")
+# Sheets whose weight and estimate follow the price lists and item types as they change; an
+# invoiced or cancelled sheet keeps the figures it had when it was closed (docs/linen.md).
+OPEN = ("draft", "confirmed", "delivered")
+REFRESH_CHUNK = 500
 # action -> the states it may start from; the target state is fixed per action.
 TRANSITIONS: dict[str, tuple[frozenset[str], str]] = {
     "confirm": (frozenset({"draft"}), "confirmed"),
@@ -172,19 +176,65 @@ async def _build_lines(
     ]
 
 
+async def _figures(session: AsyncSession, rows: Sequence[LinenSheet]) -> list[LinenSheet]:
+    """Set weight and estimate of ``rows`` (one tenant's) from their lines, the item types'
+    weights and the price list in force on each service date; the rows that changed."""
+    if not rows:
+        return []
+    tenant_id = rows[0].tenant_id
+    lines = await repository.lines_of(session, tenant_id, [row.id for row in rows])
+    kinds = await item_types.many(
+        session, tenant_id=tenant_id, ids=[ln.item_type_id for got in lines.values() for ln in got]
+    )
+    price_lists = await laundries.price_lists_of(
+        session, tenant_id=tenant_id, laundry_ids={row.laundry_id for row in rows}
+    )
+    changed = []
+    for sheet in rows:
+        prices = laundries.in_force(price_lists.get(sheet.laundry_id, []), sheet.service_date)
+        delivered = sheet.status in ("delivered", "invoiced")
+        weight, cost = estimate(
+            lines.get(sheet.id, []), kinds, prices, delivered=delivered, late=sheet.late_order
+        )
+        currency = prices.currency if prices else None
+        if (weight, cost, currency) != (sheet.weight_grams, sheet.estimated_cost, sheet.currency):
+            sheet.weight_grams, sheet.estimated_cost, sheet.currency = weight, cost, currency
+            changed.append(sheet)
+    return changed
+
+
 async def _recompute(session: AsyncSession, sheet: LinenSheet) -> None:
-    lines = (await repository.lines_of(session, sheet.tenant_id, [sheet.id])).get(sheet.id, [])
-    kinds = await item_types.require_all(
-        session, tenant_id=sheet.tenant_id, ids=[line.item_type_id for line in lines], field="lines"
-    )
-    prices = await laundries.price_list_on(
-        session, tenant_id=sheet.tenant_id, laundry_id=sheet.laundry_id, day=sheet.service_date
-    )
-    delivered = sheet.status in ("delivered", "invoiced")
-    sheet.weight_grams, sheet.estimated_cost = estimate(
-        lines, kinds, prices, delivered=delivered, late=sheet.late_order
-    )
-    sheet.currency = prices.currency if prices else None
+    await _figures(session, [sheet])
+
+
+async def refresh_figures(
+    session: AsyncSession,
+    *,
+    tenant_id: int,
+    clock: Clock,
+    laundry_id: int | None = None,
+    start: dt.date | None = None,
+    end: dt.date | None = None,
+    item_type_id: int | None = None,
+) -> int:
+    """Recompute the open sheets a change of prices (a laundry's, for service dates
+    ``start..end``) or of an item type's weight reaches, in the caller's transaction; a sheet
+    whose figures change is updated (``updatedAt``), so pollers see it. The count changed."""
+    now = clock.now()
+    changed = 0
+    after_id = 0
+    while True:
+        chunk = await repository.open_chunk(
+            session, tenant_id, OPEN, laundry_id=laundry_id, start=start, end=end,
+            item_type_id=item_type_id, after_id=after_id, limit=REFRESH_CHUNK,
+        )  # fmt: skip
+        if not chunk:
+            return changed
+        for sheet in await _figures(session, chunk):
+            sheet.updated_at = now
+            changed += 1
+        await session.flush()
+        after_id = chunk[-1].id
 
 
 def _check_dates(service_date: dt.date, pickup_date: dt.date | None) -> None:

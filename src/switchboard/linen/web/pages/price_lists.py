@@ -107,9 +107,10 @@ async def replace(
 
 @router.post("/{price_list_id}/delete")
 async def delete(
-    laundry_id: IdPath, price_list_id: IdPath, viewer: Writer, session: Session
+    laundry_id: IdPath, price_list_id: IdPath, viewer: Writer, session: Session, runtime: RuntimeDep
 ) -> Response:
     await service.delete_price_list(
-        session, tenant_id=viewer.tenant.id, laundry_id=laundry_id, price_list_id=price_list_id
-    )
+        session, tenant_id=viewer.tenant.id, laundry_id=laundry_id, price_list_id=price_list_id,
+        clock=runtime.clock,
+    )  # fmt: skip
     return _back(laundry_id)
