@@ -213,3 +213,45 @@ def test_linen_ids_are_never_reused_once_migrated(tmp_path: Path) -> None:
             (now, now),
         )
         assert db.execute("SELECT max(id) FROM linen_item_types").fetchone() == (3,)
+
+
+def test_vault_reveals_outlive_their_entry_once_migrated(empty_database: str) -> None:
+    """Revision 0016 keeps a vault entry's reveal log when the entry is deleted, with the
+    entry's label, which it fills in for the reveals made before it."""
+    upgrade(empty_database, "0015")
+    before = [
+        "INSERT INTO tenants (id, name, settings, signaling_secret, created_at)"
+        " VALUES (1, 'acme', '{}', 'x', '2026-01-01 00:00:00')",
+        "INSERT INTO linen_property_groups (id, tenant_id, name, kind, notes, created_at,"
+        " updated_at) VALUES (1, 1, 'Coast', 'region', '', '2026-01-01 00:00:00',"
+        " '2026-01-01 00:00:00')",
+        "INSERT INTO linen_vault_entries (id, tenant_id, group_id, kind, label, secret_sealed,"
+        " notes, created_at, updated_at, updated_by) VALUES (1, 1, 1, 'wifi', 'Wi-Fi', 'x', '',"
+        " '2026-01-01 00:00:00', '2026-01-01 00:00:00', 'admin')",
+        "INSERT INTO linen_vault_reveals (id, tenant_id, entry_id, subject, username, role,"
+        " revealed_at) VALUES (1, 1, 1, 'sub', 'power', 'power-user', '2026-01-01 00:00:00')",
+    ]
+
+    async def run(statements: list[str]) -> list[Any]:
+        engine = create_async_engine(empty_database)
+        async with engine.connect() as conn:
+            if conn.dialect.name == "sqlite":  # as the application's connections do
+                await conn.execute(text("PRAGMA foreign_keys=ON"))
+            for statement in statements:
+                result = await conn.execute(text(statement))
+            rows = list(result.all()) if result.returns_rows else []
+            await conn.commit()
+        await engine.dispose()
+        return rows
+
+    asyncio.run(run(before))
+    upgrade(empty_database)
+    kept = asyncio.run(
+        run(
+            [
+                "DELETE FROM linen_vault_entries WHERE id = 1",
+                "SELECT entry_id, entry_label, username FROM linen_vault_reveals",
+            ]
+        )
+    )
+    assert [tuple(row) for row in kept] == [(1, "Wi-Fi", "power")]

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from httpx import AsyncClient
 from sqlalchemy import text
 
 from switchboard.kit.clock import ManualClock
 from switchboard.runtime import Runtime
-from tests.linen.helpers import World
+from tests.factories import TenantFixture
+from tests.linen.helpers import Portal, World
 
 
 async def test_masked_reveal_audited_and_sealed(
@@ -94,3 +96,36 @@ async def test_reveal_bad_input_is_a_documented_400(world: World) -> None:
         )
         assert response.status_code == 400, response.text
         assert response.json()["error"] == "invalid_request"
+
+
+async def test_the_reveal_log_outlives_its_entry(
+    world: World, app_client: AsyncClient, globex: TenantFixture
+) -> None:
+    portal = world.portal
+    entry = await portal.made(
+        "/v1/vault",
+        {"propertyId": world.property, "kind": "door-code", "label": "Front door", "secret": "1"},
+    )
+    url = f"/v1/vault/{entry['id']}"
+    await portal.post(f"{url}/reveal", role="power")
+    await portal.patch(url, {"label": "Main door"})
+    await portal.post(f"{url}/reveal", role="admin")
+    assert (await portal.delete(url)).status_code == 200
+    assert (await portal.get(url)).status_code == 404
+    assert (await portal.post(f"{url}/reveal")).status_code == 404
+    log = await portal.get(f"{url}/reveals", "power")
+    assert log.status_code == 200
+    assert [(r["entryId"], r["entryLabel"], r["username"]) for r in log.json()["data"]] == [
+        (entry["id"], "Main door", "admin"), (entry["id"], "Front door", "power"),
+    ]  # fmt: skip
+    assert (await portal.get(f"{url}/reveals", "user")).status_code == 403
+    # A new entry starts with a log of its own, and another tenant sees none of it.
+    fresh = await portal.made(
+        "/v1/vault",
+        {"propertyId": world.property, "kind": "door-code", "label": "Front door", "secret": "2"},
+    )
+    assert fresh["id"] != entry["id"]
+    assert (await portal.get(f"/v1/vault/{fresh['id']}/reveals")).json()["total"] == 0
+    other = await Portal.open(app_client, globex)
+    assert (await other.get(f"{url}/reveals")).status_code == 404
+    assert (await portal.get("/v1/vault/999/reveals")).status_code == 404

@@ -140,6 +140,10 @@ async def reveal_entry(
     response_model=Page[RevealLogItem],
     responses=REVEAL_ERRORS,
     summary="The reveal audit log of an entry, newest first (admin, power-user)",
+    description=(
+        "The log outlives the entry: a deleted entry's reveals stay readable here by its id "
+        "(entry ids are never given again); 404 when there is neither the entry nor a reveal."
+    ),
 )
 async def list_reveals(
     entry_id: IdPath, caller: VaultRevealer, session: Session, paging: Paging
@@ -150,6 +154,7 @@ async def list_reveals(
     items = [
         RevealLogItem(
             entry_id=r.entry_id,
+            entry_label=r.entry_label,
             username=r.username,
             role=r.role,
             revealed_at=iso_utc(r.revealed_at) or "",

@@ -38,15 +38,16 @@ class VaultEntry(Base):
 
 
 class VaultReveal(Base):
-    """The audit log: one row per reveal, with who and when."""
+    """The audit log: one row per reveal, with who and when. It outlives its entry:
+    ``entry_id`` is no foreign key (entry ids are never given twice) and ``entry_label`` is
+    the entry's label at the reveal (decision 0514)."""
 
     __tablename__ = "linen_vault_reveals"
 
     id: Mapped[int] = mapped_column(primary_key=True)
     tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"), index=True)
-    entry_id: Mapped[int] = mapped_column(
-        ForeignKey("linen_vault_entries.id", ondelete="CASCADE"), index=True
-    )
+    entry_id: Mapped[int] = mapped_column(index=True)
+    entry_label: Mapped[str] = mapped_column(String(200), default="")
     subject: Mapped[str] = mapped_column(String(128))
     username: Mapped[str] = mapped_column(String(128))
     role: Mapped[str] = mapped_column(String(16))

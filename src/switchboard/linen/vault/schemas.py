@@ -61,6 +61,7 @@ class RevealOut(Schema):
 
 class RevealLogItem(Schema):
     entry_id: int
+    entry_label: str = Field(description="The entry's label when it was revealed")
     username: str
     role: str
     revealed_at: str

@@ -112,6 +112,7 @@ async def update(
 
 
 async def delete(session: AsyncSession, *, tenant_id: int, entry_id: int) -> None:
+    """The entry goes; its reveal log stays, readable by its id (``reveals``)."""
     row = await get(session, tenant_id=tenant_id, entry_id=entry_id)
     await session.delete(row)
     await session.flush()
@@ -131,6 +132,7 @@ async def reveal(
     audit = VaultReveal(
         tenant_id=tenant_id,
         entry_id=row.id,
+        entry_label=row.label,
         subject=caller.subject,
         username=caller.username,
         role=caller.role,
@@ -144,5 +146,9 @@ async def reveal(
 async def reveals(
     session: AsyncSession, *, tenant_id: int, entry_id: int, paging: PageParams
 ) -> tuple[list[VaultReveal], int]:
-    await get(session, tenant_id=tenant_id, entry_id=entry_id)
-    return await repository.reveals_page(session, tenant_id, entry_id, paging)
+    """The reveal log of an entry, newest first; a deleted entry's log is kept and read the
+    same way. 404 only when the tenant has neither the entry nor a reveal of it."""
+    rows, total = await repository.reveals_page(session, tenant_id, entry_id, paging)
+    if total == 0:
+        await get(session, tenant_id=tenant_id, entry_id=entry_id)
+    return rows, total
