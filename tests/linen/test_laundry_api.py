@@ -167,6 +167,10 @@ async def test_upload_rejections_change_nothing(world: World) -> None:
         (invoice_meta("A-1", [confirmed["id"]]), None, 409, "sheet_not_invoiceable"),
         (invoice_meta("A-1", [9999]), None, 400, "unknown_reference"),
         ({**invoice_meta("A-1", [delivered["id"]]), "gross": 1}, None, 400, "amounts_mismatch"),
+        ({**invoice_meta("A-1", []), "net": 1000, "tax": 0, "gross": 1000}, None, 400,
+         "amounts_mismatch"),
+        ({**invoice_meta("A-1", [delivered["id"]]), "net": 1500, "tax": 0, "gross": 1500}, None,
+         400, "amounts_mismatch"),
         ({**invoice_meta("A-1", [delivered["id"]]), "net": -5}, None, 400, "invalid_request"),
         ({**invoice_meta("A-1", [delivered["id"]]), "currency": "euro"}, None, 400,
          "invalid_request"),
@@ -275,3 +279,13 @@ async def test_admin_records_an_invoice_received_by_mail(world: World) -> None:
         headers=await world.portal.auth("power"),
     )  # fmt: skip
     assert refused.status_code == 403
+    no_lines = {**invoice_meta("MAIL-2", []), "laundryId": world.laundry, "net": 900,
+                "tax": 0, "gross": 900}  # fmt: skip
+    mismatch = await world.portal.client.post(
+        "/api/v1/invoices",
+        files={"file": ("scan.pdf", make_pdf(), "application/pdf"),
+               "metadata": (None, json.dumps(no_lines), "application/json")},
+        headers=await world.portal.auth("admin"),
+    )  # fmt: skip
+    assert (mismatch.status_code, mismatch.json()["error"]) == (400, "amounts_mismatch")
+    assert (await world.portal.get("/v1/invoices")).json()["total"] == 1

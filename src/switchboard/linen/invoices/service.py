@@ -78,8 +78,12 @@ def _check_amounts(meta: InvoiceMeta) -> None:
             raise BadRequest(
                 f"lines[{index}].net must equal qty x unitPrice", code="amounts_mismatch"
             )
-    if meta.lines and sum(line.net for line in meta.lines) != meta.net:
-        raise BadRequest("the lines' net must add up to net", code="amounts_mismatch")
+    # No lines add up to 0: an invoice without lines has a net of 0 (docs/linen.md).
+    if sum(line.net for line in meta.lines) != meta.net:
+        raise BadRequest(
+            "the lines' net must add up to net (an invoice without lines has a net of 0)",
+            code="amounts_mismatch",
+        )
 
 
 async def receive(
