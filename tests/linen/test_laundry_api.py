@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from httpx import Response
+
 from switchboard.kit.clock import ManualClock
 from switchboard.linen.invoices.service import MAX_PDF_BYTES
 from tests.linen.helpers import World, invoice_meta, make_pdf
@@ -118,6 +120,30 @@ async def test_delivery_report_adds_unordered_items_and_can_be_corrected(world: 
         headers=world.laundry_headers(),
     )  # fmt: skip
     assert future.status_code == 400
+
+
+async def test_delivered_at_may_be_ahead_by_the_clock_skew_only(world: World) -> None:
+    """The portal's clock says 2026-01-01 12:00:00 UTC; a device may run five minutes fast."""
+    sheet = await world.confirmed()
+    url = f"/api/laundry/jobs/{sheet['id']}/delivery"
+
+    async def report(delivered_at: str) -> Response:
+        return await world.portal.client.post(
+            url, json={"deliveredAt": delivered_at,
+                       "lines": [{"itemTypeId": world.duvet, "qtyDelivered": 2}]},
+            headers=world.laundry_headers(),
+        )  # fmt: skip
+
+    for late in ("2026-01-01T12:05:01Z", "2026-01-01T13:05:01+01:00", "2026-01-01T12:05:01"):
+        refused = await report(late)
+        assert (refused.status_code, refused.json()["error"]) == (400, "invalid_request"), late
+        assert "deliveredAt" in refused.json()["error_description"]
+    assert (await world.portal.get(f"/v1/sheets/{sheet['id']}")).json()["status"] == "confirmed"
+    at_the_limit = await report("2026-01-01T13:05:00+01:00")
+    assert at_the_limit.status_code == 200, at_the_limit.text
+    assert at_the_limit.json()["deliveredAt"] == "2026-01-01T12:05:00Z"  # stored as stated
+    earlier = await report("2026-01-01T11:30:00Z")
+    assert earlier.json()["deliveredAt"] == "2026-01-01T11:30:00Z"
 
 
 async def test_invoice_upload_links_sheets_and_moves_them_to_invoiced(world: World) -> None:

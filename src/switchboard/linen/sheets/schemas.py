@@ -65,7 +65,13 @@ class DeliveryLineIn(StrictInput):
 class DeliveryReport(StrictInput):
     """Counts per item type; item types not named keep their counts."""
 
-    delivered_at: dt.datetime | None = Field(default=None, description="Defaults to now (UTC)")
+    delivered_at: dt.datetime | None = Field(
+        default=None,
+        description=(
+            "Defaults to now (UTC); not in the future, with up to 5 minutes ahead of the "
+            "portal's clock accepted (clock skew) and stored as given. Without an offset: UTC"
+        ),
+    )
     lines: list[DeliveryLineIn] = Field(min_length=1, max_length=200)
 
 

@@ -45,7 +45,9 @@ TRANSITIONS: dict[str, tuple[frozenset[str], str]] = {
     "invoice": (frozenset({"delivered"}), "invoiced"),
 }
 LATE_ORDER_NOTICE = dt.timedelta(days=1)
-FUTURE_SLACK = dt.timedelta(minutes=5)
+# A stated ``deliveredAt`` may be this far ahead of the portal's clock: a laundry's handheld
+# that runs a little fast is not refused (docs/linen.md). Later is a 400.
+CLOCK_SKEW = dt.timedelta(minutes=5)
 
 
 def next_status(current: str, action: str) -> str:
@@ -410,8 +412,11 @@ async def report_delivery(
         stated = body.delivered_at
         delivered_at = stated.replace(tzinfo=dt.UTC) if stated.tzinfo is None else stated
         delivered_at = delivered_at.astimezone(dt.UTC)
-    if delivered_at > now + FUTURE_SLACK:
-        raise BadRequest("deliveredAt: must not be in the future")
+    if delivered_at > now + CLOCK_SKEW:
+        raise BadRequest(
+            "deliveredAt: must not be in the future (at most 5 minutes ahead of the portal's "
+            "clock, for the skew of a device's clock)"
+        )
     ids = [line.item_type_id for line in body.lines]
     if len(set(ids)) != len(ids):
         raise BadRequest("lines: an item type is listed twice")
