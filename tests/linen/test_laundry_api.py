@@ -58,15 +58,21 @@ async def test_a_laundry_sees_only_its_confirmed_jobs(world: World, clock: Manua
     assert {t["code"] for t in job["itemTypes"]} == {"DUVET_COVER_DOUBLE", "TOWEL_BATH"}
     assert "confirmedBy" not in job
     assert "notes" not in job
-    for hidden in (draft["id"], foreign["id"]):
-        response = await client.get(f"/api/laundry/jobs/{hidden}", headers=world.laundry_headers())
-        assert response.status_code == 404
-    cross = await client.post(
-        f"/api/laundry/jobs/{confirmed['id']}/delivery",
-        json={"lines": [{"itemTypeId": world.duvet, "qtyDelivered": 1}]},
-        headers=world.laundry_headers(other_key),
-    )
-    assert cross.status_code == 404
+    # A draft, another laundry's job and no sheet at all answer the same: nothing tells which
+    # sheets exist.
+    report = {"lines": [{"itemTypeId": world.duvet, "qtyDelivered": 1}]}
+    for hidden, key in ((draft["id"], None), (foreign["id"], None), (9999, None),
+                        (confirmed["id"], other_key)):  # fmt: skip
+        headers = world.laundry_headers(key)
+        fetched = await client.get(f"/api/laundry/jobs/{hidden}", headers=headers)
+        reported = await client.post(
+            f"/api/laundry/jobs/{hidden}/delivery", json=report, headers=headers
+        )
+        for response in (fetched, reported):
+            assert (response.status_code, response.json()) == (
+                404, {"error": "not_found", "error_description": f"no job {hidden}"},
+            ), hidden  # fmt: skip
+    assert (await portal.get(f"/v1/sheets/{draft['id']}")).json()["status"] == "draft"
     # Polling: a cancellation after the last poll shows up, untouched jobs do not.
     seen = job["updatedAt"]
     clock.advance(120)

@@ -6,7 +6,6 @@ import datetime as dt
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from switchboard.kit.errors import NotFound
 from switchboard.kit.paging import PageParams
 from switchboard.linen.laundries.models import Laundry
 from switchboard.linen.sheets import service as sheets
@@ -40,7 +39,6 @@ async def list_jobs(
 
 
 async def get_job(session: AsyncSession, *, laundry: Laundry, job_id: int) -> LinenSheet:
-    sheet = await sheets.get(session, tenant_id=laundry.tenant_id, sheet_id=job_id)
-    if sheet.laundry_id != laundry.id or sheet.confirmed_at is None:
-        raise NotFound(f"no job {job_id}")
-    return sheet
+    return await sheets.job(
+        session, tenant_id=laundry.tenant_id, laundry_id=laundry.id, job_id=job_id
+    )

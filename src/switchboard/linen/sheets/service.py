@@ -109,6 +109,16 @@ async def get(session: AsyncSession, *, tenant_id: int, sheet_id: int) -> LinenS
     return row
 
 
+async def job(session: AsyncSession, *, tenant_id: int, laundry_id: int, job_id: int) -> LinenSheet:
+    """A sheet as the Laundry API shows it: the laundry's own, once confirmed. A draft,
+    another laundry's sheet and no sheet at all are the same 404, so a laundry cannot tell
+    which sheets exist."""
+    row = await repository.get(session, tenant_id, job_id)
+    if row is None or row.laundry_id != laundry_id or row.confirmed_at is None:
+        raise NotFound(f"no job {job_id}")
+    return row
+
+
 async def running_balance(
     session: AsyncSession, *, tenant_id: int, property_id: int, until: dt.date | None
 ) -> list[tuple[ItemType, int, int]]:
@@ -402,9 +412,10 @@ async def report_delivery(
 ) -> LinenSheet:
     """Record delivered/collected/rejected counts; ``laundry_id`` limits it to that laundry's
     confirmed jobs (the Laundry API). A correction is allowed until the sheet is invoiced."""
-    sheet = await get(session, tenant_id=tenant_id, sheet_id=sheet_id)
-    if laundry_id is not None and (sheet.laundry_id != laundry_id or sheet.confirmed_at is None):
-        raise NotFound(f"no job {sheet_id}")
+    if laundry_id is None:
+        sheet = await get(session, tenant_id=tenant_id, sheet_id=sheet_id)
+    else:
+        sheet = await job(session, tenant_id=tenant_id, laundry_id=laundry_id, job_id=sheet_id)
     target = next_status(sheet.status, "deliver")
     now = clock.now()
     delivered_at = now
