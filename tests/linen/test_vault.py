@@ -79,6 +79,13 @@ async def test_rotation_group_entries_and_bad_input(world: World) -> None:
     assert (await portal.post("/v1/vault/999/reveal")).status_code == 404
     in_use = await portal.delete(f"/v1/groups/{group['id']}")
     assert (in_use.status_code, in_use.json()["error"]) == (409, "in_use")
+    # A group has no active flag: the description says what can be done instead.
+    hint = in_use.json()["error_description"]
+    assert "Wi-Fi" in hint
+    assert "delete them first" in hint
+    assert "deactivate" not in hint
+    still = (await portal.get(f"/v1/groups/{group['id']}")).json()
+    assert still["propertyIds"] == [world.property]  # the refused delete changed nothing
     assert (await portal.delete(f"/v1/vault/{entry['id']}")).status_code == 200
     assert (await portal.delete(f"/v1/groups/{group['id']}")).status_code == 200
 

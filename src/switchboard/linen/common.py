@@ -145,8 +145,11 @@ READ_ERRORS = error_responses(400, 401, 404)
 WRITE_ERRORS = error_responses(400, 401, 403, 404, 409)
 
 
-async def delete_unless_used(session: AsyncSession, row: object, *, what: str) -> None:
-    """Delete ``row``; a foreign key still pointing at it makes this a 409 ``in_use``."""
+async def delete_unless_used(
+    session: AsyncSession, row: object, *, what: str, hint: str = "deactivate it instead"
+) -> None:
+    """Delete ``row``; a foreign key still pointing at it makes this a 409 ``in_use`` whose
+    description ends with ``hint``, what the client can do instead."""
     from sqlalchemy.exc import IntegrityError
 
     from switchboard.kit.errors import Conflict
@@ -155,6 +158,4 @@ async def delete_unless_used(session: AsyncSession, row: object, *, what: str) -
     try:
         await session.flush()
     except IntegrityError:
-        raise Conflict(
-            f"the {what} is still referenced; deactivate it instead", code="in_use"
-        ) from None
+        raise Conflict(f"the {what} is still referenced; {hint}", code="in_use") from None

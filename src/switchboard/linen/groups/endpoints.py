@@ -87,7 +87,12 @@ async def update_group(
     return (await groups_out(session, caller.tenant_id, [row]))[0]
 
 
-@router.delete("/{group_id}", response_model=Ok, responses=WRITE_ERRORS, summary="Delete")
+@router.delete(
+    "/{group_id}",
+    response_model=Ok,
+    responses=WRITE_ERRORS,
+    summary="Delete (409 `in_use` while it holds vault entries; delete them first)",
+)
 async def delete_group(group_id: IdPath, caller: PortalAdmin, session: Session) -> Ok:
     await service.delete(session, tenant_id=caller.tenant_id, group_id=group_id)
     return Ok()

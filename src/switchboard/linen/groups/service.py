@@ -116,9 +116,20 @@ async def update(
 
 
 async def delete(session: AsyncSession, *, tenant_id: int, group_id: int) -> None:
-    """Membership goes with the group; vault entries of the group keep it (409 ``in_use``)."""
+    """Membership goes with the group; vault entries of the group keep it (409 ``in_use``).
+    A group has no active flag to retire it by: its entries are deleted first."""
     from switchboard.linen.common import delete_unless_used
+    from switchboard.linen.vault import service as vault  # vault entries belong to groups
 
     row = await get(session, tenant_id=tenant_id, group_id=group_id)
+    labels = await vault.labels_of_group(session, tenant_id=tenant_id, group_id=row.id)
+    if labels:
+        shown = ", ".join(labels[:3]) + (", ..." if len(labels) > 3 else "")
+        raise Conflict(
+            f"the property group still holds vault entries ({shown}); delete them first",
+            code="in_use",
+        )
     await repository.set_members_of_group(session, tenant_id, row.id, [])
-    await delete_unless_used(session, row, what="property group")
+    await delete_unless_used(
+        session, row, what="property group", hint="delete what refers to it first"
+    )
