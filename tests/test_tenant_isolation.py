@@ -270,6 +270,7 @@ PUBLIC = {
     ("GET", "/oidc.ashx/.well-known/openid-configuration"),
     ("GET", "/oidc.ashx/jwks"),
     ("GET", "/oidc.ashx/userinfo"),  # answers with the bearer's own claims only
+    ("POST", "/oidc.ashx/userinfo"),  # the same
     # Browser sign-in: the tenant is the Host's; another tenant's session cookie, code or client
     # is refused (tests/identity/test_signin_isolation.py).
     ("GET", "/oidc.ashx/authorize"),
