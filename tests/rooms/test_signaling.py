@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from websockets.exceptions import ConnectionClosed
 
+from switchboard.platform.numbers import service as numbers
 from switchboard.runtime import Runtime
 from tests import factories
 from tests.rooms.conftest import Client, Server
@@ -176,3 +177,26 @@ async def test_lobby_admit(
     assert events["Guest"]["joinPath"] == "admit"
     assert events["Guest"]["peerCount"] == 2
     assert events["Guest"]["verified"] is False
+
+
+async def test_a_signed_in_number_refuses_an_anonymous_caller(
+    server: Server, acme: factories.TenantFixture, runtime: Runtime
+) -> None:
+    """``visibility: signed-in`` (docs/numbers.md): only a peer that joined with the tenant's
+    bearer may call the number; an anonymous one gets ``forbidden`` and no AI peer is asked."""
+    runtime.settings = runtime.settings.model_copy(update={"bridge_url": "none"})
+    async with runtime.db.transaction() as session:
+        await numbers.create_number(
+            session, tenant_id=acme.id, name="Private desk", number="300", voice="Kore",
+            language="en-US", api_key="k", system_prompt="p", box=runtime.box,
+            clock=runtime.clock, visibility="signed-in",
+        )  # fmt: skip
+    anonymous = await join(server, acme.host, "Anon", call="300")
+    await anonymous.expect("welcome")
+    refused = await anonymous.expect("error")
+    assert refused["code"] == "forbidden"
+    key = await factories.api_key(runtime, acme)
+    member = await join(server, acme.host, "Member", call="300", token=key, room="y")
+    await member.expect("welcome")
+    # Past the visibility check: the AI peer is asked for, and here no bridge is configured.
+    assert (await member.expect("error"))["code"] == "bridge_not_configured"

@@ -9,7 +9,8 @@ from switchboard.kit.db import Base, UtcDateTime
 
 MODE_LIVE_VOICE_AI = "live-voice-ai"
 MODES = (MODE_LIVE_VOICE_AI,)
-VISIBILITIES = ("public", "signed-in")
+PUBLIC, SIGNED_IN = "public", "signed-in"
+VISIBILITIES = (PUBLIC, SIGNED_IN)
 DEFAULT_MAX_DURATION_SEC = 3500
 
 

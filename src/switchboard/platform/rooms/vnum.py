@@ -19,6 +19,7 @@ from switchboard.bridge import protocol
 from switchboard.bridge.client import RoomAnswer, bridge_for
 from switchboard.kit.errors import ApiError
 from switchboard.platform.numbers import service as numbers
+from switchboard.platform.numbers.models import SIGNED_IN
 from switchboard.platform.rooms import service
 from switchboard.platform.rooms.hub import LiveRoom, Peer
 from switchboard.runtime import Runtime
@@ -71,13 +72,19 @@ async def call(
     runtime: Runtime, room: LiveRoom, peer: Peer, number: str, *, signal_base: str
 ) -> RoomAnswer | None:
     """Ask the bridge for the number's AI peer in ``room``; an ``error`` to ``peer`` when the
-    number is unknown or the bridge refuses. ``signal_base``: ``ws(s)://<host>`` the peer used."""
+    number is unknown, takes signed-in callers only and ``peer`` is not verified (joined with
+    the tenant's bearer), or the bridge refuses. ``signal_base``: ``ws(s)://<host>`` the peer
+    used."""
     async with runtime.db.transaction(read_only=True) as session:
         tenant = await session.get(Tenant, room.tenant_id)
         found = await numbers.find_number(session, tenant_id=room.tenant_id, number=number)
         if tenant is None or found is None:
             await peer.send({"type": "error", "code": "unknown_number",
                              "message": f"no virtual number {number}"})  # fmt: skip
+            return None
+        if found.visibility == SIGNED_IN and not peer.verified:
+            await peer.send({"type": "error", "code": "forbidden",
+                             "message": f"{number} takes signed-in callers only"})  # fmt: skip
             return None
         api_key, system_prompt = numbers.reveal_secrets(found, runtime.box)
         model = TenantConfig.from_settings(tenant.settings).default_model
