@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import pytest
-from httpx import AsyncClient
+from httpx import ASGITransport, AsyncClient
 from sqlalchemy import func, select
 
+from switchboard.app import create_app
 from switchboard.identity.models import ApiKey, User
 from switchboard.platform.webhooks.models import Subscription
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
-from tests.console.signin import csrf_of, sign_in
+from tests.console.signin import console_clients, csrf_of, sign_in
 from tests.factories import TenantFixture
 
 
@@ -147,3 +148,34 @@ async def test_tenants_stay_apart_and_only_a_super_admin_switches(
     assert "acmeonly" in (await acme.get("/admin/webhooks")).text
     unknown = await acme.post("/admin/tenant", data={"csrf": acme_token, "tenant": "nope"})
     assert unknown.status_code == 404
+
+
+async def test_a_new_password_ends_the_sessions_held_with_the_old_one(
+    runtime: Runtime, acme: TenantFixture
+) -> None:
+    """A password reset ends the user's web app sessions (their cookies carry a stamp of the
+    password) and the identity provider's memory of the browser: signing in again asks for
+    the new password."""
+    await console_clients(runtime, acme)
+    app = create_app(runtime=runtime)
+    async with runtime.lifespan():
+        transport = ASGITransport(app=app)
+        async with (
+            AsyncClient(transport=transport, base_url=f"http://{acme.host}") as thief,
+            AsyncClient(transport=transport, base_url=f"http://{acme.host}") as admin,
+        ):
+            assert (await sign_in(thief, "power", mount="/app")).status_code == 303
+            assert (await thief.get("/app/properties")).status_code == 200
+            assert (await sign_in(admin)).status_code == 303
+            page = await admin.get("/admin/users")
+            reset = await admin.post(
+                "/admin/users/power/password", data={"csrf": csrf_of(page.text)}
+            )
+            assert reset.status_code == 200
+            stale = await thief.get("/app/properties")
+            assert (stale.status_code, stale.headers["location"]) == (303, "/app/login")
+            # The provider no longer remembers the browser: its login form comes back.
+            start = await thief.get("/app/login")
+            authorize = await thief.get(start.headers["location"].split(acme.host, 1)[1])
+            assert authorize.status_code == 200
+            assert 'name="password"' in authorize.text

@@ -12,7 +12,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from switchboard.identity.errors import OAuthError
 from switchboard.identity.issuance import status as credential_status
 from switchboard.identity.keycache import REVOCATIONS
-from switchboard.identity.models import ROLES, ApiKey, OidcClient, RefreshToken, User
+from switchboard.identity.models import (
+    ROLES,
+    ApiKey,
+    BrowserSession,
+    OidcClient,
+    RefreshToken,
+    User,
+)
 from switchboard.identity.passwords import Passwords
 from switchboard.identity.tokens import TokenIssuer, TokenSet
 from switchboard.kit.clock import Clock
@@ -86,6 +93,16 @@ async def _revoke_refresh_tokens(session: AsyncSession, user: User, clock: Clock
     )
 
 
+async def _end_browser_sessions(session: AsyncSession, user: User, clock: Clock) -> None:
+    """The identity provider forgets every browser the user signed in with: the next sign-in
+    asks for the password again."""
+    await session.execute(
+        update(BrowserSession)
+        .where(BrowserSession.user_id == user.id, BrowserSession.ended_at.is_(None))
+        .values(ended_at=clock.now())
+    )
+
+
 async def set_password(
     session: AsyncSession,
     *,
@@ -96,7 +113,9 @@ async def set_password(
     passwords: Passwords,
     actor_id: int | None = None,
 ) -> User:
-    """A new password; the user's refresh tokens are revoked and a lockout is lifted."""
+    """A new password; a lockout is lifted and every session held with the old one ends: the
+    refresh tokens, the identity provider's browser sessions, and the web apps' session cookies
+    (they carry a stamp of the password, ``web.signin.credential_stamp``)."""
     if len(password) < 8:
         raise BadRequest("password must have at least 8 characters")
     user = await get_user(session, tenant_id=tenant_id, username=username)
@@ -105,6 +124,7 @@ async def set_password(
     user.failed_logins = 0
     user.locked_until = None
     await _revoke_refresh_tokens(session, user, clock)
+    await _end_browser_sessions(session, user, clock)
     await session.flush()
     return user
 
@@ -118,8 +138,8 @@ async def reset_password(
     passwords: Passwords,
     clock: Clock,
 ) -> str:
-    """Give the user a new random password (returned once), lift any lockout and revoke their
-    refresh tokens, so that sessions held with the old password end."""
+    """Give the user a new random password (returned once), lift any lockout and end every
+    session held with the old password (``set_password``)."""
     password = secrets.token_urlsafe(12)
     await set_password(
         session, tenant_id=tenant_id, username=username, password=password, clock=clock,

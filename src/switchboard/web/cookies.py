@@ -10,7 +10,8 @@ import orjson
 from cryptography.exceptions import InvalidTag
 from starlette.responses import Response
 
-from switchboard.kit.crypto import SecretBox
+from switchboard.identity.models import User
+from switchboard.kit.crypto import SecretBox, constant_time_equals, sha256_hex
 
 SESSION_SECONDS = 8 * 3600
 # the console's session cookie; the room signaling reads it too (a console admin is verified)
@@ -28,6 +29,18 @@ class WebSession:
     csrf: str
     expires: int
     id_token: str
+    # The user's credentials when signing in (``credential_stamp``): a new password ends the
+    # session. A cookie without it (made by an earlier version) is no session.
+    stamp: str
+
+    def still_holds(self, user: User) -> bool:
+        """Whether ``user`` (the session's, read now) may go on: enabled, of the session's
+        tenant, with the password the session was signed in with."""
+        return (
+            not user.disabled
+            and user.tenant_id == self.tenant_id
+            and constant_time_equals(self.stamp, credential_stamp(user.password_hash))
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +51,13 @@ class PendingLogin:
     nonce: str
     verifier: str
     expires: int
+
+
+def credential_stamp(password_hash: str) -> str:
+    """A short digest of a password hash, kept in the sealed session cookie: a new password
+    ends the web apps' sessions signed in with the old one (as Django's session auth hash
+    does). The cookie is sealed, so the browser cannot read it."""
+    return sha256_hex(password_hash)[:16]
 
 
 def new_csrf() -> str:

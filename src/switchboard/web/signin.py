@@ -24,6 +24,7 @@ from switchboard.web.cookies import (
     CookieJar,
     PendingLogin,
     WebSession,
+    credential_stamp,
     new_csrf,
 )
 from switchboard.web.oidc import RelyingParty, SignInFailed
@@ -71,14 +72,15 @@ def relying_party(request: Request) -> RelyingParty:
 async def signed_in_user(
     request: Request, runtime: RuntimeDep, session: Session
 ) -> tuple[WebSession, User]:
-    """The session cookie's user, still enabled and of the same tenant; else NotSignedIn."""
+    """The session cookie's user, still enabled, of the same tenant and with the password it
+    signed in with; else NotSignedIn."""
     now = int(runtime.clock.now().timestamp())
     jar = cookie_jar(request)
     found = jar.session(request.cookies.get(jar.session_cookie), now=now)
     if found is None:
         raise NotSignedIn()
     user = await session.get(User, found.user_id)
-    if user is None or user.disabled or user.tenant_id != found.tenant_id:
+    if user is None or not found.still_holds(user):
         raise NotSignedIn()
     return found, user
 
@@ -152,6 +154,7 @@ def signin_router(
             WebSession(
                 user_id=user.id, tenant_id=user.tenant_id, acting_tenant_id=user.tenant_id,
                 csrf=new_csrf(), expires=now + SESSION_SECONDS, id_token=identity.id_token,
+                stamp=credential_stamp(user.password_hash),
             ),
         )  # fmt: skip
         return response

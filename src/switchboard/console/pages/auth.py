@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Annotated
 
 from fastapi import APIRouter, Form, Request
@@ -11,7 +12,6 @@ from switchboard.console.deps import CONSOLE, FormOperator, check_csrf, render
 from switchboard.kit.errors import Forbidden
 from switchboard.runtime import Session
 from switchboard.tenants import service as tenants
-from switchboard.web.cookies import WebSession
 from switchboard.web.signin import cookie_jar, signin_router
 
 router = APIRouter()
@@ -40,10 +40,6 @@ async def switch_tenant(
         raise Forbidden("only an admin of the primary tenant may switch tenant")
     target = await tenants.require_by_name(session, tenant)
     response = RedirectResponse(CONSOLE.landing, status_code=303)
-    updated = WebSession(
-        user_id=operator.session.user_id, tenant_id=operator.session.tenant_id,
-        acting_tenant_id=target.id, csrf=operator.csrf, expires=operator.session.expires,
-        id_token=operator.session.id_token,
-    )  # fmt: skip
+    updated = dataclasses.replace(operator.session, acting_tenant_id=target.id, csrf=operator.csrf)
     cookie_jar(request).set_session(response, updated)
     return response

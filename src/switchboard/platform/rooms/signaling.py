@@ -121,7 +121,7 @@ async def _identity(
         found = jar.session(websocket.cookies.get(CONSOLE_COOKIE), now=now)
         if found is not None:
             user = await session.get(User, found.user_id)
-            if user is not None and not user.disabled and user.tenant_id == tenant.id:
+            if user is not None and found.still_holds(user) and user.tenant_id == tenant.id:
                 return True, user.role == "admin"
     return False, False
 
