@@ -23,7 +23,7 @@ from switchboard.kit.clock import ManualClock
 from switchboard.runtime import Runtime
 from switchboard.tenants import service as tenants
 from tests.conftest import PRIMARY_HOST
-from tests.factories import TenantFixture
+from tests.factories import PASSWORD, TenantFixture
 from tests.identity.signin_helpers import parse_form, redirect_params, sign_in
 
 BASE = f"http://{PRIMARY_HOST}"
@@ -229,3 +229,26 @@ async def test_logout_without_hint_asks_first(app: Starlette, browser: AsyncClie
             transport=ASGITransport(app=app), base_url=BASE, cookies=stolen
         ) as replay:
             assert redirect_params(await replay.get(silent))["error"] == "login_required"
+
+
+async def test_a_hint_of_another_user_asks_first(
+    app: Starlette, browser: AsyncClient, acme: TenantFixture
+) -> None:
+    """Any user's ID token is easy to come by: only a hint naming the signed-in user signs the
+    browser out without asking; another user's asks, and the session lives on."""
+    async with oauth_client(app) as oauth:
+        url, _ = oauth.create_authorization_url(f"{ISSUER}/authorize", code_verifier="d" * 43)
+        await sign_in(browser, url)
+        other = await browser.post(
+            f"{ISSUER}/token",
+            data={"grant_type": "password", "client_id": "cli", "username": "user",
+                  "password": PASSWORD, "scope": "openid"},
+        )  # fmt: skip
+        hint = other.json()["id_token"]
+        asked = await browser.get(f"{ISSUER}/end_session", params={"id_token_hint": hint})
+        assert asked.status_code == 200
+        assert "Sign out" in asked.text
+        silent, _ = oauth.create_authorization_url(
+            f"{ISSUER}/authorize", code_verifier="d" * 43, prompt="none"
+        )
+        assert "code" in redirect_params(await browser.get(silent))

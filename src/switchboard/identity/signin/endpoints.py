@@ -318,8 +318,14 @@ async def _logout(request: Request, runtime: Runtime, *, confirmed: bool) -> Res
                     raise signin.PageError("post_logout_redirect_uri is not registered")
         except signin.PageError as exc:
             return pages.error_page(exc.description, status=exc.status)
-        if not claims and not confirmed:
-            # Without a hint the request may be forged by another site: ask the user first.
+        browser = await signin.current_session(
+            session, tenant=tenant, token=request.cookies.get(pages.SESSION_COOKIE),
+            now=runtime.clock.now(),
+        )  # fmt: skip
+        hinted = browser is None or str(claims.get("sub", "")) == str(browser.user_id)
+        if not (claims and hinted) and not confirmed:
+            # Without a hint of the signed-in user, the request may be forged by another site
+            # (any user's ID token is easy to come by): ask the user first.
             csrf, fresh = pages.csrf_token(request)
             confirm = pages.render(
                 "confirm_logout.html", tenant=tenant.name, csrf=csrf,
