@@ -94,6 +94,12 @@ async def test_bad_body_and_query_are_400_never_422(
         headers={**headers, "Content-Type": "application/json"},
     )
     assert (not_json.status_code, not_json.json()["error"]) == (400, "invalid_request")
+    deep = b"[" * 5000 + b"]" * 5000  # deeper than any JSON parser of the platform follows
+    for path in ("/api.ashx/v1/calls", "/oidc.ashx/token", "/api/v1/properties"):
+        nested = await app_client.post(
+            path, content=deep, headers={**headers, "Content-Type": "application/json"}
+        )
+        assert (nested.status_code, nested.json()["error"]) == (400, "invalid_request"), path
     wrong_type = await app_client.post("/api.ashx/v1/api-keys", json={"name": 5}, headers=headers)
     assert wrong_type.status_code == 400
     assert "name" in wrong_type.json()["error_description"]

@@ -111,7 +111,11 @@ class RejectDuplicateKeysMiddleware:
                 break
         raw = b"".join(chunks)
         stripped = raw.lstrip()
-        key = duplicate_key(raw) if stripped[:1] in (b"{", b"[") else None
+        try:
+            key = duplicate_key(raw) if stripped[:1] in (b"{", b"[") else None
+        except RecursionError:  # deeper than any parser of ours follows
+            await error_response(ApiError("the JSON body nests too deeply"))(scope, receive, send)
+            return
         if key is not None:
             description = f"the JSON body names the key {key!r} more than once"
             await error_response(ApiError(description))(scope, receive, send)
