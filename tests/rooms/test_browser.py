@@ -77,6 +77,15 @@ async def test_two_pages_see_each_other_in_mesh(server: Server, runtime: Runtime
         assert sorted(captions) == ["Ann (you)", "Bob"]
         await pages[1].click("#leave")
         await expect(pages[0].locator("#tiles video")).to_have_count(1)
+        # The page that left is back at its join form, its tiles and controls gone.
+        await expect(pages[1].locator("#status")).to_have_text("You left the room.")
+        await expect(pages[1].locator("#tiles video")).to_have_count(0)
+        await expect(pages[1].locator("#controls")).to_be_hidden()
+        await expect(pages[1].locator("#join")).to_be_visible()
+        # ... and may join again.
+        await pages[1].click("text=Join with camera and microphone")
+        await pages[1].wait_for_selector("#status:has-text('joined')")
+        await expect(pages[0].locator("#tiles video")).to_have_count(2)
         await browser.close()
 
 

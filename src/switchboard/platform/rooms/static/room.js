@@ -202,8 +202,25 @@
       const m = JSON.parse(e.data);
       queue = queue.then(() => handlers[m.type]?.(m)).catch((err) => { status.textContent = String(err); });
     };
-    socket.onclose = (e) => { status.textContent = `left (${e.code} ${e.reason})`; };
+    socket.onclose = (e) => { reset(`disconnected${e.reason ? `: ${e.reason}` : ""}`); };
   });
+
+  // Back to the join form: connections closed, camera and microphone released, tiles gone.
+  function reset(text) {
+    [...mesh.keys()].forEach(drop);
+    sfu.publisher?.close();
+    sfu.publisher = null;
+    sfu.subscribers.forEach((pc) => pc.close());
+    sfu.subscribers.clear();
+    sfu.heardBy.clear();
+    local?.getTracks().forEach((track) => track.stop());
+    tiles.replaceChildren();
+    document.getElementById("mute").textContent = "Mute";
+    document.getElementById("controls").hidden = true;
+    document.getElementById("join").hidden = false;
+    modeLabel.textContent = "not joined";
+    status.textContent = text;
+  }
 
   document.getElementById("mute").addEventListener("click", (event) => {
     const audio = local.getAudioTracks()[0];
@@ -213,8 +230,8 @@
 
   document.getElementById("leave").addEventListener("click", () => {
     send({ type: "leave" });
-    [...mesh.keys()].forEach(drop);
-    sfu.publisher?.close();
-    local.getTracks().forEach((track) => track.stop());
+    socket.onclose = null;  // leaving is no disconnection
+    socket.close(1000, "left");
+    reset("You left the room.");
   });
 })();
