@@ -54,6 +54,10 @@ class Settings(BaseSettings):
     webhook_timeout: float = Field(default=10.0, gt=0)
     webhook_log_retention_days: int = Field(default=30, ge=1)
 
+    # Federation (docs/identity.md): the one folder whose files the operator may name as a
+    # provider's client secret (decision 0024).
+    federation_secrets_dir: Path | None = None
+
     # The outcome email (docs/calls.md): none is queued while smtp_host is empty.
     smtp_host: str = ""
     smtp_port: int = Field(default=587, ge=1, le=65535)
@@ -102,6 +106,11 @@ class Settings(BaseSettings):
             for cidr in value:
                 ipaddress.ip_network(cidr, strict=False)
         return value
+
+    @field_validator("federation_secrets_dir", mode="before")
+    @classmethod
+    def _optional_dir(cls, value: object) -> object:
+        return None if value == "" else value
 
     @field_validator("public_base_url")
     @classmethod

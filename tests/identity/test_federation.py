@@ -4,20 +4,16 @@ The browser is scripted over real HTTP (the broker) and the ASGI app (this ident
 
 from __future__ import annotations
 
-import base64
-import datetime as dt
-import hashlib
 import json
 import os
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlencode, urljoin, urlsplit, urlunsplit
+from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 
 import httpx
 import pytest
@@ -26,23 +22,32 @@ from joserfc import jwt
 from joserfc.jwk import KeySet
 from starlette.applications import Starlette
 
-from switchboard.app import create_app
-from switchboard.identity import clients
 from switchboard.identity import service as identity
 from switchboard.identity.federation import service as federation
 from switchboard.identity.federation.broker import REFETCH_GAP_SECONDS, ProviderCache, fetch_json
+from switchboard.identity.federation.secrets import ClientSecrets, SecretReference
 from switchboard.kit.clock import ManualClock
 from switchboard.runtime import Runtime
+from switchboard.settings import Settings
 from switchboard.tenants import service as tenants
 from tests.conftest import PRIMARY_HOST, TEST_SECRET
 from tests.console.conftest import free_port
-from tests.factories import TenantFixture
+from tests.identity.federation_helpers import (
+    BASE,
+    CONSOLE_CALLBACK,
+    VERIFIER,
+    app,
+    authorize_url,
+    browser,
+    provider_link,
+    query_of,
+)
 from tests.identity.signin_helpers import parse_form
+
+__all__ = ["app", "browser"]
 
 pytestmark = pytest.mark.slow
 
-BASE = f"http://{PRIMARY_HOST}"
-CONSOLE_CALLBACK = f"{BASE}/admin/callback"
 BROKER_PASSWORD = "broker password 1"
 SWITCHBOARD = [sys.executable, "-m", "switchboard"]
 
@@ -139,7 +144,8 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
          "--redirect-uri", f"{BASE}/oidc.ashx/federation/partners/callback"], "",
     ))  # fmt: skip
     created = _cli(env, *commands)[-1]
-    secret_file = workdir / "client-secret"
+    (workdir / "secrets").mkdir()
+    secret_file = workdir / "secrets" / "client-secret"
     secret_file.write_text(created.strip().split("\t")[1] + "\n")
     running = Broker(f"{base}/oidc.ashx", "staff-portal", secret_file, env, port, _serve(env, port))
     try:
@@ -150,83 +156,29 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
 
 
 @pytest.fixture
-async def app(
-    runtime: Runtime, acme: TenantFixture, clock: ManualClock
-) -> AsyncIterator[Starlette]:
-    clock.set(dt.datetime.now(dt.UTC))  # the broker's tokens are stamped with the real time
-    async with runtime.db.transaction() as session:
-        tenant = await tenants.require_by_name(session, "acme")
-        await clients.ensure_console_client(
-            session, tenant=tenant, base_url=BASE, clock=runtime.clock
-        )
-    async with runtime.lifespan():
-        yield create_app(runtime=runtime)
+def settings(settings: Settings, broker: Broker) -> Settings:
+    """The broker's client secret is a file where the operator keeps them."""
+    return settings.model_copy(update={"federation_secrets_dir": broker.secret_file.parent})
 
 
 async def add_provider(runtime: Runtime, broker: Broker, **options: object) -> None:
     spec = federation.ProviderSpec(
         name="partners", display_name="Partners", issuer=broker.issuer,
-        client_id=broker.client_id, secret_source=f"file:{broker.secret_file}",
+        client_id=broker.client_id, secret=SecretReference(f"file:{broker.secret_file}"),
         **options,  # type: ignore[arg-type]
     )  # fmt: skip
     async with runtime.db.transaction() as session:
         tenant = await tenants.require_by_name(session, "acme")
-        await federation.add_provider(session, tenant=tenant, spec=spec, now=runtime.clock.now())
-
-
-@pytest.fixture
-async def browser(app: Starlette) -> AsyncIterator[AsyncClient]:
-    """This identity provider through ASGI; the broker over the network."""
-    mounts = {f"all://{PRIMARY_HOST}": ASGITransport(app=app)}
-    async with AsyncClient(mounts=mounts, base_url=BASE) as client:
-        yield client
-
-
-VERIFIER = "federation-verifier-" + "x" * 40
-
-
-def authorize_url() -> str:
-    digest = hashlib.sha256(VERIFIER.encode()).digest()
-    params = {
-        "response_type": "code", "client_id": "console", "redirect_uri": CONSOLE_CALLBACK,
-        "scope": "openid", "state": "console-state", "nonce": "console-nonce",
-        "code_challenge": base64.urlsafe_b64encode(digest).rstrip(b"=").decode(),
-        "code_challenge_method": "S256",
-    }  # fmt: skip
-    return f"{BASE}/oidc.ashx/authorize?{urlencode(params)}"
-
-
-class _Links(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.links: dict[str, str] = {}
-        self._href: str | None = None
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self._href = dict(attrs).get("href") if tag == "a" else None
-
-    def handle_data(self, data: str) -> None:
-        if self._href is not None and data.strip():
-            self.links[data.strip()] = self._href
-            self._href = None
-
-
-def provider_link(page: Response, text: str) -> str | None:
-    parser = _Links()
-    parser.feed(page.text)
-    href = parser.links.get(text)
-    return None if href is None else urljoin(str(page.url), href)
+        await federation.add_provider(
+            session, tenant=tenant, spec=spec, client_secrets=ClientSecrets.of(runtime),
+            now=runtime.clock.now(), operator=True,
+        )  # fmt: skip
 
 
 def with_query(url: str, **changes: str) -> str:
     parts = urlsplit(url)
     query = {k: v[0] for k, v in parse_qs(parts.query).items()} | changes
     return urlunsplit(parts._replace(query=urlencode(query)))
-
-
-def query_of(response: Response) -> dict[str, str]:
-    assert response.status_code in (302, 303), response.text
-    return {k: v[0] for k, v in parse_qs(urlsplit(response.headers["location"]).query).items()}
 
 
 async def to_broker(browser: AsyncClient) -> Response:

@@ -8,6 +8,7 @@ from httpx import AsyncClient
 
 from switchboard.identity import clients
 from switchboard.identity.federation import service as federation
+from switchboard.identity.federation.secrets import ClientSecrets, SecretValue
 from switchboard.runtime import Runtime
 from switchboard.tenants import service as tenants
 from tests.factories import TenantFixture
@@ -18,7 +19,7 @@ async def test_another_tenants_provider_is_not_offered(
 ) -> None:
     spec = federation.ProviderSpec(
         name="partners", display_name="Partners", issuer="https://login.partners.example",
-        client_id="acme-idp", secret_source="env:PARTNERS_SECRET",
+        client_id="acme-idp", secret=SecretValue("cs"),
     )  # fmt: skip
     async with runtime.db.transaction() as session:
         for fixture in (acme, globex):
@@ -27,7 +28,10 @@ async def test_another_tenants_provider_is_not_offered(
                 session, tenant=tenant, base_url=f"http://{fixture.host}", clock=runtime.clock
             )
         acme_row = await tenants.require_by_name(session, "acme")
-        await federation.add_provider(session, tenant=acme_row, spec=spec, now=runtime.clock.now())
+        await federation.add_provider(
+            session, tenant=acme_row, spec=spec, client_secrets=ClientSecrets.of(runtime),
+            now=runtime.clock.now(),
+        )  # fmt: skip
     for fixture, offered in ((acme, True), (globex, False)):
         query = urlencode({
             "response_type": "code", "client_id": "console", "state": "s",

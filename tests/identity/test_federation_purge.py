@@ -9,6 +9,7 @@ from sqlalchemy import func, select
 from switchboard.identity.federation import service as federation
 from switchboard.identity.federation import tasks
 from switchboard.identity.federation.models import ExternalLogin
+from switchboard.identity.federation.secrets import ClientSecrets
 from switchboard.kit.clock import ManualClock
 from switchboard.runtime import Runtime
 from switchboard.tenants import service as tenants
@@ -20,11 +21,16 @@ async def test_expired_sign_ins_are_purged(
 ) -> None:
     spec = federation.ProviderSpec(
         name="partners", issuer="https://login.partners.example", client_id="acme-idp",
-        secret_source=None,
     )  # fmt: skip
     async with runtime.db.transaction() as session:
         tenant = await tenants.require_by_name(session, "acme")
-        provider = await federation.add_provider(session, tenant=tenant, spec=spec, now=clock.now())
+        provider = await federation.add_provider(
+            session,
+            tenant=tenant,
+            spec=spec,
+            client_secrets=ClientSecrets.of(runtime),
+            now=clock.now(),
+        )
         for index, minutes in enumerate((-1, 5)):
             session.add(
                 ExternalLogin(

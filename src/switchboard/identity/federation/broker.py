@@ -5,10 +5,8 @@ an ID token signed with a key the kept JWKS lacks fetches it again (key rotation
 
 from __future__ import annotations
 
-import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -40,26 +38,6 @@ class ProviderMetadata:
     authorization_endpoint: str
     token_endpoint: str
     jwks_uri: str
-
-
-def read_secret(source: str | None) -> str | None:
-    """The client secret named by ``env:NAME`` or ``file:/path`` (None: a public client)."""
-    if source is None:
-        return None
-    kind, _, where = source.partition(":")
-    value: str | None
-    if kind == "env":
-        value = os.environ.get(where)
-    elif kind == "file":
-        try:
-            value = Path(where).read_text(encoding="utf-8").strip()
-        except OSError:
-            value = None
-    else:
-        value = None
-    if not value:
-        raise BrokerError("the provider's client secret is not available")
-    return value
 
 
 def client(

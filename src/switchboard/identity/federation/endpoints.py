@@ -12,6 +12,7 @@ from starlette.responses import Response
 from switchboard.identity.deps import request_host
 from switchboard.identity.federation import repository
 from switchboard.identity.federation import service as federation
+from switchboard.identity.federation.secrets import ClientSecrets
 from switchboard.identity.signin import endpoints as signin_pages
 from switchboard.identity.signin import options, pages
 from switchboard.identity.signin.endpoints import (
@@ -79,7 +80,8 @@ async def start(name: str, request: Request, runtime: RuntimeDep) -> Response:
             url, browser_token = await federation.begin(
                 session, tenant=tenant, name=name, redirect_uri=redirect_uri,
                 authorize_query=request.url.query, box=runtime.box,
-                cache=runtime.providers, now=runtime.clock.now(),
+                client_secrets=ClientSecrets.of(runtime), cache=runtime.providers,
+                now=runtime.clock.now(),
             )  # fmt: skip
         except federation.Refused as exc:
             return await login_page(
@@ -115,8 +117,8 @@ async def callback(name: str, request: Request, runtime: RuntimeDep) -> Response
         try:
             user, query = await federation.finish(
                 session, tenant=tenant, name=name, redirect_uri=redirect_uri,
-                callback=answer, box=runtime.box, passwords=runtime.passwords,
-                cache=runtime.providers, clock=runtime.clock,
+                callback=answer, box=runtime.box, client_secrets=ClientSecrets.of(runtime),
+                passwords=runtime.passwords, cache=runtime.providers, clock=runtime.clock,
             )  # fmt: skip
         except federation.Refused as exc:
             # A rendered page, not a raised error: the spent login row is committed.

@@ -13,8 +13,9 @@ FIRST_LOGIN = ("create", "link-by-verified-email", "refuse")
 class ExternalProvider(Base):
     """An external OpenID Connect provider the tenant's users may sign in with.
 
-    The client secret is never stored: ``secret_source`` names where it is read at each use
-    (``env:NAME`` or ``file:/path``)."""
+    The client secret is ``secret_sealed`` (the value, sealed), or ``secret_source``, the
+    operator's reference to where it is read at each use (``env:NAME`` or ``file:/path``,
+    decision 0024); at most one of them is set, neither for a public client."""
 
     __tablename__ = "federation_providers"
     __table_args__ = (UniqueConstraint("tenant_id", "name"),)
@@ -26,6 +27,7 @@ class ExternalProvider(Base):
     issuer: Mapped[str] = mapped_column(String(2048))
     client_id: Mapped[str] = mapped_column(String(255))
     secret_source: Mapped[str | None] = mapped_column(String(1024), nullable=True)
+    secret_sealed: Mapped[str | None] = mapped_column(String(2048), nullable=True)
     scopes: Mapped[str] = mapped_column(String(512))
     username_claim: Mapped[str] = mapped_column(String(128))
     role_claim: Mapped[str | None] = mapped_column(String(128), nullable=True)

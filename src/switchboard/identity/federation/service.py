@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import ipaddress
+import logging
 import re
 import secrets
 from dataclasses import dataclass
@@ -21,6 +22,15 @@ from switchboard.identity.federation.models import (
     ExternalLogin,
     ExternalProvider,
 )
+from switchboard.identity.federation.secrets import (
+    MAX_SECRET_LENGTH,
+    ClientSecret,
+    ClientSecrets,
+    Keep,
+    SecretReference,
+    SecretUnavailable,
+    SecretValue,
+)
 from switchboard.identity.models import ROLES, User
 from switchboard.identity.passwords import Passwords
 from switchboard.identity.signin.service import Refused as Refused
@@ -33,16 +43,19 @@ LOGIN_TTL = dt.timedelta(minutes=10)
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 CLAIM_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 DEFAULT_SCOPES = "openid email profile"
+log = logging.getLogger("switchboard.identity")
 
 
 @dataclass(frozen=True, slots=True)
 class ProviderSpec:
-    """What the operator gives for a provider (``secret_source``: ``env:NAME``/``file:PATH``)."""
+    """What an admin gives for a provider. ``secret``: the value (sealed at rest), the
+    operator's reference (``env:NAME``/``file:/path``), None for a public client, or KEEP on an
+    update."""
 
     name: str
     issuer: str
     client_id: str
-    secret_source: str | None
+    secret: ClientSecret | Keep = None
     display_name: str = ""
     scopes: str = DEFAULT_SCOPES
     username_claim: str = "preferred_username"
@@ -73,8 +86,6 @@ def _check_spec(spec: ProviderSpec) -> None:
     _check_issuer(spec.issuer)
     if not spec.client_id or len(spec.client_id) > 255:
         raise BadRequest("client id must be 1-255 characters")
-    if spec.secret_source is not None and not re.match(r"^(env:\w+|file:/.+)$", spec.secret_source):
-        raise BadRequest("the secret is given as env:NAME or file:/absolute/path")
     if "openid" not in spec.scopes.split():
         raise BadRequest("scopes must include openid")
     for claim in (spec.username_claim, spec.role_claim):
@@ -89,20 +100,59 @@ def _check_spec(spec: ProviderSpec) -> None:
             raise BadRequest(f"{domain!r} is not a lower-case domain name")
 
 
+def _check_secret(
+    secret: ClientSecret | Keep, *, client_secrets: ClientSecrets, operator: bool
+) -> None:
+    if isinstance(secret, SecretValue):
+        if not secret.value or len(secret.value) > MAX_SECRET_LENGTH:
+            raise BadRequest(f"the client secret must be 1-{MAX_SECRET_LENGTH} characters")
+        if not secret.value.isprintable():
+            raise BadRequest("the client secret has no control characters")
+    elif isinstance(secret, SecretReference):
+        if not operator:
+            # Naming what the server reads is the operator's: a tenant's admin who could name a
+            # variable or a file would have the server send it to a token endpoint of their own.
+            raise BadRequest("only the operator sets where a client secret is read from")
+        problem = client_secrets.problem(secret.source)
+        if problem is not None:
+            raise BadRequest(problem)
+
+
+def _store_secret(
+    row: ExternalProvider, secret: ClientSecret, client_secrets: ClientSecrets
+) -> None:
+    row.secret_sealed = (
+        client_secrets.seal(secret.value) if isinstance(secret, SecretValue) else None
+    )
+    row.secret_source = secret.source if isinstance(secret, SecretReference) else None
+
+
 async def add_provider(
-    session: AsyncSession, *, tenant: Tenant, spec: ProviderSpec, now: dt.datetime
+    session: AsyncSession,
+    *,
+    tenant: Tenant,
+    spec: ProviderSpec,
+    client_secrets: ClientSecrets,
+    now: dt.datetime,
+    operator: bool = False,
 ) -> ExternalProvider:
+    """Add a provider; ``operator``: the caller is the operator (the CLI), who alone may name
+    where the client secret is read from."""
     _check_spec(spec)
+    if isinstance(spec.secret, Keep):
+        raise BadRequest("a new provider has a client secret or none")
+    _check_secret(spec.secret, client_secrets=client_secrets, operator=operator)
     if await repository.find_provider(session, tenant_id=tenant.id, name=spec.name):
         raise Conflict(f"provider {spec.name!r} already exists", code="duplicate_provider")
     row = ExternalProvider(
         tenant_id=tenant.id, name=spec.name, display_name=spec.display_name or spec.name,
-        issuer=spec.issuer, client_id=spec.client_id, secret_source=spec.secret_source,
+        issuer=spec.issuer, client_id=spec.client_id,
         scopes=" ".join(dict.fromkeys(spec.scopes.split())), username_claim=spec.username_claim,
         role_claim=spec.role_claim, default_role=spec.default_role,
         allowed_domains=sorted(set(spec.allowed_domains)), first_login=spec.first_login,
         enabled=True, created_at=now,
     )  # fmt: skip
+    _store_secret(row, spec.secret, client_secrets)
     session.add(row)
     await session.flush()
     return row
@@ -116,19 +166,48 @@ async def require_provider(session: AsyncSession, *, tenant: Tenant, name: str) 
 
 
 async def update_provider(
-    session: AsyncSession, *, tenant: Tenant, spec: ProviderSpec
+    session: AsyncSession,
+    *,
+    tenant: Tenant,
+    spec: ProviderSpec,
+    client_secrets: ClientSecrets,
+    operator: bool = False,
 ) -> ExternalProvider:
     """Change provider ``spec.name`` to ``spec`` (checked as for a new one); its links stay."""
     _check_spec(spec)
+    _check_secret(spec.secret, client_secrets=client_secrets, operator=operator)
     row = await require_provider(session, tenant=tenant, name=spec.name)
+    if isinstance(spec.secret, Keep):
+        if not operator and row.secret_source is not None and spec.issuer != row.issuer:
+            # The operator's secret goes to this issuer's token endpoint only.
+            raise BadRequest(
+                "the client secret is set by the operator: to change the issuer, "
+                "enter the new provider's client secret (or none)"
+            )
+    else:
+        _store_secret(row, spec.secret, client_secrets)
     row.display_name = spec.display_name or spec.name
-    row.issuer, row.client_id, row.secret_source = spec.issuer, spec.client_id, spec.secret_source
+    row.issuer, row.client_id = spec.issuer, spec.client_id
     row.scopes = " ".join(dict.fromkeys(spec.scopes.split()))
     row.username_claim, row.role_claim = spec.username_claim, spec.role_claim
     row.default_role, row.first_login = spec.default_role, spec.first_login
     row.allowed_domains = sorted(set(spec.allowed_domains))
     await session.flush()
     return row
+
+
+def secret_kind(row: ExternalProvider) -> str:
+    """How the provider's client secret is kept: sealed, env, file or none (never where)."""
+    if row.secret_sealed is not None:
+        return "sealed"
+    if row.secret_source is not None:
+        return row.secret_source.partition(":")[0]
+    return "none"
+
+
+def secret_problem(row: ExternalProvider, client_secrets: ClientSecrets) -> str | None:
+    """Why the provider's stored reference will not be read at sign-in (None: it will)."""
+    return None if row.secret_source is None else client_secrets.problem(row.secret_source)
 
 
 async def set_enabled(
@@ -149,10 +228,23 @@ async def remove_provider(session: AsyncSession, *, tenant: Tenant, name: str) -
 # Signing in ------------------------------------------------------------------------------
 
 
-def _oauth(provider: ExternalProvider, redirect_uri: str) -> Any:
+def _secret(provider: ExternalProvider, client_secrets: ClientSecrets) -> str | None:
+    """The provider's client secret. Raises SecretUnavailable (logged for the operator: the
+    person signing in is only told that the provider cannot be used)."""
+    try:
+        return client_secrets.read(sealed=provider.secret_sealed, source=provider.secret_source)
+    except SecretUnavailable as exc:
+        log.warning(
+            "federation: provider %s of tenant %d not used: %s", provider.name,
+            provider.tenant_id, exc.description,
+        )  # fmt: skip
+        raise
+
+
+def _oauth(provider: ExternalProvider, secret: str | None, redirect_uri: str) -> Any:
     return broker.client(
         client_id=provider.client_id,
-        secret=broker.read_secret(provider.secret_source),
+        secret=secret,
         redirect_uri=redirect_uri,
         scope=provider.scopes,
     )
@@ -173,16 +265,24 @@ async def begin(
     redirect_uri: str,
     authorize_query: str,
     box: SecretBox,
+    client_secrets: ClientSecrets,
     cache: broker.ProviderCache,
     now: dt.datetime,
 ) -> tuple[str, str]:
     """Start a sign-in at the provider: its authorization URL and the token binding the sign-in
     to this browser (its cookie)."""
     provider = await _enabled(session, tenant=tenant, name=name)
+    try:
+        secret = _secret(provider, client_secrets)
+    except SecretUnavailable:
+        raise Refused(
+            f"{provider.display_name} cannot be used: its client secret is not available",
+            status=502,
+        ) from None
     state, nonce, verifier = (secrets.token_urlsafe(32) for _ in range(3))
     browser_token = random_token(nbytes=32)
     try:
-        async with _oauth(provider, redirect_uri) as oauth:
+        async with _oauth(provider, secret, redirect_uri) as oauth:
             metadata = await cache.metadata(oauth, provider.issuer, now=int(now.timestamp()))
             url, _ = oauth.create_authorization_url(
                 metadata.authorization_endpoint, state=state, nonce=nonce, code_verifier=verifier
@@ -224,6 +324,7 @@ async def finish(
     redirect_uri: str,
     callback: Callback,
     box: SecretBox,
+    client_secrets: ClientSecrets,
     passwords: Passwords,
     cache: broker.ProviderCache,
     clock: Clock,
@@ -244,7 +345,8 @@ async def finish(
     try:
         user = await _complete(session, tenant=tenant, provider=provider, login=login,
                                redirect_uri=redirect_uri, callback=callback, box=box,
-                               passwords=passwords, cache=cache, clock=clock)  # fmt: skip
+                               client_secrets=client_secrets, passwords=passwords, cache=cache,
+                               clock=clock)  # fmt: skip
     except Refused as exc:
         exc.authorize_query = login.authorize_query
         raise
@@ -260,6 +362,7 @@ async def _complete(
     redirect_uri: str,
     callback: Callback,
     box: SecretBox,
+    client_secrets: ClientSecrets,
     passwords: Passwords,
     cache: broker.ProviderCache,
     clock: Clock,
@@ -274,7 +377,13 @@ async def _complete(
     if callback.error or not callback.code:
         raise Refused(f"{provider.display_name} did not sign you in", status=403)
     try:
-        async with _oauth(provider, redirect_uri) as oauth:
+        secret = _secret(provider, client_secrets)
+    except SecretUnavailable:
+        raise Refused(
+            f"the sign-in with {provider.display_name} failed: its client secret is not available"
+        ) from None
+    try:
+        async with _oauth(provider, secret, redirect_uri) as oauth:
             now = int(clock.now().timestamp())
             metadata = await cache.metadata(oauth, provider.issuer, now=now)
             id_token = await broker.exchange_code(
