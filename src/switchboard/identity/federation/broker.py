@@ -1,7 +1,8 @@
 """Talking to an external provider over HTTP: discovery, the code exchange (authlib's OAuth 2.0
 client, PKCE S256) and the ID token's verification against the provider's JWKS (joserfc). The
 discovery document and the JWKS are kept per issuer for a bounded time (:class:`ProviderCache`);
-an ID token signed with a key the kept JWKS lacks fetches it again (key rotation)."""
+an ID token signed with a key the kept JWKS lacks fetches it again (key rotation). A failed
+discovery is kept too, for :data:`FAILURE_SECONDS`."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from joserfc.jws import extract_compact
 TIMEOUT_SECONDS = 10.0
 LEEWAY_SECONDS = 60
 CACHE_SECONDS = 3600  # how long a provider's discovery document and JWKS are kept
+FAILURE_SECONDS = 30  # how long a failed discovery is answered without asking again
 REFETCH_GAP_SECONDS = 10  # an unknown kid fetches the JWKS again at most this often
 ALGORITHMS = ["RS256", "RS384", "RS512", "ES256", "ES384", "PS256", "EdDSA"]
 
@@ -83,12 +85,15 @@ class _Kept:
 class ProviderCache:
     """Providers' discovery documents and JWKS by issuer, each kept ``ttl`` seconds (of the
     runtime's clock); the JWKS is fetched again before that when an ID token names a ``kid`` it
-    lacks, at most once every :data:`REFETCH_GAP_SECONDS`. ``fetch`` reads one JSON document."""
+    lacks, at most once every :data:`REFETCH_GAP_SECONDS`. A failed discovery is answered
+    again for :data:`FAILURE_SECONDS` without asking the provider. ``fetch`` reads one JSON
+    document."""
 
     def __init__(self, *, ttl: int = CACHE_SECONDS, fetch: Fetch | None = None) -> None:
         self.ttl = ttl
         self._fetch: Fetch = fetch or fetch_json
         self._kept: dict[str, _Kept] = {}
+        self._failed: dict[str, tuple[int, str]] = {}
 
     def _entry(self, issuer: str, now: int) -> _Kept:
         kept = self._kept.get(issuer)
@@ -99,9 +104,17 @@ class ProviderCache:
     async def metadata(
         self, oauth: AsyncOAuth2Client, issuer: str, *, now: int
     ) -> ProviderMetadata:
+        failed = self._failed.get(issuer)
+        if failed is not None and now - failed[0] < FAILURE_SECONDS:
+            raise BrokerError(failed[1])
         kept = self._entry(issuer, now)
         if kept.metadata is None:
-            kept.metadata = await discover(oauth, issuer, fetch=self._fetch)
+            try:
+                kept.metadata = await discover(oauth, issuer, fetch=self._fetch)
+            except BrokerError as exc:
+                self._failed[issuer] = (now, exc.description)
+                raise
+            self._failed.pop(issuer, None)
         return kept.metadata
 
     async def keys(

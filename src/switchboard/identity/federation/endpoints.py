@@ -71,26 +71,39 @@ def _redirect_uri(request: Request, runtime: RuntimeDep, name: str) -> str:
 async def start(name: str, request: Request, runtime: RuntimeDep) -> Response:
     issuer = issuer_url(runtime, request)
     redirect_uri = _redirect_uri(request, runtime, name)
-    async with runtime.db.transaction() as session:
+    # Read, ask the provider, write: no transaction is open while the provider answers.
+    async with runtime.db.transaction(read_only=True) as session:
         parsed = await parse_authorization(session, request, issuer)
         if isinstance(parsed, Response):
             return parsed
         tenant, auth = parsed
         try:
-            url, browser_token = await federation.begin(
-                session, tenant=tenant, name=name, redirect_uri=redirect_uri,
-                authorize_query=request.url.query, box=runtime.box,
-                client_secrets=ClientSecrets.of(runtime), cache=runtime.providers,
-                now=runtime.clock.now(),
-            )  # fmt: skip
+            provider = await federation.offered(
+                session, tenant=tenant, name=name, client_secrets=ClientSecrets.of(runtime)
+            )
         except federation.Refused as exc:
             return await login_page(
                 session, request, runtime, tenant, auth, message=exc.description,
                 status=exc.status, prefix=PAGE_PREFIX,
             )  # fmt: skip
-    response = pages.redirect(url, status=302)
+    try:
+        started = await federation.authorization(
+            provider, redirect_uri=redirect_uri, cache=runtime.providers, now=runtime.clock.now()
+        )
+        async with runtime.db.transaction() as session:
+            await federation.record(
+                session, tenant=tenant, provider=provider, started=started,
+                authorize_query=request.url.query, box=runtime.box, now=runtime.clock.now(),
+            )  # fmt: skip
+    except federation.Refused as exc:
+        async with runtime.db.transaction(read_only=True) as session:
+            return await signin_pages.refused_page(
+                session, request, runtime, description=exc.description, status=exc.status,
+                authorize_query=request.url.query, prefix=PAGE_PREFIX,
+            )  # fmt: skip
+    response = pages.redirect(started.url, status=302)
     response.set_cookie(
-        LOGIN_COOKIE, browser_token, max_age=int(federation.LOGIN_TTL.total_seconds()),
+        LOGIN_COOKIE, started.browser_token, max_age=int(federation.LOGIN_TTL.total_seconds()),
         path=COOKIE_PATH, httponly=True, samesite="lax", secure=secure_cookies(runtime),
     )  # fmt: skip
     return response
@@ -110,21 +123,39 @@ async def callback(name: str, request: Request, runtime: RuntimeDep) -> Response
         iss=params.get("iss"), browser_token=request.cookies.get(LOGIN_COOKIE),
     )  # fmt: skip
     redirect_uri = _redirect_uri(request, runtime, name)
+    # Spend the state, redeem the code at the provider, then sign the user in: three steps, so
+    # that no transaction is open while the provider answers.
     async with runtime.db.transaction() as session:
         tenant = await tenants.resolve_host(session, request_host(request))
         if tenant is None:
             return pages.error_page("no tenant serves this host", status=404)
         try:
-            user, query = await federation.finish(
-                session, tenant=tenant, name=name, redirect_uri=redirect_uri,
-                callback=answer, box=runtime.box, client_secrets=ClientSecrets.of(runtime),
-                passwords=runtime.passwords, cache=runtime.providers, clock=runtime.clock,
+            taken = await federation.take_answer(
+                session, tenant=tenant, name=name, callback=answer, box=runtime.box,
+                client_secrets=ClientSecrets.of(runtime), now=runtime.clock.now(),
             )  # fmt: skip
         except federation.Refused as exc:
             # A rendered page, not a raised error: the spent login row is committed.
             return await _refused(session, request, runtime, exc)
+    try:
+        claims = await federation.redeem(
+            taken, redirect_uri=redirect_uri, cache=runtime.providers, clock=runtime.clock
+        )
+    except federation.Refused as exc:
+        async with runtime.db.transaction(read_only=True) as session:
+            return await _refused(session, request, runtime, exc)
+    async with runtime.db.transaction() as session:
+        try:
+            user = await federation.finish(
+                session, tenant=tenant, answer=taken, claims=claims,
+                passwords=runtime.passwords, clock=runtime.clock,
+            )  # fmt: skip
+        except federation.Refused as exc:
+            return await _refused(session, request, runtime, exc)
         # The rest answers the authorization request the sign-in started from.
-        response = await signin_pages.signed_in(session, runtime, request, user, query)
+        response = await signin_pages.signed_in(
+            session, runtime, request, user, taken.authorize_query
+        )
     response.delete_cookie(LOGIN_COOKIE, path=COOKIE_PATH)
     return response
 

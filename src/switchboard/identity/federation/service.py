@@ -8,7 +8,7 @@ import ipaddress
 import logging
 import re
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -226,25 +226,45 @@ async def remove_provider(session: AsyncSession, *, tenant: Tenant, name: str) -
 
 
 # Signing in ------------------------------------------------------------------------------
+# A sign-in is three units of work, none of which waits on the provider inside a transaction
+# (decision 0026): what the network part needs is read, the transaction closes, the provider is
+# asked, and a new transaction writes the outcome.
 
 
-def _secret(provider: ExternalProvider, client_secrets: ClientSecrets) -> str | None:
-    """The provider's client secret. Raises SecretUnavailable (logged for the operator: the
-    person signing in is only told that the provider cannot be used)."""
+@dataclass(frozen=True, slots=True)
+class Provider:
+    """What talking to a provider needs, read before its transaction closed."""
+
+    id: int
+    name: str
+    display_name: str
+    issuer: str
+    client_id: str
+    scopes: str
+    secret: str | None = field(repr=False)
+
+
+def _provider(row: ExternalProvider, client_secrets: ClientSecrets) -> Provider:
+    """The provider with its client secret. Raises SecretUnavailable (logged for the operator:
+    the person signing in is only told that the provider cannot be used)."""
     try:
-        return client_secrets.read(sealed=provider.secret_sealed, source=provider.secret_source)
+        secret = client_secrets.read(sealed=row.secret_sealed, source=row.secret_source)
     except SecretUnavailable as exc:
         log.warning(
-            "federation: provider %s of tenant %d not used: %s", provider.name,
-            provider.tenant_id, exc.description,
+            "federation: provider %s of tenant %d not used: %s", row.name, row.tenant_id,
+            exc.description,
         )  # fmt: skip
         raise
+    return Provider(
+        id=row.id, name=row.name, display_name=row.display_name, issuer=row.issuer,
+        client_id=row.client_id, scopes=row.scopes, secret=secret,
+    )  # fmt: skip
 
 
-def _oauth(provider: ExternalProvider, secret: str | None, redirect_uri: str) -> Any:
+def _oauth(provider: Provider, redirect_uri: str) -> Any:
     return broker.client(
         client_id=provider.client_id,
-        secret=secret,
+        secret=provider.secret,
         redirect_uri=redirect_uri,
         scope=provider.scopes,
     )
@@ -257,32 +277,37 @@ async def _enabled(session: AsyncSession, *, tenant: Tenant, name: str) -> Exter
     return provider
 
 
-async def begin(
-    session: AsyncSession,
-    *,
-    tenant: Tenant,
-    name: str,
-    redirect_uri: str,
-    authorize_query: str,
-    box: SecretBox,
-    client_secrets: ClientSecrets,
-    cache: broker.ProviderCache,
-    now: dt.datetime,
-) -> tuple[str, str]:
-    """Start a sign-in at the provider: its authorization URL and the token binding the sign-in
-    to this browser (its cookie)."""
-    provider = await _enabled(session, tenant=tenant, name=name)
+async def offered(
+    session: AsyncSession, *, tenant: Tenant, name: str, client_secrets: ClientSecrets
+) -> Provider:
+    """The enabled provider ``name`` a sign-in starts at, its client secret at hand."""
+    row = await _enabled(session, tenant=tenant, name=name)
     try:
-        secret = _secret(provider, client_secrets)
+        return _provider(row, client_secrets)
     except SecretUnavailable:
         raise Refused(
-            f"{provider.display_name} cannot be used: its client secret is not available",
-            status=502,
+            f"{row.display_name} cannot be used: its client secret is not available", status=502
         ) from None
+
+
+@dataclass(frozen=True, slots=True)
+class Started:
+    """A sign-in sent to the provider: where the browser goes, and what comes back with it."""
+
+    url: str
+    state: str = field(repr=False)
+    nonce: str = field(repr=False)
+    verifier: str = field(repr=False)
+    browser_token: str = field(repr=False)
+
+
+async def authorization(
+    provider: Provider, *, redirect_uri: str, cache: broker.ProviderCache, now: dt.datetime
+) -> Started:
+    """The provider's authorization URL for a new sign-in (its discovery read, or kept)."""
     state, nonce, verifier = (secrets.token_urlsafe(32) for _ in range(3))
-    browser_token = random_token(nbytes=32)
     try:
-        async with _oauth(provider, secret, redirect_uri) as oauth:
+        async with _oauth(provider, redirect_uri) as oauth:
             metadata = await cache.metadata(oauth, provider.issuer, now=int(now.timestamp()))
             url, _ = oauth.create_authorization_url(
                 metadata.authorization_endpoint, state=state, nonce=nonce, code_verifier=verifier
@@ -291,20 +316,36 @@ async def begin(
         raise Refused(
             f"{provider.display_name} cannot be reached: {exc.description}", status=502
         ) from None
+    return Started(str(url), state, nonce, verifier, random_token(nbytes=32))
+
+
+async def record(
+    session: AsyncSession,
+    *,
+    tenant: Tenant,
+    provider: Provider,
+    started: Started,
+    authorize_query: str,
+    box: SecretBox,
+    now: dt.datetime,
+) -> None:
+    """Keep the sign-in ``started`` at ``provider`` (still offered), bound to the browser."""
+    row = await _enabled(session, tenant=tenant, name=provider.name)
+    if row.id != provider.id:  # removed and added again meanwhile
+        raise Refused("this sign-in provider is not offered", status=404)
     session.add(
         ExternalLogin(
-            state_hash=sha256_hex(state),
+            state_hash=sha256_hex(started.state),
             tenant_id=tenant.id,
             provider_id=provider.id,
-            browser_hash=sha256_hex(browser_token),
-            nonce=nonce,
-            verifier_sealed=box.seal(verifier),
+            browser_hash=sha256_hex(started.browser_token),
+            nonce=started.nonce,
+            verifier_sealed=box.seal(started.verifier),
             authorize_query=authorize_query,
             expires_at=now + LOGIN_TTL,
         )
     )
     await session.flush()
-    return str(url), browser_token
 
 
 @dataclass(frozen=True, slots=True)
@@ -316,57 +357,57 @@ class Callback:
     browser_token: str | None
 
 
-async def finish(
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A provider's answer taken for one sign-in (its state spent), to redeem at the provider."""
+
+    provider: Provider
+    code: str = field(repr=False)
+    nonce: str = field(repr=False)
+    verifier: str = field(repr=False)
+    authorize_query: str
+
+
+async def take_answer(
     session: AsyncSession,
     *,
     tenant: Tenant,
     name: str,
-    redirect_uri: str,
     callback: Callback,
     box: SecretBox,
     client_secrets: ClientSecrets,
-    passwords: Passwords,
-    cache: broker.ProviderCache,
-    clock: Clock,
-) -> tuple[User, str]:
-    """Complete a sign-in: the local user (linked or created per the policy) and the original
-    authorization request's query, to answer it now."""
-    now = clock.now()
-    provider = await repository.find_provider(session, tenant_id=tenant.id, name=name)
-    if provider is None or not callback.state:
+    now: dt.datetime,
+) -> Answer:
+    """The provider's answer for a sign-in under way: its state is spent whatever follows (so
+    the transaction must commit when this raises Refused, with ``authorize_query`` set once
+    known)."""
+    row = await repository.find_provider(session, tenant_id=tenant.id, name=name)
+    if row is None or not callback.state:
         raise Refused("this sign-in is unknown; please start again", status=400)
     login = await repository.find_login(
-        session, tenant_id=tenant.id, provider_id=provider.id, state_hash=sha256_hex(callback.state)
+        session, tenant_id=tenant.id, provider_id=row.id, state_hash=sha256_hex(callback.state)
     )
     if login is None or login.used_at is not None or login.expires_at <= now:
         raise Refused("this sign-in is unknown, used or expired; please start again", status=400)
     login.used_at = now
     await session.flush()
     try:
-        user = await _complete(session, tenant=tenant, provider=provider, login=login,
-                               redirect_uri=redirect_uri, callback=callback, box=box,
-                               client_secrets=client_secrets, passwords=passwords, cache=cache,
-                               clock=clock)  # fmt: skip
+        code = _check_answer(row, login, callback)
+        try:
+            provider = _provider(row, client_secrets)
+        except SecretUnavailable:
+            raise Refused(
+                f"the sign-in with {row.display_name} failed: its client secret is not available"
+            ) from None
     except Refused as exc:
         exc.authorize_query = login.authorize_query
         raise
-    return user, login.authorize_query
+    return Answer(provider, code, login.nonce, box.open(login.verifier_sealed),
+                  login.authorize_query)  # fmt: skip
 
 
-async def _complete(
-    session: AsyncSession,
-    *,
-    tenant: Tenant,
-    provider: ExternalProvider,
-    login: ExternalLogin,
-    redirect_uri: str,
-    callback: Callback,
-    box: SecretBox,
-    client_secrets: ClientSecrets,
-    passwords: Passwords,
-    cache: broker.ProviderCache,
-    clock: Clock,
-) -> User:
+def _check_answer(provider: ExternalProvider, login: ExternalLogin, callback: Callback) -> str:
+    """The code of an answer that belongs to this browser and provider. Raises Refused."""
     if not callback.browser_token or sha256_hex(callback.browser_token) != login.browser_hash:
         raise Refused("this sign-in was started in another browser; please start again", status=400)
     if not provider.enabled:
@@ -376,30 +417,51 @@ async def _complete(
         raise Refused("the answer comes from an unknown issuer", status=400)
     if callback.error or not callback.code:
         raise Refused(f"{provider.display_name} did not sign you in", status=403)
+    return callback.code
+
+
+async def redeem(
+    answer: Answer, *, redirect_uri: str, cache: broker.ProviderCache, clock: Clock
+) -> dict[str, Any]:
+    """The verified claims of the ID token the answer's code is exchanged for."""
+    provider = answer.provider
     try:
-        secret = _secret(provider, client_secrets)
-    except SecretUnavailable:
-        raise Refused(
-            f"the sign-in with {provider.display_name} failed: its client secret is not available"
-        ) from None
-    try:
-        async with _oauth(provider, secret, redirect_uri) as oauth:
+        async with _oauth(provider, redirect_uri) as oauth:
             now = int(clock.now().timestamp())
             metadata = await cache.metadata(oauth, provider.issuer, now=now)
             id_token = await broker.exchange_code(
-                oauth, metadata, code=callback.code, verifier=box.open(login.verifier_sealed)
+                oauth, metadata, code=answer.code, verifier=answer.verifier
             )
-            claims = await broker.verify_id_token(
+            return await broker.verify_id_token(
                 oauth, metadata, id_token, cache=cache, client_id=provider.client_id,
-                nonce=login.nonce, now=now,
+                nonce=answer.nonce, now=now,
             )  # fmt: skip
     except broker.BrokerError as exc:
-        raise Refused(
-            f"the sign-in with {provider.display_name} failed: {exc.description}"
-        ) from None
-    return await _local_user(
-        session, tenant=tenant, provider=provider, claims=claims, passwords=passwords, clock=clock
-    )
+        refusal = Refused(f"the sign-in with {provider.display_name} failed: {exc.description}")
+        refusal.authorize_query = answer.authorize_query
+        raise refusal from None
+
+
+async def finish(
+    session: AsyncSession,
+    *,
+    tenant: Tenant,
+    answer: Answer,
+    claims: dict[str, Any],
+    passwords: Passwords,
+    clock: Clock,
+) -> User:
+    """The local user the verified claims sign in (linked or created per the policy)."""
+    try:
+        row = await _enabled(session, tenant=tenant, name=answer.provider.name)
+        if row.id != answer.provider.id:
+            raise Refused("this sign-in provider is not offered", status=404)
+        return await _local_user(
+            session, tenant=tenant, provider=row, claims=claims, passwords=passwords, clock=clock
+        )
+    except Refused as exc:
+        exc.authorize_query = answer.authorize_query
+        raise
 
 
 def _email(provider: ExternalProvider, claims: dict[str, Any]) -> str | None:
