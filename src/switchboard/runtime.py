@@ -22,6 +22,7 @@ from switchboard.kit import heap
 from switchboard.kit.clock import Clock, SystemClock
 from switchboard.kit.crypto import SecretBox
 from switchboard.kit.db import Database
+from switchboard.platform.webhooks.destinations import parse_networks
 from switchboard.settings import Settings
 
 log = logging.getLogger("switchboard")
@@ -84,7 +85,8 @@ class Runtime:
             api_key_cache_seconds=settings.api_key_cache_seconds,
         )
         self.status_lists = StatusLists()
-        self.providers = ProviderCache()
+        # Federation's providers, reached through the SSRF guard (decision 0025).
+        self.providers = ProviderCache(allow=parse_networks(settings.federation_allow_private))
         self.workers: list[Worker] = []
         # Set by an application that serves from a read cache: on PostgreSQL it needs the LISTEN
         # connection that tells it of other processes' commits (kit/changes.py).

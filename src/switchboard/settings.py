@@ -54,8 +54,10 @@ class Settings(BaseSettings):
     webhook_timeout: float = Field(default=10.0, gt=0)
     webhook_log_retention_days: int = Field(default=30, ge=1)
 
-    # Federation (docs/identity.md): the one folder whose files the operator may name as a
-    # provider's client secret (decision 0024).
+    # Federation (docs/identity.md): CIDRs the providers' addresses may be in besides public
+    # ones (decision 0205's rules, as for webhooks), and the one folder whose files the
+    # operator may name as a provider's client secret (decision 0024).
+    federation_allow_private: Annotated[tuple[str, ...], NoDecode] = ()
     federation_secrets_dir: Path | None = None
 
     # The outcome email (docs/calls.md): none is queued while smtp_host is empty.
@@ -97,7 +99,9 @@ class Settings(BaseSettings):
             return tuple(part.strip() for part in value.split(",") if part.strip())
         return value
 
-    @field_validator("webhook_allow_private", "trusted_proxies", mode="before")
+    @field_validator(
+        "webhook_allow_private", "federation_allow_private", "trusted_proxies", mode="before"
+    )
     @classmethod
     def _cidrs(cls, value: object) -> object:
         if isinstance(value, str):

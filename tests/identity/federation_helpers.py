@@ -1,7 +1,7 @@
 """A small OpenID provider on real local ports, and the browser side of signing in through it.
 
-The provider listens on 127.0.0.1 (its issuer) and on 127.0.0.2 (``elsewhere``: a second
-address its discovery may name). It records every
+The provider listens on 127.0.0.1 (its issuer) and on 127.0.0.2 (``elsewhere``: an address its
+discovery may name, which an allowance for 127.0.0.1 alone does not open). It records every
 request it receives, may hold one path back until the test releases it, and signs ID tokens
 with a key of its own for the nonce its authorization endpoint was given."""
 

@@ -157,8 +157,13 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
 
 @pytest.fixture
 def settings(settings: Settings, broker: Broker) -> Settings:
-    """The broker's client secret is a file where the operator keeps them."""
-    return settings.model_copy(update={"federation_secrets_dir": broker.secret_file.parent})
+    """The broker runs on loopback; its client secret is a file where the operator keeps them."""
+    return settings.model_copy(
+        update={
+            "federation_allow_private": ("127.0.0.0/8",),
+            "federation_secrets_dir": broker.secret_file.parent,
+        }
+    )
 
 
 async def add_provider(runtime: Runtime, broker: Broker, **options: object) -> None:
@@ -383,7 +388,7 @@ async def test_discovery_and_keys_are_cached_and_a_rotated_key_is_fetched(
         fetched.append(urlsplit(url).path)
         return await fetch_json(oauth, url)
 
-    runtime.providers = ProviderCache(ttl=120, fetch=counting)
+    runtime.providers = ProviderCache(ttl=120, fetch=counting, allow=runtime.providers.allow)
     await add_provider(runtime, broker, first_login="create")
     discovery, keys = "/oidc.ashx/.well-known/openid-configuration", "/oidc.ashx/jwks"
 

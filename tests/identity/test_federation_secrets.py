@@ -37,7 +37,9 @@ ENV_NAME = "SWITCHBOARD_FEDERATION_SECRET_PARTNERS"
 def settings(settings: Settings, tmp_path: Path) -> Settings:
     folder = tmp_path / "federation-secrets"
     folder.mkdir()
-    return settings.model_copy(update={"federation_secrets_dir": folder})
+    return settings.model_copy(
+        update={"federation_allow_private": ("127.0.0.1/32",), "federation_secrets_dir": folder}
+    )
 
 
 def basic(secret: str) -> str:

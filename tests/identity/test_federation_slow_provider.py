@@ -15,6 +15,7 @@ from switchboard.identity.federation.broker import FAILURE_SECONDS
 from switchboard.identity.federation.secrets import SecretValue
 from switchboard.kit.clock import ManualClock
 from switchboard.runtime import Runtime
+from switchboard.settings import Settings
 from tests.factories import TenantFixture
 from tests.identity.federation_helpers import (
     DISCOVERY,
@@ -33,6 +34,11 @@ __all__ = ["app", "browser", "provider"]
 # Far below the broker's 10-second timeout, after which a held transaction would end anyway;
 # far above what the other tenant's sign-in takes (milliseconds).
 BOUND_SECONDS = 5.0
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    return settings.model_copy(update={"federation_allow_private": ("127.0.0.1/32",)})
 
 
 async def _write_of_another_tenant(browser: AsyncClient, globex: TenantFixture) -> None:

@@ -2,14 +2,23 @@
 client, PKCE S256) and the ID token's verification against the provider's JWKS (joserfc). The
 discovery document and the JWKS are kept per issuer for a bounded time (:class:`ProviderCache`);
 an ID token signed with a key the kept JWKS lacks fetches it again (key rotation). A failed
-discovery is kept too, for :data:`FAILURE_SECONDS`."""
+discovery is kept too, for :data:`FAILURE_SECONDS`.
+
+Every request goes through the SSRF guard of webhooks (decision 0205, here 0025): the addresses
+a provider's host resolves to are checked as the connection is made, and only public unicast
+ones (or those in ``SWITCHBOARD_FEDERATION_ALLOW_PRIVATE``) are connected to. Redirects are not
+followed and no proxy from the environment is used (it would be the one connected to)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import asyncio
+import ipaddress
+import socket
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpcore2
 import httpx2
 from authlib.common.errors import AuthlibBaseError
 from authlib.integrations.httpx_client import AsyncOAuth2Client
@@ -17,6 +26,13 @@ from joserfc import jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 from joserfc.jws import extract_compact
+
+from switchboard.platform.webhooks.destinations import (
+    IPNetwork,
+    RefusedDestination,
+    address_allowed,
+    check_url_shape,
+)
 
 TIMEOUT_SECONDS = 10.0
 LEEWAY_SECONDS = 60
@@ -42,9 +58,110 @@ class ProviderMetadata:
     jwks_uri: str
 
 
+class RefusedAddress(httpcore2.ConnectError):
+    """A provider's host is, or resolves to, an address outside the allowed ones."""
+
+
+class _GuardedBackend(httpcore2.AsyncNetworkBackend):
+    """Connects only to checked addresses: the host is resolved here, every address it resolves
+    to must be allowed (one that is not refuses the host), and the socket connects to those
+    very addresses, so a DNS answer that changes between checks (rebinding) cannot reach
+    inside. TLS still names the host (httpcore sends the origin's name as SNI)."""
+
+    def __init__(self, allow: Sequence[IPNetwork]) -> None:
+        self._inner = httpcore2.AnyIOBackend()
+        self._allow = tuple(allow)
+
+    async def _addresses(self, host: str, port: int, seconds: float | None) -> list[str]:
+        try:
+            return [str(ipaddress.ip_address(host))]
+        except ValueError:
+            pass
+        loop = asyncio.get_running_loop()
+        try:
+            infos = await asyncio.wait_for(
+                loop.getaddrinfo(host, port, type=socket.SOCK_STREAM), seconds
+            )
+        except (OSError, TimeoutError):
+            raise httpcore2.ConnectError(f"{host} does not resolve") from None
+        return list(dict.fromkeys(str(info[4][0]).split("%", 1)[0] for info in infos))
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,  # noqa: ASYNC109 (httpcore's interface)
+        local_address: str | None = None,
+        socket_options: Iterable[httpcore2.SOCKET_OPTION] | None = None,
+    ) -> httpcore2.AsyncNetworkStream:
+        addresses = await self._addresses(host, port, timeout)
+        if not addresses:
+            raise httpcore2.ConnectError(f"{host} does not resolve")
+        for text in addresses:
+            if not address_allowed(ipaddress.ip_address(text), self._allow):
+                raise RefusedAddress(f"{host} resolves to {text}, which is not a public address")
+        failure: httpcore2.ConnectError | httpcore2.ConnectTimeout | None = None
+        for address in addresses:
+            try:
+                return await self._inner.connect_tcp(
+                    address, port, timeout=timeout, local_address=local_address,
+                    socket_options=socket_options,
+                )  # fmt: skip
+            except (httpcore2.ConnectError, httpcore2.ConnectTimeout) as exc:
+                failure = exc
+        assert failure is not None
+        raise failure
+
+    async def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,  # noqa: ASYNC109 (httpcore's interface)
+        socket_options: Iterable[httpcore2.SOCKET_OPTION] | None = None,
+    ) -> httpcore2.AsyncNetworkStream:
+        raise RefusedAddress("a provider is never reached through a local socket")
+
+    async def sleep(self, seconds: float) -> None:
+        await self._inner.sleep(seconds)
+
+
+class _GuardedTransport(httpx2.AsyncHTTPTransport):
+    """httpx's transport on a connection pool whose connections :class:`_GuardedBackend` makes.
+    httpx takes no network backend of one's choosing, so the pool its ``__init__`` would build
+    (and nothing else) is built here instead."""
+
+    def __init__(self, allow: Sequence[IPNetwork]) -> None:
+        self._pool = httpcore2.AsyncConnectionPool(
+            ssl_context=httpx2.create_ssl_context(),
+            network_backend=_GuardedBackend(allow),
+        )
+
+
+def _why(exc: BaseException) -> str:
+    """What failed, for the page: the guard's refusal in its own words, else the error's kind."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, RefusedAddress | RefusedDestination):
+            return f"refused: {cause}"
+        cause = cause.__cause__ or cause.__context__
+    return type(exc).__name__
+
+
+def _check_url(url: str, what: str) -> None:
+    try:
+        check_url_shape(url)
+    except RefusedDestination as exc:
+        raise BrokerError(f"the provider's {what} is refused: {exc}") from None
+
+
 def client(
-    *, client_id: str, secret: str | None, redirect_uri: str, scope: str
+    *,
+    client_id: str,
+    secret: str | None,
+    redirect_uri: str,
+    scope: str,
+    allow: Sequence[IPNetwork] = (),
 ) -> AsyncOAuth2Client:
+    """An OAuth 2.0 client whose every connection goes through the SSRF guard."""
     return AsyncOAuth2Client(
         client_id=client_id,
         client_secret=secret,
@@ -53,10 +170,14 @@ def client(
         scope=scope,
         code_challenge_method="S256",
         timeout=TIMEOUT_SECONDS,
+        transport=_GuardedTransport(allow),
+        trust_env=False,
+        follow_redirects=False,
     )
 
 
 async def fetch_json(oauth: AsyncOAuth2Client, url: str) -> dict[str, Any]:
+    _check_url(url, "URL")
     try:
         response = await oauth.request(
             "GET", url, headers={"Accept": "application/json"}, withhold_token=True
@@ -64,7 +185,7 @@ async def fetch_json(oauth: AsyncOAuth2Client, url: str) -> dict[str, Any]:
         response.raise_for_status()
         body = response.json()
     except (httpx2.HTTPError, ValueError) as exc:
-        raise BrokerError(f"the provider did not answer {url}: {type(exc).__name__}") from None
+        raise BrokerError(f"the provider did not answer {url}: {_why(exc)}") from None
     if not isinstance(body, dict):
         raise BrokerError(f"the provider's {url} is not a JSON object")
     return body
@@ -87,13 +208,26 @@ class ProviderCache:
     runtime's clock); the JWKS is fetched again before that when an ID token names a ``kid`` it
     lacks, at most once every :data:`REFETCH_GAP_SECONDS`. A failed discovery is answered
     again for :data:`FAILURE_SECONDS` without asking the provider. ``fetch`` reads one JSON
-    document."""
+    document; ``allow`` are the private ranges the guard lets the clients of :meth:`client`
+    connect to."""
 
-    def __init__(self, *, ttl: int = CACHE_SECONDS, fetch: Fetch | None = None) -> None:
+    def __init__(
+        self, *, ttl: int = CACHE_SECONDS, fetch: Fetch | None = None,
+        allow: Sequence[IPNetwork] = (),
+    ) -> None:  # fmt: skip
         self.ttl = ttl
+        self.allow = tuple(allow)
         self._fetch: Fetch = fetch or fetch_json
         self._kept: dict[str, _Kept] = {}
         self._failed: dict[str, tuple[int, str]] = {}
+
+    def client(
+        self, *, client_id: str, secret: str | None, redirect_uri: str, scope: str
+    ) -> AsyncOAuth2Client:
+        return client(
+            client_id=client_id, secret=secret, redirect_uri=redirect_uri, scope=scope,
+            allow=self.allow,
+        )  # fmt: skip
 
     def _entry(self, issuer: str, now: int) -> _Kept:
         kept = self._kept.get(issuer)
@@ -137,13 +271,14 @@ class ProviderCache:
 async def discover(
     oauth: AsyncOAuth2Client, issuer: str, *, fetch: Fetch | None = None
 ) -> ProviderMetadata:
-    """The provider's metadata (OpenID Connect Discovery 1.0); its ``issuer`` must be ours."""
+    """The provider's metadata (OpenID Connect Discovery 1.0); its ``issuer`` must be ours, and
+    an https issuer's token endpoint and JWKS must be https too (the secret is sent to one)."""
     url = f"{issuer.rstrip('/')}/.well-known/openid-configuration"
     body = await (fetch or fetch_json)(oauth, url)
     if body.get("issuer") != issuer:
         raise BrokerError("the provider's discovery names another issuer")
     try:
-        return ProviderMetadata(
+        metadata = ProviderMetadata(
             issuer=issuer,
             authorization_endpoint=str(body["authorization_endpoint"]),
             token_endpoint=str(body["token_endpoint"]),
@@ -151,6 +286,12 @@ async def discover(
         )
     except KeyError as exc:
         raise BrokerError(f"the provider's discovery lacks {exc.args[0]}") from None
+    for what in ("authorization_endpoint", "token_endpoint", "jwks_uri"):
+        url = getattr(metadata, what)
+        _check_url(url, what)
+        if issuer.startswith("https:") and not url.startswith("https:"):
+            raise BrokerError(f"the provider's {what} is not https")
+    return metadata
 
 
 async def exchange_code(
@@ -163,7 +304,7 @@ async def exchange_code(
             code_verifier=verifier,
         )  # fmt: skip
     except (AuthlibBaseError, httpx2.HTTPError, ValueError) as exc:
-        raise BrokerError(f"the provider refused the code: {type(exc).__name__}") from None
+        raise BrokerError(f"the provider refused the code: {_why(exc)}") from None
     id_token = token.get("id_token")
     if not isinstance(id_token, str):
         raise BrokerError("the provider returned no ID token")

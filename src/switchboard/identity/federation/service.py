@@ -261,8 +261,8 @@ def _provider(row: ExternalProvider, client_secrets: ClientSecrets) -> Provider:
     )  # fmt: skip
 
 
-def _oauth(provider: Provider, redirect_uri: str) -> Any:
-    return broker.client(
+def _oauth(provider: Provider, redirect_uri: str, cache: broker.ProviderCache) -> Any:
+    return cache.client(
         client_id=provider.client_id,
         secret=provider.secret,
         redirect_uri=redirect_uri,
@@ -307,7 +307,7 @@ async def authorization(
     """The provider's authorization URL for a new sign-in (its discovery read, or kept)."""
     state, nonce, verifier = (secrets.token_urlsafe(32) for _ in range(3))
     try:
-        async with _oauth(provider, redirect_uri) as oauth:
+        async with _oauth(provider, redirect_uri, cache) as oauth:
             metadata = await cache.metadata(oauth, provider.issuer, now=int(now.timestamp()))
             url, _ = oauth.create_authorization_url(
                 metadata.authorization_endpoint, state=state, nonce=nonce, code_verifier=verifier
@@ -426,7 +426,7 @@ async def redeem(
     """The verified claims of the ID token the answer's code is exchanged for."""
     provider = answer.provider
     try:
-        async with _oauth(provider, redirect_uri) as oauth:
+        async with _oauth(provider, redirect_uri, cache) as oauth:
             now = int(clock.now().timestamp())
             metadata = await cache.metadata(oauth, provider.issuer, now=now)
             id_token = await broker.exchange_code(

@@ -4,7 +4,8 @@ Only http and https URLs whose host resolves exclusively to public unicast addre
 accepted. Loopback, private, link-local (including the 169.254.169.254 metadata address),
 shared 100.64.0.0/10, unspecified, multicast and reserved ranges are refused, also when
 hidden in IPv4-mapped, 6to4, Teredo or NAT64 IPv6 forms. ``SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE``
-opens CIDR ranges for self-hosted receivers.
+opens CIDR ranges for self-hosted receivers. Federation's requests to external providers follow
+the same rules (``identity/federation/broker.py``, with ``SWITCHBOARD_FEDERATION_ALLOW_PRIVATE``).
 """
 
 from __future__ import annotations
