@@ -179,3 +179,12 @@ def test_check_names_the_stored_references_that_are_refused(
     result = cli.invoke(main, ["federation", "check"])
     assert result.exit_code == 1
     assert "acme\tp\tfiles are read as client secrets only under" in result.output
+    # Sealed values that SWITCHBOARD_SECRET_KEY opens pass; one sealed under another key fails.
+    for tenant in ("acme", "globex"):
+        ok(cli, "federation", "update", "p", "--tenant", tenant, "--client-secret-stdin",
+           stdin="cs-sealed\n")  # fmt: skip
+    assert ok(cli, "federation", "check") == ""
+    monkeypatch.setenv("SWITCHBOARD_SECRET_KEY", TEST_SECRET + "-changed")
+    result = cli.invoke(main, ["federation", "check"])
+    assert result.exit_code == 1
+    assert "acme\tp\tthe sealed client secret cannot be opened" in result.output

@@ -42,11 +42,10 @@ def secret_shown(row: ExternalProvider, client_secrets: ClientSecrets) -> str:
     kind = federation.secret_kind(row)
     if kind == "none":
         return "none (public client)"
-    if kind == "sealed":
-        return "set (stored sealed)"
+    shown = "set (stored sealed)" if kind == "sealed" else "set by the operator"
     if federation.secret_problem(row, client_secrets) is not None:
-        return "set by the operator, but refused: sign-ins fail until it is entered again"
-    return "set by the operator"
+        return f"{shown}, but refused: sign-ins fail until it is entered again"
+    return shown
 
 
 def _text(form: FormData, name: str) -> str:

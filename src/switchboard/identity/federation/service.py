@@ -206,7 +206,14 @@ def secret_kind(row: ExternalProvider) -> str:
 
 
 def secret_problem(row: ExternalProvider, client_secrets: ClientSecrets) -> str | None:
-    """Why the provider's stored reference will not be read at sign-in (None: it will)."""
+    """Why the provider's client secret will not be used at sign-in: a reference outside the
+    operator's boundary, or a sealed value that does not open (None: it will be used)."""
+    if row.secret_sealed is not None:
+        try:
+            client_secrets.read(sealed=row.secret_sealed, source=None)
+        except SecretUnavailable as exc:
+            return exc.description
+        return None
     return None if row.secret_source is None else client_secrets.problem(row.secret_source)
 
 
