@@ -110,3 +110,26 @@ async def test_a_stored_reference_outside_the_boundary_is_never_read(
     assert page.status_code == 502, page.text
     assert "Partners cannot be used: its client secret is not available" in page.text
     assert provider.seen == []
+
+
+async def test_a_reference_refused_after_the_start_fails_the_callback_closed(
+    runtime: Runtime, browser: AsyncClient, provider: FakeProvider, settings: Settings
+) -> None:
+    """The secret is read again where it is sent, at the code exchange."""
+    assert settings.federation_secrets_dir is not None
+    secret_file = settings.federation_secrets_dir / "partners"
+    secret_file.write_text("cs-from-a-file\n")
+    await add_provider(
+        runtime, provider.issuer, SecretReference(f"file:{secret_file}"), operator=True
+    )
+    started = await browser.get(start_url())
+    assert started.status_code == 302, started.text
+    at_provider = await browser.get(started.headers["location"])
+    async with runtime.db.transaction() as session:
+        await session.execute(
+            update(ExternalProvider).values(secret_source="file:/proc/self/environ")
+        )
+    page = await browser.get(at_provider.headers["location"])
+    assert page.status_code == 403, page.text
+    assert "the sign-in with Partners failed: its client secret is not available" in page.text
+    assert "/token" not in provider.paths()
