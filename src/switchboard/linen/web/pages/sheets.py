@@ -123,19 +123,31 @@ async def reissue(
     """Cancel a confirmed sheet and open a draft copy of it, to be edited and confirmed."""
     tenant_id = viewer.tenant.id
     old = await service.get(session, tenant_id=tenant_id, sheet_id=sheet_id)
-    lines = (await service.lines_of(session, tenant_id=tenant_id, sheet_ids=[old.id]))[old.id]
+    lines = (await service.lines_of(session, tenant_id=tenant_id, sheet_ids=[old.id])).get(
+        old.id, []
+    )
     if old.status != "cancelled":
         await service.cancel(
             session, tenant_id=tenant_id, sheet_id=old.id, reason="re-issued",
             actor=viewer.user.username, clock=runtime.clock,
         )  # fmt: skip
-    body = SheetCreate(
-        property_id=old.property_id, laundry_id=old.laundry_id, service_date=old.service_date,
-        pickup_date=old.pickup_date, reason=old.reason, booking_ref=old.booking_ref,
-        guest_count=old.guest_count, notes=old.notes,
-        lines=[LineIn(item_type_id=x.item_type_id, qty_ordered=x.qty_ordered, note=x.note)
-               for x in lines],
-    )  # fmt: skip
+    # The Data API's body, as a client would send it (dates as text: the schema takes no other)
+    body = SheetCreate.model_validate(
+        {
+            "propertyId": old.property_id,
+            "laundryId": old.laundry_id,
+            "serviceDate": old.service_date.isoformat(),
+            "pickupDate": old.pickup_date.isoformat() if old.pickup_date else None,
+            "reason": old.reason,
+            "bookingRef": old.booking_ref,
+            "guestCount": old.guest_count,
+            "notes": old.notes,
+            "lines": [
+                {"itemTypeId": x.item_type_id, "qtyOrdered": x.qty_ordered, "note": x.note}
+                for x in lines
+            ],
+        }
+    )
     sheet = await service.create(
         session, tenant_id=tenant_id, body=body, actor=viewer.user.username, clock=runtime.clock
     )
