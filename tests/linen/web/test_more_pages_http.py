@@ -92,7 +92,7 @@ async def test_an_admin_creates_and_edits_a_property(app_client: AsyncClient, wo
         data={"csrf": csrf, "code": "RIV-02", "name": "Riverside", "city": "Porto",
               "countryCode": "PT", "defaultLaundryId": str(world.laundry),
               "groupIds": str(group["id"]), "deliveryNote": "Reception desk",
-              "bed_double": "1", "bed_single": "2", f"par_{world.towel}": "6"},
+              "bed_double": "1", "bed_single": "2", f"par_{world.towel}": "6", "active": "1"},
     )  # fmt: skip
     assert made.status_code == 303, made.text
     prop_id = int(made.headers["location"].rsplit("/", 1)[1])
@@ -109,7 +109,7 @@ async def test_an_admin_creates_and_edits_a_property(app_client: AsyncClient, wo
     edited = await app_client.post(
         f"/app/properties/{prop_id}",
         data={"csrf": csrf, "code": "RIV-02", "name": "Riverside Flat", "countryCode": "PT",
-              f"par_{world.towel}": "8", f"par_{world.duvet}": "2"},
+              f"par_{world.towel}": "8", f"par_{world.duvet}": "2", "active": "1"},
     )  # fmt: skip
     assert edited.status_code == 303
     detail = await app_client.get(f"/app/properties/{prop_id}")

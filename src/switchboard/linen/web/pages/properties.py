@@ -12,12 +12,12 @@ from starlette.responses import Response
 from switchboard.linen.groups import service as groups
 from switchboard.linen.properties import service
 from switchboard.linen.properties.models import Property
-from switchboard.linen.properties.schemas import PropertyCreate, PropertyUpdate
+from switchboard.linen.properties.schemas import ZONES, PropertyCreate, PropertyUpdate
 from switchboard.linen.sheets import service as sheets
 from switchboard.linen.sheets.repository import SheetFilter
 from switchboard.linen.vault import service as vault
 from switchboard.linen.web.deps import Editor, ViewerDep, Writer, render
-from switchboard.linen.web.forms import quantities, read_body, see
+from switchboard.linen.web.forms import form_flag, quantities, read_body, see
 from switchboard.linen.web.pages._shared import (
     ALL,
     all_groups,
@@ -38,6 +38,7 @@ async def _choices(session: AsyncSession, tenant_id: int) -> dict[str, Any]:
         "groups": group_rows,
         "laundries": laundry_rows,
         "catalogue": await all_item_types(session, tenant_id),
+        "zones": ZONES,
     }
 
 
@@ -65,7 +66,9 @@ async def new_page(request: Request, viewer: Editor, session: Session) -> Respon
 
 
 def _body(form: Any) -> dict[str, Any]:
-    """The Data API's property body from the form (camelCase, as the API reads it)."""
+    """The Data API's property body from the form (camelCase, as the API reads it), validated
+    by the API's schema. A field the form does not carry is left out (unchanged on an edit);
+    the *active* box, like every checkbox, is unticked when absent."""
     beds = []
     for bed_type in ("single", "double", "queen", "king", "sofa"):
         count = form_int(form.get(f"bed_{bed_type}"), bed_type, default=0) or 0
@@ -75,9 +78,10 @@ def _body(form: Any) -> dict[str, Any]:
     country = str(form.get("countryCode", "")).strip()
     if country:
         address["countryCode"] = country
-    return {
+    body: dict[str, Any] = {
         "code": str(form.get("code", "")),
         "name": str(form.get("name", "")),
+        "active": form_flag(form, "active"),
         "deliveryNote": str(form.get("deliveryNote", "")),
         "notes": str(form.get("notes", "")),
         "address": address,
@@ -86,6 +90,14 @@ def _body(form: Any) -> dict[str, Any]:
         "linenPar": quantities(form, "par_"),
         "beds": beds,
     }
+    if "externalRef" in form:
+        body["externalRef"] = str(form["externalRef"]).strip()
+    if "timezone" in form:
+        body["timezone"] = str(form["timezone"]).strip()  # the API's IANA list decides
+    for number in ("bedrooms", "bathrooms", "maxGuests"):
+        if number in form:
+            body[number] = form_int(form[number], number, default=0)
+    return body
 
 
 @router.post("")
