@@ -7,6 +7,7 @@ from httpx import AsyncClient
 
 from tests.console.signin import csrf_of
 from tests.linen.helpers import World
+from tests.linen.web.html_forms import form_fields
 from tests.linen.web.test_pages_http import DAY, web_sign_in
 
 
@@ -59,3 +60,72 @@ async def test_a_delivered_sheet_is_not_reissued(app_client: AsyncClient, world:
     assert refused.status_code == 409
     listed = (await world.portal.get("/v1/sheets")).json()["data"]
     assert [(s["id"], s["status"]) for s in listed] == [(sheet["id"], "delivered")]
+
+
+async def test_a_new_sheet_goes_to_the_laundry_chosen_among_the_active_ones(
+    app_client: AsyncClient, world: World
+) -> None:
+    portal = world.portal
+    other = await portal.made("/v1/laundries", {"name": "Second Laundry"})
+    closed = await portal.made("/v1/laundries", {"name": "Closed Laundry", "active": False})
+    bare = await portal.made(
+        "/v1/properties",
+        {"code": "BARE-01", "name": "No laundry yet",
+         "linenPar": [{"itemTypeId": world.towel, "qty": 3}]},
+    )  # fmt: skip
+    await web_sign_in(app_client, "admin")
+    page = await app_client.get(f"/app/properties/{world.property}")
+    new_sheet = form_fields(page.text, "new-sheet")
+    assert new_sheet["laundry_id"] == [str(world.laundry)]  # the property's, preselected
+    assert f'<option value="{other["id"]}">Second Laundry</option>' in page.text
+    assert "Closed Laundry" not in page.text.split('id="new-sheet"')[1]
+    csrf = csrf_of(page.text)
+
+    page = await app_client.get(f"/app/properties/{bare['id']}")
+    assert "laundry_id" not in form_fields(page.text, "new-sheet")  # nothing chosen yet
+    made = await app_client.post(
+        "/app/sheets",
+        data={"csrf": csrf, "property_id": str(bare["id"]), "service_date": DAY,
+              "laundry_id": str(other["id"])},
+    )  # fmt: skip
+    assert made.status_code == 303, made.text
+    sheet_id = int(made.headers["location"].rsplit("/", 1)[1])
+    api = (await portal.get(f"/v1/sheets/{sheet_id}")).json()
+    assert (api["laundryId"], api["status"]) == (other["id"], "draft")
+    assert [(x["itemTypeId"], x["qtyOrdered"]) for x in api["lines"]] == [(world.towel, 3)]
+    for laundry, status in (("", 400), (str(closed["id"]), 409), ("x", 400)):
+        refused = await app_client.post(
+            "/app/sheets",
+            data={"csrf": csrf, "property_id": str(bare["id"]), "service_date": DAY,
+                  "laundry_id": laundry},
+        )  # fmt: skip
+        assert refused.status_code == status, laundry
+    assert (await portal.get("/v1/sheets")).json()["total"] == 1
+
+
+async def test_the_property_form_offers_active_laundries_and_keeps_the_current_one(
+    app_client: AsyncClient, world: World
+) -> None:
+    await world.portal.made("/v1/laundries", {"name": "Closed Laundry", "active": False})
+    await web_sign_in(app_client, "admin")
+    fresh = await app_client.get("/app/properties/new")
+    assert "Closed Laundry" not in fresh.text
+    assert f'<option value="{world.laundry}">Blanc Laundry</option>' in fresh.text
+    edit = await app_client.get(f"/app/properties/{world.property}/edit")
+    assert "Closed Laundry" not in edit.text
+
+    paused = await world.portal.patch(f"/v1/laundries/{world.laundry}", {"active": False})
+    assert paused.status_code == 200
+    edit = await app_client.get(f"/app/properties/{world.property}/edit")
+    assert f'<option value="{world.laundry}" selected>Blanc Laundry (inactive)</option>' in (
+        edit.text
+    )
+    assert "Closed Laundry" not in edit.text
+    saved = await app_client.post(
+        f"/app/properties/{world.property}", data=form_fields(edit.text, "property-form")
+    )
+    assert saved.status_code == 303, saved.text
+    api = (await world.portal.get(f"/v1/properties/{world.property}")).json()
+    assert api["defaultLaundryId"] == world.laundry  # kept, though no longer offered to others
+    detail = await app_client.get(f"/app/properties/{world.property}")
+    assert "Blanc Laundry</a> (inactive)" in detail.text

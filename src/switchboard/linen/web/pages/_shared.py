@@ -76,6 +76,12 @@ async def all_laundries(session: AsyncSession, tenant_id: int) -> list[Laundry]:
     return rows
 
 
+def laundry_choices(rows: list[Laundry], current: int | None) -> list[Laundry]:
+    """The laundries a form offers: the active ones, and ``current`` (the one the object
+    already names) even when it was deactivated since, so that saving does not change it."""
+    return [row for row in rows if row.active or row.id == current]
+
+
 async def sheets_where(
     session: AsyncSession, tenant_id: int, where: SheetFilter, sort: str = "serviceDate,id"
 ) -> list[LinenSheet]:

@@ -23,6 +23,7 @@ from switchboard.linen.web.pages._shared import (
     all_groups,
     all_item_types,
     all_laundries,
+    laundry_choices,
     sheets_where,
 )
 from switchboard.runtime import RuntimeDep, Session
@@ -59,9 +60,10 @@ async def list_page(
 
 @router.get("/new")
 async def new_page(request: Request, viewer: Editor, session: Session) -> Response:
+    choices = await _choices(session, viewer.tenant.id)
     return render(
-        request, "property_form.html", viewer, prop=None, group_ids=[],
-        **await _choices(session, viewer.tenant.id),
+        request, "property_form.html", viewer, prop=None, group_ids=[], **choices,
+        offered=laundry_choices(choices["laundries"], None),
     )  # fmt: skip
 
 
@@ -125,6 +127,7 @@ async def detail_page(
         request, "property.html", viewer, prop=prop,
         kinds={k.id: k for k in choices["catalogue"]},
         laundries={x.id: x for x in choices["laundries"]},
+        offered=laundry_choices(choices["laundries"], None),
         groups=[g for g in choices["groups"] if g.id in group_ids.get(prop.id, [])],
         balance=await sheets.running_balance(
             session, tenant_id=tenant_id, property_id=prop.id, until=None
@@ -144,9 +147,10 @@ async def edit_page(
     group_ids = await groups.group_ids_of(
         session, tenant_id=viewer.tenant.id, property_ids=[prop.id]
     )
+    choices = await _choices(session, viewer.tenant.id)
     return render(
         request, "property_form.html", viewer, prop=prop, group_ids=group_ids.get(prop.id, []),
-        **await _choices(session, viewer.tenant.id),
+        **choices, offered=laundry_choices(choices["laundries"], prop.default_laundry_id),
     )  # fmt: skip
 
 

@@ -20,6 +20,7 @@ from switchboard.linen.web.deps import ViewerDep, Writer, render
 from switchboard.linen.web.forms import quantities, see
 from switchboard.linen.web.pages._shared import Names, all_item_types, names_for
 from switchboard.runtime import RuntimeDep, Session
+from switchboard.web.pages import form_int
 
 router = APIRouter(prefix="/sheets")
 
@@ -50,11 +51,15 @@ async def create_sheet(
     property_id: Annotated[int, Form()],
     service_date: Annotated[str, Form()],
     reason: Annotated[str, Form()] = "turnover",
+    laundry_id: Annotated[str, Form()] = "",
 ) -> Response:
-    """A draft with one line per par level of the property."""
+    """A draft with one line per par level of the property, for the laundry chosen (blank:
+    the property's default laundry)."""
     body = SheetCreate.model_validate(
-        {"propertyId": property_id, "serviceDate": service_date, "reason": reason}, context=FORM
-    )
+        {"propertyId": property_id, "serviceDate": service_date, "reason": reason,
+         "laundryId": form_int(laundry_id, "laundry_id")},
+        context=FORM,
+    )  # fmt: skip
     sheet = await service.create(
         session, tenant_id=viewer.tenant.id, body=body, actor=viewer.user.username,
         clock=runtime.clock,
