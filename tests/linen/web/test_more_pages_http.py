@@ -157,3 +157,19 @@ async def test_item_types_sets_and_groups(app_client: AsyncClient, world: World)
         data={"csrf": csrf_of(read_only.text), "name": "X", "kind": "owner"},
     )
     assert refused.status_code == 403
+
+
+async def test_the_catalogue_tells_retired_item_types_apart(
+    app_client: AsyncClient, world: World
+) -> None:
+    retired = await world.portal.patch(f"/v1/item-types/{world.towel}", {"active": False})
+    assert retired.status_code == 200
+    for number, username in enumerate(("admin", "user")):
+        await web_sign_in(app_client, username, switch=number > 0)
+        page = await app_client.get("/app/catalogue")
+        head = page.text.split('id="item-types"')[1].split("</thead>")[0]
+        assert "<th>Active</th>" in head
+        cells = dict(
+            re.findall(r'data-code="(\w+)">.*?<td class="active">([^<]+)<', page.text, re.S)
+        )
+        assert cells == {"DUVET_COVER_DOUBLE": "yes", "TOWEL_BATH": "no (retired)"}, username
