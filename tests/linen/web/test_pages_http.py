@@ -168,6 +168,27 @@ async def test_a_vault_reveal_is_confirmed_and_audited(
     assert "<td>power</td><td>power-user</td>" in trail
 
 
+async def test_a_reveal_without_the_confirmation_reveals_and_logs_nothing(
+    app_client: AsyncClient, world: World
+) -> None:
+    entry = await world.portal.made(
+        "/v1/vault",
+        {"propertyId": world.property, "kind": "alarm", "label": "Alarm", "secret": "8642"},
+    )
+    for number, username in enumerate(("power", "admin")):
+        await web_sign_in(app_client, username, switch=number > 0)
+        page = await app_client.get(f"/app/vault/{entry['id']}")
+        csrf = csrf_of(page.text)
+        for unticked in ({"csrf": csrf}, {"csrf": csrf, "other": "1"}):
+            refused = await app_client.post(f"/app/vault/{entry['id']}/reveal", data=unticked)
+            assert refused.status_code == 400, username
+            assert "8642" not in refused.text
+            assert 'id="reveal-problem"' in refused.text  # the form again, saying why
+            assert 'id="reveal"' in refused.text
+    log = await world.portal.get(f"/v1/vault/{entry['id']}/reveals")
+    assert log.json()["data"] == []
+
+
 async def test_the_pdfs_carry_the_lines(app_client: AsyncClient, world: World) -> None:
     await world.delivered(DAY)
     sheet = (await world.portal.get("/v1/sheets")).json()["data"][0]

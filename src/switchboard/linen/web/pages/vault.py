@@ -18,7 +18,7 @@ from switchboard.linen.vault import service
 from switchboard.linen.vault.models import VaultEntry, VaultReveal
 from switchboard.linen.vault.schemas import VaultCreate, VaultUpdate
 from switchboard.linen.web.deps import Editor, Revealer, Viewer, ViewerDep, Writer, render
-from switchboard.linen.web.forms import form_date, see
+from switchboard.linen.web.forms import form_date, form_flag, see
 from switchboard.linen.web.pages._shared import ALL, all_groups, all_properties
 from switchboard.runtime import RuntimeDep, Session
 from switchboard.web.pages import form_int, form_text
@@ -27,7 +27,13 @@ router = APIRouter(prefix="/vault")
 
 
 async def _page(
-    request: Request, viewer: Viewer, session: AsyncSession, entry: VaultEntry, secret: str | None
+    request: Request,
+    viewer: Viewer,
+    session: AsyncSession,
+    entry: VaultEntry,
+    secret: str | None,
+    *,
+    problem: str | None = None,
 ) -> Response:
     audit: list[VaultReveal] = []
     if viewer.can_write:
@@ -43,7 +49,7 @@ async def _page(
         group = await groups.get(session, tenant_id=viewer.tenant.id, group_id=entry.group_id)
     return render(
         request, "vault.html", viewer, entry=entry, prop=prop, group=group, audit=audit,
-        secret=secret,
+        secret=secret, problem=problem, status=400 if problem else 200,
     )  # fmt: skip
 
 
@@ -140,6 +146,12 @@ async def delete(entry_id: IdPath, viewer: Writer, session: Session) -> Response
 async def reveal(
     request: Request, entry_id: IdPath, viewer: Revealer, session: Session, runtime: RuntimeDep
 ) -> Response:
+    """Only with the confirmation ticked: without it the page comes back (400), nothing is
+    revealed and nothing is logged."""
+    if not form_flag(await request.form(), "confirm"):
+        entry = await service.get(session, tenant_id=viewer.tenant.id, entry_id=entry_id)
+        problem = "Tick 'I need this secret now' to reveal the secret."
+        return await _page(request, viewer, session, entry, None, problem=problem)
     entry, _audit, secret = await service.reveal(
         session, tenant_id=viewer.tenant.id, entry_id=entry_id, caller=viewer.caller,
         box=runtime.box, clock=runtime.clock,
