@@ -151,7 +151,8 @@ async def test_laundries_and_price_lists_are_made_and_edited(
         None, None, [{"itemTypeId": world.towel, "unitPrice": 110, "lostItemPrice": None}],
     )  # fmt: skip
     deleted = await app_client.post(
-        f"/app/laundries/{laundry_id}/prices/{row['id']}/delete", data={"csrf": csrf}
+        f"/app/laundries/{laundry_id}/prices/{row['id']}/delete",
+        data={"csrf": csrf, "confirmed": "yes"},
     )
     assert deleted.status_code == 303
     assert (await world.portal.get(f"/v1/laundries/{laundry_id}/price-lists")).json()["data"] == []
@@ -200,7 +201,9 @@ async def test_vault_entries_are_added_rotated_and_deleted(
             data={"csrf": csrf, "owner": owner, "kind": "wifi", "label": "Wifi", "secret": "pw"},
         )
         assert answer.status_code == status, owner
-    gone = await app_client.post(f"/app/vault/{entry_id}/delete", data={"csrf": csrf})
+    gone = await app_client.post(
+        f"/app/vault/{entry_id}/delete", data={"csrf": csrf, "confirmed": "yes"}
+    )
     assert gone.status_code == 303
     assert gone.headers["location"] == f"/app/properties/{world.property}"
     assert (await world.portal.get(f"/v1/vault/{entry_id}")).status_code == 404

@@ -43,7 +43,8 @@ async def test_laundry_keys_are_shown_once_rotated_and_revoked(
     assert old.status_code == 401
     new_id = re.findall(r"/keys/(\d+)/revoke", rotated.text)[-1]
     revoked = await app_client.post(
-        f"/app/laundries/{world.laundry}/keys/{new_id}/revoke", data={"csrf": csrf_of(again.text)}
+        f"/app/laundries/{world.laundry}/keys/{new_id}/revoke",
+        data={"csrf": csrf_of(again.text), "confirmed": "yes"},
     )
     assert revoked.status_code == 303
     gone = await app_client.get("/api/laundry/jobs", headers=world.laundry_headers(fresh.group(1)))

@@ -137,6 +137,13 @@ async def _live_key(
     return row
 
 
+async def live_key(
+    session: AsyncSession, *, tenant_id: int, laundry_id: int, key_id: int
+) -> LaundryKey:
+    """A key of the laundry that still works: 404 when there is none, 409 once revoked."""
+    return await _live_key(session, tenant_id, laundry_id, key_id)
+
+
 async def revoke_key(
     session: AsyncSession, *, tenant_id: int, laundry_id: int, key_id: int, clock: Clock
 ) -> LaundryKey:

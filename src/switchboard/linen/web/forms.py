@@ -16,6 +16,7 @@ from starlette.responses import RedirectResponse, Response
 
 from switchboard.kit.errors import BadRequest
 from switchboard.kit.schemas import FORM
+from switchboard.linen.web.deps import Viewer, render
 from switchboard.web.pages import form_int
 
 M = TypeVar("M", bound=BaseModel)
@@ -80,3 +81,20 @@ async def read_body(request: Request, model: type[M], build: Callable[[FormData]
 def see(url: str) -> Response:
     """After a successful post: the page to show (303, so a reload does not post again)."""
     return RedirectResponse(url, status_code=303)
+
+
+def confirmed(form: Any) -> bool:
+    """Whether a destructive post comes from its confirmation page (``ask_first``)."""
+    return bool(form.get("confirmed") == "yes")
+
+
+def ask_first(
+    request: Request, viewer: Viewer, *, question: str, consequence: str, button: str, back: str
+) -> Response:
+    """The page that asks before a destructive post is carried out: its form posts again to
+    the same URL with ``confirmed=yes``, Cancel goes ``back``. The pages use no script, so
+    the question is a page of its own, as the console asks before replacing its whitelist."""
+    return render(
+        request, "confirm.html", viewer, question=question, consequence=consequence,
+        button=button, action=request.url.path, back=back,
+    )  # fmt: skip

@@ -9,12 +9,13 @@ from fastapi import APIRouter, Form, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
 
+from switchboard.kit.clock import iso_utc
 from switchboard.linen.common import IdPath
 from switchboard.linen.laundries import service
 from switchboard.linen.laundries.models import LaundryKey
 from switchboard.linen.laundries.schemas import LaundryCreate, LaundryUpdate
 from switchboard.linen.web.deps import Editor, Viewer, ViewerDep, Writer, render
-from switchboard.linen.web.forms import form_flag, read_body, see
+from switchboard.linen.web.forms import ask_first, confirmed, form_flag, read_body, see
 from switchboard.linen.web.pages._shared import ALL, all_item_types, all_laundries
 from switchboard.runtime import RuntimeDep, Session
 
@@ -135,8 +136,30 @@ async def rotate_key(
 
 @router.post("/{laundry_id}/keys/{key_id}/revoke")
 async def revoke_key(
-    laundry_id: IdPath, key_id: IdPath, viewer: Writer, session: Session, runtime: RuntimeDep
+    request: Request,
+    laundry_id: IdPath,
+    key_id: IdPath,
+    viewer: Writer,
+    session: Session,
+    runtime: RuntimeDep,
 ) -> Response:
+    """Asks first: a revoked key stops working at once and for good."""
+    if not confirmed(await request.form()):
+        laundry = await service.get(session, tenant_id=viewer.tenant.id, laundry_id=laundry_id)
+        key = await service.live_key(
+            session, tenant_id=viewer.tenant.id, laundry_id=laundry_id, key_id=key_id
+        )
+        return ask_first(
+            request, viewer,
+            question=f"Revoke the key {key.prefix}\u2026 of {laundry.name}?",
+            consequence=(
+                f"The key {key.name or '(unnamed)'} was last used "
+                f"{iso_utc(key.last_used_at) or 'never'}. "
+                "Programs using it are refused from now on; a revoked key cannot be restored. "
+                "The laundry's other keys keep working."
+            ),
+            button="Revoke the key", back=f"/app/laundries/{laundry_id}#keys",
+        )  # fmt: skip
     await service.revoke_key(
         session, tenant_id=viewer.tenant.id, laundry_id=laundry_id, key_id=key_id,
         clock=runtime.clock,

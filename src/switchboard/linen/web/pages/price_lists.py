@@ -16,7 +16,14 @@ from switchboard.linen.laundries import service
 from switchboard.linen.laundries.models import PriceList
 from switchboard.linen.laundries.schemas import PriceListIn
 from switchboard.linen.web.deps import Editor, Viewer, Writer, render
-from switchboard.linen.web.forms import form_date, form_grid, form_money, see
+from switchboard.linen.web.forms import (
+    ask_first,
+    confirmed,
+    form_date,
+    form_grid,
+    form_money,
+    see,
+)
 from switchboard.linen.web.pages._shared import all_item_types
 from switchboard.runtime import RuntimeDep, Session
 
@@ -107,8 +114,33 @@ async def replace(
 
 @router.post("/{price_list_id}/delete")
 async def delete(
-    laundry_id: IdPath, price_list_id: IdPath, viewer: Writer, session: Session, runtime: RuntimeDep
+    request: Request,
+    laundry_id: IdPath,
+    price_list_id: IdPath,
+    viewer: Writer,
+    session: Session,
+    runtime: RuntimeDep,
 ) -> Response:
+    """Asks first: deleting a price list also recalculates the estimates it priced."""
+    if not confirmed(await request.form()):
+        laundry = await service.get(session, tenant_id=viewer.tenant.id, laundry_id=laundry_id)
+        prices = await service.get_price_list(
+            session, tenant_id=viewer.tenant.id, laundry_id=laundry_id,
+            price_list_id=price_list_id,
+        )  # fmt: skip
+        until = prices.valid_to.isoformat() if prices.valid_to else "open-ended"
+        named = f"the price list {prices.name}" if prices.name else "the price list"
+        return ask_first(
+            request, viewer,
+            question=f"Delete {named} of {laundry.name}?",
+            consequence=(
+                f"The list in {prices.currency} from {prices.valid_from.isoformat()} to {until} "
+                "is deleted for good. The draft, confirmed and delivered sheets it priced are "
+                "re-estimated from whatever list then applies (none: no estimate); invoiced and "
+                "cancelled sheets keep their figures."
+            ),
+            button="Delete the price list", back=f"/app/laundries/{laundry_id}#price-lists",
+        )  # fmt: skip
     await service.delete_price_list(
         session, tenant_id=viewer.tenant.id, laundry_id=laundry_id, price_list_id=price_list_id,
         clock=runtime.clock,

@@ -18,7 +18,7 @@ from switchboard.linen.vault import service
 from switchboard.linen.vault.models import VaultEntry, VaultReveal
 from switchboard.linen.vault.schemas import VaultCreate, VaultUpdate
 from switchboard.linen.web.deps import Editor, Revealer, Viewer, ViewerDep, Writer, render
-from switchboard.linen.web.forms import form_date, form_flag, see
+from switchboard.linen.web.forms import ask_first, confirmed, form_date, form_flag, see
 from switchboard.linen.web.pages._shared import ALL, all_groups, all_properties
 from switchboard.runtime import RuntimeDep, Session
 from switchboard.web.pages import form_int, form_text
@@ -135,8 +135,18 @@ async def update(
 
 
 @router.post("/{entry_id}/delete")
-async def delete(entry_id: IdPath, viewer: Writer, session: Session) -> Response:
+async def delete(request: Request, entry_id: IdPath, viewer: Writer, session: Session) -> Response:
+    """Asks first: the secret is gone for good (the log of its reveals stays)."""
     entry = await service.get(session, tenant_id=viewer.tenant.id, entry_id=entry_id)
+    if not confirmed(await request.form()):
+        return ask_first(
+            request, viewer, question=f"Delete the vault entry {entry.label}?",
+            consequence=(
+                "The entry and its secret are deleted for good. The log of its reveals is "
+                f"kept: GET /api/v1/vault/{entry.id}/reveals in the Data API."
+            ),
+            button="Delete the entry", back=f"/app/vault/{entry.id}",
+        )  # fmt: skip
     await service.delete(session, tenant_id=viewer.tenant.id, entry_id=entry_id)
     back = f"/app/properties/{entry.property_id}" if entry.property_id else "/app/catalogue"
     return see(back)
