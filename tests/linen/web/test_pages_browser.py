@@ -119,6 +119,8 @@ def test_a_turnover_day_in_the_browser(seeded: Seeded, browser: Any) -> None:
     page.set_default_timeout(TIMEOUT)
     sign_in(page, base, "admin")
     assert page.locator("#packing article").count() == 2  # the demo's two confirmed sheets today
+    middles = [_middle(page, f".pager {part}") for part in (".previous", "form", ".next")]
+    assert max(middles) - min(middles) < 4, middles  # the day pager is one line
 
     # A sheet from the par levels, for the day after tomorrow; confirmed.
     day = (dt.datetime.now(dt.UTC).date() + dt.timedelta(days=3)).isoformat()
@@ -185,6 +187,17 @@ def test_a_turnover_day_in_the_browser(seeded: Seeded, browser: Any) -> None:
         phone.goto(f"{base}{path}")
         width = phone.evaluate("document.documentElement.scrollWidth")
         assert width <= 390, (path, width)
+    # The pager's links share a line; the day picker takes the next one.
+    phone.goto(f"{base}/app/today")
+    previous, picker = _middle(phone, ".pager .previous"), _middle(phone, ".pager form")
+    assert abs(previous - _middle(phone, ".pager .next")) < 4
+    assert picker > previous + 10
+
+
+def _middle(page: Any, selector: str) -> float:
+    box = page.locator(selector).bounding_box()
+    assert box is not None, selector
+    return float(box["y"] + box["height"] / 2)
 
 
 def _chart(page: Any, title: str) -> dict[str, str]:

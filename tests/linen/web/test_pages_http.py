@@ -233,6 +233,20 @@ async def test_set_components_are_expanded_on_the_packing_list(
     assert "Double bed set" not in packing
 
 
+async def test_the_day_pager_is_one_block_with_its_day_picker(
+    app_client: AsyncClient, world: World
+) -> None:
+    await web_sign_in(app_client, "user")
+    page = await app_client.get("/app/today", params={"date": DAY})
+    pager = re.search(r'<nav class="pager"[^>]*>(.*?)</nav>', page.text, re.S)
+    assert pager is not None
+    assert 'href="/app/today?date=2026-01-09"' in pager.group(1)
+    assert '<form method="get" action="/app/today">' in pager.group(1)
+    assert 'href="/app/today?date=2026-01-11"' in pager.group(1)
+    # A <form> may not sit in a <p>: the browser would close the paragraph before it.
+    assert not re.search(r"<p\b[^>]*>(?:(?!</p>).)*<form", page.text, re.S)
+
+
 async def test_a_session_is_good_on_its_own_tenants_host_only(
     app_client: AsyncClient, world: World, runtime: Runtime
 ) -> None:
