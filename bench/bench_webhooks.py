@@ -38,10 +38,10 @@ from sqlalchemy import select
 
 from report import check, percentile, record, scratch_postgres
 from switchboard.kit import heap
+from switchboard.kit.destinations import parse_networks
 from switchboard.models import Base
 from switchboard.platform.events.service import emit
 from switchboard.platform.webhooks import service
-from switchboard.platform.webhooks.destinations import parse_networks
 from switchboard.platform.webhooks.models import Delivery, Subscription
 from switchboard.platform.webhooks.signing import (
     platform_signature,

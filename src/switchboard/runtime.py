@@ -22,7 +22,7 @@ from switchboard.kit import heap
 from switchboard.kit.clock import Clock, SystemClock
 from switchboard.kit.crypto import SecretBox
 from switchboard.kit.db import Database
-from switchboard.platform.webhooks.destinations import parse_networks
+from switchboard.kit.destinations import parse_networks
 from switchboard.settings import Settings
 
 log = logging.getLogger("switchboard")

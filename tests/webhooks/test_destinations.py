@@ -7,9 +7,9 @@ import ipaddress
 import pytest
 from sqlalchemy import select
 
+from switchboard.kit.destinations import address_allowed, parse_networks
 from switchboard.kit.errors import BadRequest
 from switchboard.platform.webhooks import service
-from switchboard.platform.webhooks.destinations import address_allowed, parse_networks
 from switchboard.platform.webhooks.models import Attempt, Subscription
 from switchboard.platform.webhooks.tasks import deliver_due
 from switchboard.runtime import Runtime

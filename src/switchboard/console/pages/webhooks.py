@@ -7,9 +7,9 @@ from fastapi import APIRouter, Request
 from starlette.responses import RedirectResponse, Response
 
 from switchboard.console.deps import FormOperator, Operator, OperatorDep, notice_of, render
+from switchboard.kit.destinations import parse_networks
 from switchboard.platform.events.catalogue import ALL_EVENTS
 from switchboard.platform.webhooks import service
-from switchboard.platform.webhooks.destinations import parse_networks
 from switchboard.platform.webhooks.schemas import WebhookItem
 from switchboard.runtime import RuntimeDep, Session
 

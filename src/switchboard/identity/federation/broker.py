@@ -27,7 +27,7 @@ from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 from joserfc.jws import extract_compact
 
-from switchboard.platform.webhooks.destinations import (
+from switchboard.kit.destinations import (
     IPNetwork,
     RefusedDestination,
     address_allowed,

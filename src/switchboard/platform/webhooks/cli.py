@@ -10,9 +10,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.kit.cli import json_flag, print_json, run_in_transaction
 from switchboard.kit.clock import iso_utc, parse_iso_utc
+from switchboard.kit.destinations import parse_networks
 from switchboard.kit.errors import BadRequest
 from switchboard.platform.webhooks import service
-from switchboard.platform.webhooks.destinations import parse_networks
 from switchboard.platform.webhooks.schemas import WebhookItem
 from switchboard.runtime import Runtime
 from switchboard.tenants import service as tenants

@@ -18,11 +18,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from switchboard.kit.clock import Clock, iso_utc
 from switchboard.kit.crypto import SecretBox
 from switchboard.kit.db import after_commit
+from switchboard.kit.destinations import IPNetwork, RefusedDestination, check_url
 from switchboard.kit.errors import BadRequest, Conflict, NotFound
 from switchboard.platform.events.catalogue import ALL_EVENTS, WEBHOOK_TEST
 from switchboard.platform.events.models import Event
 from switchboard.platform.webhooks import repository
-from switchboard.platform.webhooks.destinations import IPNetwork, RefusedDestination, check_url
 from switchboard.platform.webhooks.models import PENDING, Attempt, Delivery, Subscription
 from switchboard.platform.webhooks.signing import new_secret
 

@@ -10,13 +10,13 @@ import aiohttp
 
 from switchboard import __version__
 from switchboard.kit.crypto import SecretBox
-from switchboard.platform.webhooks import service
-from switchboard.platform.webhooks.destinations import (
+from switchboard.kit.destinations import (
     GuardedResolver,
     IPNetwork,
     RefusedDestination,
     check_literal_host,
 )
+from switchboard.platform.webhooks import service
 from switchboard.platform.webhooks.repository import Claimed
 from switchboard.platform.webhooks.signing import (
     platform_signature,

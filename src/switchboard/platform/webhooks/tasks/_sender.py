@@ -21,9 +21,9 @@ from types import TracebackType
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from switchboard.kit.destinations import parse_networks
 from switchboard.kit.listen import listen
 from switchboard.platform.webhooks import repository, service
-from switchboard.platform.webhooks.destinations import parse_networks
 from switchboard.platform.webhooks.repository import Candidate, Claimed
 from switchboard.platform.webhooks.tasks._outcomes import Outcome, Writes
 from switchboard.platform.webhooks.tasks._post import Poster

@@ -1,11 +1,12 @@
-"""Where a webhook may be sent: the SSRF guard applied at creation and at every delivery.
+"""Where the server may send a request of its own: the SSRF guard (decision 0205).
 
 Only http and https URLs whose host resolves exclusively to public unicast addresses are
 accepted. Loopback, private, link-local (including the 169.254.169.254 metadata address),
 shared 100.64.0.0/10, unspecified, multicast and reserved ranges are refused, also when
-hidden in IPv4-mapped, 6to4, Teredo or NAT64 IPv6 forms. ``SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE``
-opens CIDR ranges for self-hosted receivers. Federation's requests to external providers follow
-the same rules (``identity/federation/broker.py``, with ``SWITCHBOARD_FEDERATION_ALLOW_PRIVATE``).
+hidden in IPv4-mapped, 6to4, Teredo or NAT64 IPv6 forms. Each use opens CIDR ranges by a
+setting of its own: ``SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE`` for webhook receivers,
+``SWITCHBOARD_FEDERATION_ALLOW_PRIVATE`` for federation's providers
+(``identity/federation/broker.py``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ _NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
 
 
 class RefusedDestination(OSError):
-    """The URL or one of the addresses it resolves to is not an allowed webhook destination."""
+    """The URL or one of the addresses it resolves to is not an allowed destination."""
 
 
 def parse_networks(cidrs: Iterable[str]) -> tuple[IPNetwork, ...]:
