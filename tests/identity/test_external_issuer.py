@@ -57,12 +57,21 @@ async def issuer(clock: ManualClock) -> AsyncIterator[FakeIssuer]:
     await runner.cleanup()
 
 
-async def _trust(runtime: Runtime, tenant: str, issuer: FakeIssuer) -> None:
+def _bearer(token: str, host: str | None = None) -> dict[str, str]:
+    headers = {"Authorization": f"Bearer {token}"}
+    if host is not None:
+        headers["Host"] = host
+    return headers
+
+
+async def _trust(
+    runtime: Runtime, tenant: str, issuer: FakeIssuer, *, tenant_claim: str = "org"
+) -> None:
     async with runtime.db.transaction() as session:
         row = await tenants.require_by_name(session, tenant)
         await tenants.set_setting(session, row, "ExternalOidc:Issuer", ISSUER)
         await tenants.set_setting(session, row, "ExternalOidc:JwksUrl", issuer.url)
-        await tenants.set_setting(session, row, "ExternalOidc:TenantClaim", "org")
+        await tenants.set_setting(session, row, "ExternalOidc:TenantClaim", tenant_claim)
         await tenants.set_setting(session, row, "ExternalOidc:RoleClaim", "roles")
 
 
@@ -111,3 +120,75 @@ async def test_untrusted_issuer_is_refused(
     )
     assert response.status_code == 401
     assert issuer.fetches == []
+
+
+async def _whoami(client: AsyncClient, token: str, host: str) -> tuple[int, str | None]:
+    response = await client.get("/oidc.ashx/userinfo", headers=_bearer(token, host))
+    return response.status_code, response.json().get("tenant")
+
+
+async def test_a_tenant_trusting_the_same_issuer_cannot_take_over_anothers_tokens(
+    app_client: AsyncClient,
+    globex: TenantFixture,  # made first: globex is the lower tenant id
+    acme: TenantFixture,
+    runtime: Runtime,
+    issuer: FakeIssuer,
+) -> None:
+    """globex's admin trusts acme's issuer without a tenant claim: on acme's host acme's tokens
+    stay acme's; globex's trust applies on globex's host alone."""
+    await _trust(runtime, "globex", issuer, tenant_claim="")
+    await _trust(runtime, "acme", issuer)
+    ana = issuer.token(roles=["admin"])  # org=acme
+    assert await _whoami(app_client, ana, acme.host) == (200, "acme")
+    keys = await app_client.get("/api.ashx/v1/api-keys", headers=_bearer(ana, acme.host))
+    assert keys.status_code == 200
+    assert await _whoami(app_client, ana, globex.host) == (200, "globex")  # globex's own choice
+    foreign = issuer.token(roles=["admin"], org="globex")
+    assert (await _whoami(app_client, foreign, acme.host))[0] == 401
+
+
+async def test_two_tenants_trusting_one_issuer_each_get_their_own_tokens(
+    app_client: AsyncClient,
+    acme: TenantFixture,
+    globex: TenantFixture,
+    runtime: Runtime,
+    issuer: FakeIssuer,
+) -> None:
+    """Both trust the issuer, each with its tenant claim: each tenant's tokens work on its own
+    host (acme, the lower id, no longer breaks globex's), and on the other's host they are 401."""
+    await _trust(runtime, "acme", issuer)
+    await _trust(runtime, "globex", issuer)
+    of_acme = issuer.token(roles=["admin"])
+    of_globex = issuer.token(roles=["admin"], org="globex")
+    assert await _whoami(app_client, of_globex, globex.host) == (200, "globex")
+    assert await _whoami(app_client, of_acme, acme.host) == (200, "acme")
+    assert (await _whoami(app_client, of_globex, acme.host))[0] == 401
+    assert (await _whoami(app_client, of_acme, globex.host))[0] == 401
+    # the platform API answers an external token on its tenant's host only
+    url = "/api.ashx/v1/api-keys"
+    assert (await app_client.get(url, headers=_bearer(of_globex, globex.host))).status_code == 200
+    refused = await app_client.get(url, headers=_bearer(of_globex, acme.host))
+    assert refused.status_code == 401
+    assert refused.json()["error"] == "invalid_token"
+
+
+async def test_a_token_trusted_by_another_tenant_only_is_refused_on_this_host(
+    app_client: AsyncClient,
+    acme: TenantFixture,
+    globex: TenantFixture,
+    runtime: Runtime,
+    issuer: FakeIssuer,
+) -> None:
+    await _trust(runtime, "globex", issuer, tenant_claim="")
+    token = issuer.token(roles=["admin"])
+    url = "/api.ashx/v1/api-keys"
+    assert (await app_client.get(url, headers=_bearer(token, globex.host))).status_code == 200
+    # the verdict kept for globex's host does not carry over to another host
+    for host in (acme.host, "nobody.test"):
+        refused = await app_client.get(url, headers=_bearer(token, host))
+        assert refused.status_code == 401, host
+    # a tenant that stops trusting the issuer refuses its tokens on the next request
+    async with runtime.db.transaction() as session:
+        row = await tenants.require_by_name(session, "globex")
+        await tenants.set_setting(session, row, "ExternalOidc:Issuer", "")
+    assert (await app_client.get(url, headers=_bearer(token, globex.host))).status_code == 401

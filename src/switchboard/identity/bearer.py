@@ -32,7 +32,8 @@ from switchboard.kit.db import Database, after_commit
 from switchboard.kit.errors import Unauthorized
 from switchboard.tenants import repository as tenants_repo
 from switchboard.tenants import service as tenants
-from switchboard.tenants.config import TenantConfig
+from switchboard.tenants.config import ExternalIssuer, TenantConfig
+from switchboard.tenants.models import Tenant
 
 log = logging.getLogger("switchboard.identity")
 
@@ -84,11 +85,14 @@ class _Verified:
     """A token whose signature and times were checked, kept until ``expires``.
 
     ``audiences`` is set for our own tokens: their user and client are looked up on every use.
+    ``trust`` is set for an external issuer's: the trust of its tenant it was verified under,
+    which the tenant serving the request's Host must still place in the issuer on every use.
     """
 
     expires: float
     caller: Caller
     audiences: tuple[str, ...] | None
+    trust: ExternalIssuer | None = None
 
 
 def _audiences(value: Any) -> tuple[str, ...]:
@@ -174,7 +178,9 @@ class Authenticator:
     def forget_cached_tokens(self) -> None:
         self._tokens.clear()
 
-    async def authenticate(self, session: AsyncSession, token: str) -> Caller:
+    async def authenticate(self, session: AsyncSession, token: str, *, host: str) -> Caller:
+        """The caller of a bearer presented on ``host`` (the request's Host header): an external
+        issuer's token counts only where the tenant serving the Host trusts its issuer."""
         if token.startswith(API_KEY_PREFIX):
             return await self._api_key(session, token)
         now = self._clock.now().timestamp()
@@ -182,8 +188,12 @@ class Authenticator:
         if verified is not None and verified.expires <= now:
             del self._tokens[token]
             verified = None
+        if verified is not None and verified.trust is not None:
+            tenant, trust = await _host_trust(session, host)
+            if tenant is None or tenant.id != verified.caller.tenant_id or trust != verified.trust:
+                verified = None  # another host, or the tenant's trust changed: check afresh
         if verified is None:
-            verified = await self._jwt(session, token, now)
+            verified = await self._jwt(session, token, now, host)
             if len(self._tokens) >= TOKEN_CACHE_MAX:
                 self._tokens.pop(next(iter(self._tokens)))
             self._tokens[token] = verified
@@ -330,7 +340,7 @@ class Authenticator:
             primary = self._primary = (time.monotonic(), tenant.id if tenant else None)
         return primary[1] == tenant_id
 
-    async def _jwt(self, session: AsyncSession, token: str, now: float) -> _Verified:
+    async def _jwt(self, session: AsyncSession, token: str, now: float, host: str) -> _Verified:
         try:
             header = extract_compact(token.encode()).headers()
         except (JoseError, ValueError, UnicodeError) as exc:
@@ -344,10 +354,11 @@ class Authenticator:
             expires = self._check_times(claims, now)
             caller = await self._local_caller(session, claims)
             audiences: tuple[str, ...] | None = _audiences(claims.get("aud"))
+            trust = None
         else:
-            expires, caller = await self._external_caller(session, token, now)
+            expires, caller, trust = await self._external_caller(session, token, now, host)
             audiences = None
-        return _Verified(expires, dataclasses.replace(caller, expires=expires), audiences)
+        return _Verified(expires, dataclasses.replace(caller, expires=expires), audiences, trust)
 
     def _decode(self, token: str, key: Any) -> dict[str, Any]:
         try:
@@ -390,40 +401,49 @@ class Authenticator:
         )
 
     async def _external_caller(
-        self, session: AsyncSession, token: str, now: float
-    ) -> tuple[float, Caller]:
+        self, session: AsyncSession, token: str, now: float, host: str
+    ) -> tuple[float, Caller, ExternalIssuer]:
+        """A token of the external issuer that the tenant serving ``host`` trusts: only that
+        tenant's trust settings apply, whichever other tenants trust the same issuer."""
         try:
             unverified = orjson.loads(base64.urlsafe_b64decode(token.split(".")[1] + "=="))
         except (ValueError, IndexError, orjson.JSONDecodeError) as exc:
             raise Unauthorized("malformed bearer token") from exc
         issuer = str(unverified.get("iss", "")) if isinstance(unverified, dict) else ""
-        for tenant in await tenants_repo.list_all(session):
-            config = TenantConfig.from_settings(tenant.settings)
-            external = config.external_issuer
-            if external is None or external.issuer != issuer:
-                continue
-            keys = await self._external.get(external.jwks_url)
-            try:
-                claims = self._decode(token, keys)
-            except Unauthorized:
-                fresh = await self._external.get(external.jwks_url, refresh=True)
-                claims = self._decode(token, fresh)
-            if claims.get("iss") != external.issuer:
-                raise Unauthorized("issuer mismatch")
-            expires = self._check_times(claims, now)
-            if external.tenant_claim and claims.get(external.tenant_claim) != tenant.name:
-                raise Unauthorized("the token belongs to another tenant")
-            role = _role_from(claims.get(external.role_claim))
-            if role is None:
-                raise Unauthorized("the token carries no known role")
-            caller = Caller(
-                tenant_id=tenant.id,
-                tenant_name=tenant.name,
-                subject=str(claims.get("sub", "")),
-                username=str(claims.get("preferred_username", claims.get("sub", ""))),
-                role=role,
-                method="external",
-                primary=await self._is_primary(session, tenant.id),
-            )
-            return expires, caller
-        raise Unauthorized("the token was not issued by a trusted issuer")
+        tenant, external = await _host_trust(session, host)
+        if tenant is None or external is None or external.issuer != issuer:
+            raise Unauthorized("the token was not issued by a trusted issuer")
+        keys = await self._external.get(external.jwks_url)
+        try:
+            claims = self._decode(token, keys)
+        except Unauthorized:
+            fresh = await self._external.get(external.jwks_url, refresh=True)
+            claims = self._decode(token, fresh)
+        if claims.get("iss") != external.issuer:
+            raise Unauthorized("issuer mismatch")
+        expires = self._check_times(claims, now)
+        if external.tenant_claim and claims.get(external.tenant_claim) != tenant.name:
+            raise Unauthorized("the token belongs to another tenant")
+        role = _role_from(claims.get(external.role_claim))
+        if role is None:
+            raise Unauthorized("the token carries no known role")
+        caller = Caller(
+            tenant_id=tenant.id,
+            tenant_name=tenant.name,
+            subject=str(claims.get("sub", "")),
+            username=str(claims.get("preferred_username", claims.get("sub", ""))),
+            role=role,
+            method="external",
+            primary=await self._is_primary(session, tenant.id),
+        )
+        return expires, caller, external
+
+
+async def _host_trust(
+    session: AsyncSession, host: str
+) -> tuple[Tenant | None, ExternalIssuer | None]:
+    """The tenant serving ``host`` and the external issuer it trusts (either may be None)."""
+    tenant = await tenants.resolve_host(session, host) if host else None
+    if tenant is None:
+        return None, None
+    return tenant, TenantConfig.from_settings(tenant.settings).external_issuer

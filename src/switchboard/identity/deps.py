@@ -24,16 +24,27 @@ bearer_scheme = HTTPBearer(
 Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer_scheme)]
 
 
+def request_host(request: Request) -> str:
+    return request.headers.get("host", "")
+
+
 async def _authenticate(
-    runtime: RuntimeDep, session: AsyncSession, credentials: HTTPAuthorizationCredentials | None
+    runtime: RuntimeDep,
+    session: AsyncSession,
+    request: Request,
+    credentials: HTTPAuthorizationCredentials | None,
 ) -> CallerT:
     if credentials is None or credentials.scheme.lower() != "bearer" or not credentials.credentials:
         raise Unauthorized(presented=False)
-    return await runtime.authenticator.authenticate(session, credentials.credentials)
+    return await runtime.authenticator.authenticate(
+        session, credentials.credentials, host=request_host(request)
+    )
 
 
-async def get_caller(runtime: RuntimeDep, session: Session, credentials: Credentials) -> CallerT:
-    return await _authenticate(runtime, session, credentials)
+async def get_caller(
+    runtime: RuntimeDep, request: Request, session: Session, credentials: Credentials
+) -> CallerT:
+    return await _authenticate(runtime, session, request, credentials)
 
 
 Caller = Annotated[CallerT, Depends(get_caller)]
@@ -52,7 +63,9 @@ async def require_admin(caller: Caller) -> CallerT:
 AdminCaller = Annotated[CallerT, Depends(require_admin)]
 
 
-async def require_admin_reading(runtime: RuntimeDep, credentials: Credentials) -> CallerT:
+async def require_admin_reading(
+    runtime: RuntimeDep, request: Request, credentials: Credentials
+) -> CallerT:
     """``AdminCaller`` for an endpoint that opens its own transactions (``POST /v1/calls``
     writes only once the bridge answered; the call list reads in one unit of work): an API key
     verified moments ago needs no transaction at all, anything else is authenticated in a
@@ -62,7 +75,7 @@ async def require_admin_reading(runtime: RuntimeDep, credentials: Credentials) -
         if caller is not None:
             return _admin(caller)
     async with runtime.db.transaction(read_only=True) as session:
-        return _admin(await _authenticate(runtime, session, credentials))
+        return _admin(await _authenticate(runtime, session, request, credentials))
 
 
 AdminCallerReading = Annotated[CallerT, Depends(require_admin_reading)]
@@ -75,10 +88,6 @@ async def require_super_admin(caller: AdminCaller) -> CallerT:
 
 
 SuperAdminCaller = Annotated[CallerT, Depends(require_super_admin)]
-
-
-def request_host(request: Request) -> str:
-    return request.headers.get("host", "")
 
 
 async def get_host_tenant(request: Request, session: Session) -> Tenant:

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Depends
+from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from switchboard.identity.bearer import API_KEY_PREFIX
 from switchboard.identity.bearer import Caller as CallerT
-from switchboard.identity.deps import HostTenant
+from switchboard.identity.deps import HostTenant, request_host
 from switchboard.kit.errors import Forbidden, Unauthorized
 from switchboard.runtime import RuntimeDep, Session
 
@@ -33,6 +33,7 @@ oidc_bearer = HTTPBearer(
 
 async def get_portal_caller(
     runtime: RuntimeDep,
+    request: Request,
     session: Session,
     tenant: HostTenant,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(oidc_bearer)],
@@ -42,7 +43,7 @@ async def get_portal_caller(
     token = credentials.credentials
     if token.startswith(API_KEY_PREFIX):
         raise Unauthorized("the linen Data API accepts OIDC access tokens only")
-    caller = await runtime.authenticator.authenticate(session, token)
+    caller = await runtime.authenticator.authenticate(session, token, host=request_host(request))
     if caller.tenant_id != tenant.id:
         raise Unauthorized("the token belongs to another tenant than this host")
     return caller

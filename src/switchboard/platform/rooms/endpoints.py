@@ -88,7 +88,7 @@ async def sfu_mode(
         tenant = await tenants.resolve_host(session, request_host(request))
         if tenant is None:
             raise NotFound("no tenant serves this host")
-        actor = await _authorise(runtime, session, tenant, credentials, signature,
+        actor = await _authorise(runtime, session, request, tenant, credentials, signature,
                                  canonical_string(tenant.name, room, mode, len(body)))  # fmt: skip
     try:
         parsed = SfuModeBody.model_validate(orjson.loads(body)) if body else SfuModeBody()
@@ -101,6 +101,7 @@ async def sfu_mode(
 async def _authorise(
     runtime: Runtime,
     session: AsyncSession,
+    request: Request,
     tenant: Tenant,
     credentials: HTTPAuthorizationCredentials | None,
     signature: str | None,
@@ -115,7 +116,9 @@ async def _authorise(
         return "signature"
     if credentials is None or not credentials.credentials:
         raise Unauthorized(f"a bearer token or {SIGNATURE_HEADER} is required", presented=False)
-    caller = await runtime.authenticator.authenticate(session, credentials.credentials)
+    caller = await runtime.authenticator.authenticate(
+        session, credentials.credentials, host=request_host(request)
+    )
     if caller.tenant_id != tenant.id:
         raise Forbidden("the bearer belongs to another tenant than this Host's")
     if not caller.is_admin:

@@ -108,7 +108,9 @@ async def _identity(
     async with runtime.db.transaction(read_only=True) as session:
         if token:
             try:
-                caller = await runtime.authenticator.authenticate(session, token)
+                caller = await runtime.authenticator.authenticate(
+                    session, token, host=websocket.headers.get("host", "")
+                )
             except ApiError:
                 raise Refused("the token is not valid") from None
             if caller.tenant_id != tenant.id:

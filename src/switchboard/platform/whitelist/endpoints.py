@@ -10,7 +10,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials
 from pydantic import BaseModel, ValidationError
 
-from switchboard.identity.deps import HostTenant, bearer_scheme
+from switchboard.identity.deps import HostTenant, bearer_scheme, request_host
 from switchboard.kit.errors import (
     ApiError,
     BadRequest,
@@ -104,7 +104,9 @@ async def authorise(
         return action
     if credentials is None or credentials.scheme.lower() != "bearer" or not credentials.credentials:
         raise Unauthorized(f"a bearer token or {SIGNATURE_HEADER} is required", presented=False)
-    caller = await runtime.authenticator.authenticate(session, credentials.credentials)
+    caller = await runtime.authenticator.authenticate(
+        session, credentials.credentials, host=request_host(request)
+    )
     if caller.tenant_id != tenant.id:
         raise Forbidden("the bearer belongs to another tenant than this Host's")
     if not caller.is_admin:
