@@ -206,7 +206,18 @@ async def _revoke_share(client: AsyncClient, acme: Seeded, globex: Seeded) -> No
     assert still.status_code == 200
 
 
+async def _userinfo(client: AsyncClient, acme: Seeded, globex: Seeded) -> None:
+    """The bearer's claims, on its own tenant's host only."""
+    for method in ("GET", "POST"):
+        foreign = {**globex.headers, "Host": acme.host}
+        _clean(await client.request(method, "/oidc.ashx/userinfo", headers=foreign), 401)
+        own = {**globex.headers, "Host": globex.host}
+        _clean(await client.request(method, "/oidc.ashx/userinfo", headers=own), 200)
+
+
 WALK: dict[tuple[str, str], Check] = {
+    ("GET", "/oidc.ashx/userinfo"): _userinfo,
+    ("POST", "/oidc.ashx/userinfo"): _userinfo,
     ("GET", "/api.ashx/v1/transcripts/{call_id}/shares"): acme_id(
         "/api.ashx/v1/transcripts/{transcript}/shares"
     ),
@@ -269,8 +280,6 @@ PUBLIC = {
     ("POST", "/oidc.ashx/token"),
     ("GET", "/oidc.ashx/.well-known/openid-configuration"),
     ("GET", "/oidc.ashx/jwks"),
-    ("GET", "/oidc.ashx/userinfo"),  # answers with the bearer's own claims only
-    ("POST", "/oidc.ashx/userinfo"),  # the same
     # Browser sign-in: the tenant is the Host's; another tenant's session cookie, code or client
     # is refused (tests/identity/test_signin_isolation.py).
     ("GET", "/oidc.ashx/authorize"),

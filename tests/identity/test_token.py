@@ -98,17 +98,36 @@ async def test_tenant_comes_from_host(
     app_client: AsyncClient, acme: TenantFixture, globex: TenantFixture
 ) -> None:
     token = await globex.token(app_client)
-    response = await app_client.get(
-        "/oidc.ashx/userinfo", headers={"Authorization": f"Bearer {token}"}
-    )
+    bearer = {"Authorization": f"Bearer {token}", "Host": globex.host}
+    response = await app_client.get("/oidc.ashx/userinfo", headers=bearer)
     assert response.json()["tenant"] == "globex"
     # OpenID Connect Core 5.3.1: the UserInfo endpoint answers POST as well as GET.
-    posted = await app_client.post(
-        "/oidc.ashx/userinfo", headers={"Authorization": f"Bearer {token}"}
-    )
+    posted = await app_client.post("/oidc.ashx/userinfo", headers=bearer)
     assert (posted.status_code, posted.json()) == (200, response.json())
     status, body = await _grant(app_client, "unknown.test", username="admin", password=PASSWORD)
     assert (status, body["error"]) == (404, "not_found")
+
+
+async def test_userinfo_answers_for_the_hosts_tenant_only(
+    app_client: AsyncClient, acme: TenantFixture, globex: TenantFixture
+) -> None:
+    """A token of another tenant is 401 on this host, as an invalid one; on a host no tenant
+    serves, userinfo is 404 like the identity provider's other endpoints."""
+    token = await globex.token(app_client)
+    for method in ("GET", "POST"):
+        for host, expected in ((acme.host, 401), ("unknown.test", 404)):
+            response = await app_client.request(
+                method,
+                "/oidc.ashx/userinfo",
+                headers={"Authorization": f"Bearer {token}", "Host": host},
+            )
+            assert response.status_code == expected, (method, host)
+            assert response.json()["error"] == ("invalid_token" if expected == 401 else "not_found")
+            assert "globex" not in response.text
+        refused = await app_client.request(
+            method, "/oidc.ashx/userinfo", headers={"Host": acme.host}
+        )
+        assert refused.status_code == 401
 
 
 async def test_discovery_and_jwks(app_client: AsyncClient, acme: TenantFixture) -> None:

@@ -16,6 +16,7 @@ from switchboard.identity.issuance import service as issuance
 from switchboard.identity.schemas import Discovery, TokenResponse, UserInfo
 from switchboard.identity.signin import service as signin
 from switchboard.identity.tokens import TokenSet
+from switchboard.kit.errors import Unauthorized
 from switchboard.kit.http import JsonResponse
 from switchboard.kit.schemas import ErrorBody
 from switchboard.runtime import Runtime, RuntimeDep, Session
@@ -227,7 +228,8 @@ async def jwks(runtime: RuntimeDep, session: Session) -> JsonResponse:
 
 
 USERINFO_ERRORS: dict[int | str, dict[str, Any]] = {
-    401: {"model": ErrorBody, "description": "Bearer missing or invalid"}
+    401: {"model": ErrorBody, "description": "Bearer missing, invalid or of another tenant"},
+    404: {"model": ErrorBody, "description": "No tenant serves this host"},
 }
 
 
@@ -245,7 +247,10 @@ USERINFO_ERRORS: dict[int | str, dict[str, Any]] = {
     responses=USERINFO_ERRORS,
     summary="Claims of the bearer's user (POST, as OpenID Connect Core 5.3.1 requires too)",
 )
-async def userinfo(caller: Caller) -> UserInfo:
+async def userinfo(tenant: HostTenant, caller: Caller) -> UserInfo:
+    """The Host's tenant's users only: another tenant's token is refused like an invalid one."""
+    if caller.tenant_id != tenant.id:
+        raise Unauthorized("the token belongs to another tenant than this host")
     return UserInfo(
         sub=caller.subject,
         preferred_username=caller.username,
