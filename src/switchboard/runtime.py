@@ -139,7 +139,21 @@ async def get_runtime(request: Request) -> Runtime:
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 
 
-async def get_session(runtime: RuntimeDep, request: Request) -> AsyncIterator[AsyncSession]:
+async def prepare_bearer(runtime: RuntimeDep, request: Request) -> None:
+    """Fetch what checking the request's bearer needs from the network (an external issuer's
+    keys) before any transaction of the request opens (decision 0026). ``get_session`` depends
+    on it, so it runs first whatever order an endpoint names its dependencies in."""
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() == "bearer" and token:
+        await runtime.authenticator.prepare(request.headers.get("host", ""), token)
+
+
+Prepared = Annotated[None, Depends(prepare_bearer)]
+
+
+async def get_session(
+    runtime: RuntimeDep, request: Request, _bearer: Prepared
+) -> AsyncIterator[AsyncSession]:
     """One request, one transaction: committed before the response is sent."""
     async with runtime.db.transaction(read_only=request.method in SAFE_METHODS) as session:
         yield session

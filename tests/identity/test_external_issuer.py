@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
@@ -15,6 +16,7 @@ from switchboard.kit.clock import ManualClock
 from switchboard.runtime import Runtime
 from switchboard.tenants import service as tenants
 from tests.factories import TenantFixture
+from tests.ports import free_port
 
 ISSUER = "https://login.example.com/realms/acme"
 
@@ -25,33 +27,40 @@ class FakeIssuer:
     url: str
     clock: ManualClock
     fetches: list[str] = field(default_factory=list)
+    # what its JWKS endpoint serves: these public keys, or, when set, this failure
+    published: list[RSAKey] = field(default_factory=list)
+    failure: tuple[int, str] | None = None
 
     def now(self) -> int:
         return int(self.clock.now().timestamp())
 
-    def token(self, **claims: object) -> str:
+    def token(self, key: RSAKey | None = None, **claims: object) -> str:
+        """A token of the issuer, signed with its key or ``key`` (whose kid it names)."""
         now = self.now()
         body = {"iss": ISSUER, "sub": "ext-1", "iat": now, "exp": now + 300, "org": "acme"}
         body.update(claims)
-        return jwt.encode({"alg": "RS256", "kid": "ext"}, body, self.key)
+        signer = key or self.key
+        return jwt.encode({"alg": "RS256", "kid": signer.kid}, body, signer)
 
 
 @pytest.fixture
 async def issuer(clock: ManualClock) -> AsyncIterator[FakeIssuer]:
     key = RSAKey.generate_key(2048, parameters={"kid": "ext", "alg": "RS256"}, private=True)
-    fake = FakeIssuer(key=key, url="", clock=clock)
+    fake = FakeIssuer(key=key, url="", clock=clock, published=[key])
 
     async def jwks(request: web.Request) -> web.Response:
         fake.fetches.append(request.path)
-        return web.json_response({"keys": [key.as_dict(private=False)]})
+        if fake.failure is not None:
+            status, body = fake.failure
+            return web.Response(status=status, text=body)
+        return web.json_response({"keys": [k.as_dict(private=False) for k in fake.published]})
 
     app = web.Application()
     app.router.add_get("/jwks", jwks)
     runner = web.AppRunner(app)
     await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
     fake.url = f"http://127.0.0.1:{port}/jwks"
     yield fake
     await runner.cleanup()
@@ -89,6 +98,8 @@ async def test_external_tokens_are_validated_against_the_jwks(
         return {"Authorization": f"Bearer {token}"}
 
     admin = issuer.token(roles=["admin", "offline"])
+    # first on an endpoint that opens its own transactions (AdminCallerReading)
+    assert (await app_client.get("/api.ashx/v1/calls", headers=bearer(admin))).status_code == 200
     assert (await app_client.get(url, headers=bearer(admin))).status_code == 200
     assert (await app_client.get(url, headers=bearer(admin))).status_code == 200
     assert len(issuer.fetches) == 1  # the JWKS is cached
@@ -192,3 +203,133 @@ async def test_a_token_trusted_by_another_tenant_only_is_refused_on_this_host(
         row = await tenants.require_by_name(session, "globex")
         await tenants.set_setting(session, row, "ExternalOidc:Issuer", "")
     assert (await app_client.get(url, headers=_bearer(token, globex.host))).status_code == 401
+
+
+@dataclass
+class SlowJwks:
+    """A JWKS endpoint that answers only once released: ``asked`` is set when a fetch arrives."""
+
+    url: str = ""
+    asked: asyncio.Event = field(default_factory=asyncio.Event)
+    release: asyncio.Event = field(default_factory=asyncio.Event)
+    fetches: int = 0
+
+
+@pytest.fixture
+async def slow_jwks() -> AsyncIterator[SlowJwks]:
+    slow = SlowJwks()
+    stranger = RSAKey.generate_key(2048, parameters={"kid": "other"}, private=True)
+
+    async def jwks(_request: web.Request) -> web.Response:
+        slow.fetches += 1
+        slow.asked.set()
+        await slow.release.wait()
+        return web.json_response({"keys": [stranger.as_dict(private=False)]})
+
+    app = web.Application()
+    app.router.add_get("/jwks", jwks)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    slow.url = f"http://127.0.0.1:{port}/jwks"
+    yield slow
+    slow.release.set()
+    await runner.cleanup()
+
+
+async def test_a_slow_jwks_holds_no_transaction_and_no_other_tenants_write(
+    app_client: AsyncClient,
+    acme: TenantFixture,
+    globex: TenantFixture,
+    runtime: Runtime,
+    issuer: FakeIssuer,
+    slow_jwks: SlowJwks,
+    clock: ManualClock,
+) -> None:
+    """A forged token naming acme's issuer, whose JWKS answers slowly, is checked without a
+    transaction open while the keys are fetched: another tenant's write (a password grant)
+    completes meanwhile, and no database connection is held for the waiting request. So on an
+    endpoint that names its caller first (minting a key) and on one that names its session first
+    (the whitelist)."""
+    issuer.url = slow_jwks.url
+    await _trust(runtime, "acme", issuer)
+    forged = issuer.token(roles=["admin"])  # signed by a key the slow JWKS does not hold
+    for number, (path, body) in enumerate(
+        (
+            ("/api.ashx/v1/api-keys", {"name": "x"}),
+            ("/signal.ashx?whitelist=add", {"number": "+1"}),
+        ),
+        start=1,
+    ):
+        clock.advance(11)  # a fetch is allowed again
+        slow_jwks.asked.clear()
+        slow_jwks.release.clear()
+        pending = asyncio.create_task(app_client.post(path, json=body, headers=_bearer(forged)))
+        await asyncio.wait_for(slow_jwks.asked.wait(), timeout=30)
+        assert runtime.db.engine.pool.checkedout() == 0, path
+        assert await asyncio.wait_for(globex.token(app_client), timeout=30)
+        assert not pending.done(), path  # the other tenant's write did not wait for the fetch
+        slow_jwks.release.set()
+        refused = await pending
+        assert (refused.status_code, refused.json()["error"]) == (401, "invalid_token"), path
+        assert slow_jwks.fetches == number
+
+
+def _key(kid: str) -> RSAKey:
+    return RSAKey.generate_key(2048, parameters={"kid": kid, "alg": "RS256"}, private=True)
+
+
+async def test_refetches_of_a_jwks_are_limited_per_url(
+    app_client: AsyncClient,
+    acme: TenantFixture,
+    runtime: Runtime,
+    issuer: FakeIssuer,
+    clock: ManualClock,
+) -> None:
+    """Tokens naming a key the kept JWKS lacks fetch it again at most once every 10 seconds,
+    however many arrive; a key the issuer rotated to is found by the next such fetch."""
+    await _trust(runtime, "acme", issuer)
+    url = "/api.ashx/v1/api-keys"
+    assert (
+        await app_client.get(url, headers=_bearer(issuer.token(roles="admin")))
+    ).status_code == 200
+    assert len(issuer.fetches) == 1
+    for kid in ("forged-1", "forged-2", "ext"):  # unknown kids, and a forged key of a known one
+        forged = issuer.token(_key(kid), roles="admin")
+        assert (await app_client.get(url, headers=_bearer(forged))).status_code == 401
+    assert len(issuer.fetches) == 1  # within 10 s of the last fetch: none
+    clock.advance(11)
+    for kid in ("forged-3", "forged-4"):
+        forged = issuer.token(_key(kid), roles="admin")
+        assert (await app_client.get(url, headers=_bearer(forged))).status_code == 401
+    assert len(issuer.fetches) == 2  # one refetch for both
+    rotated = _key("ext-2")
+    issuer.published = [issuer.key, rotated]
+    fresh = issuer.token(rotated, roles="admin")
+    assert (await app_client.get(url, headers=_bearer(fresh))).status_code == 401
+    clock.advance(11)
+    assert (await app_client.get(url, headers=_bearer(fresh))).status_code == 200
+    assert len(issuer.fetches) == 3
+
+
+async def test_a_failed_fetch_is_remembered_and_answered_401(
+    app_client: AsyncClient,
+    acme: TenantFixture,
+    runtime: Runtime,
+    issuer: FakeIssuer,
+    clock: ManualClock,
+) -> None:
+    await _trust(runtime, "acme", issuer)
+    issuer.failure = (500, "upstream trouble")
+    url = "/api.ashx/v1/api-keys"
+    token = issuer.token(roles="admin")
+    for _ in range(3):
+        refused = await app_client.post(url, json={"name": "k"}, headers=_bearer(token))
+        assert refused.status_code == 401
+        assert refused.json()["error"] == "invalid_token"
+    assert len(issuer.fetches) == 1  # the failure is remembered for 10 s
+    issuer.failure = None
+    clock.advance(11)
+    assert (await app_client.get(url, headers=_bearer(token))).status_code == 200
+    assert len(issuer.fetches) == 2

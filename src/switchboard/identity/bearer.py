@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import base64
 import dataclasses
 import datetime as dt
 import functools
@@ -13,16 +12,14 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-import aiohttp
-import orjson
 from joserfc import jwt
 from joserfc.errors import JoseError
-from joserfc.jwk import KeySet
 from joserfc.jws import extract_compact
 from sqlalchemy import exists, select, update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from switchboard.identity.external import ExternalIssuers, ExternalKeys, host_trust, peek
 from switchboard.identity.keycache import ApiKeyCache, CachedKey
 from switchboard.identity.keys import Keyring
 from switchboard.identity.models import ROLES, ApiKey, OidcClient, User
@@ -32,8 +29,7 @@ from switchboard.kit.db import Database, after_commit
 from switchboard.kit.errors import Unauthorized
 from switchboard.tenants import repository as tenants_repo
 from switchboard.tenants import service as tenants
-from switchboard.tenants.config import ExternalIssuer, TenantConfig
-from switchboard.tenants.models import Tenant
+from switchboard.tenants.config import ExternalIssuer
 
 log = logging.getLogger("switchboard.identity")
 
@@ -121,30 +117,6 @@ def _key_caller(entry: CachedKey, *, primary: bool) -> Caller:
     )
 
 
-class ExternalJwks:
-    """JWKS documents of external issuers, fetched over HTTP and cached with a TTL."""
-
-    def __init__(self, ttl_seconds: int) -> None:
-        self._ttl = ttl_seconds
-        self._cache: dict[str, tuple[float, KeySet]] = {}
-
-    async def get(self, url: str, *, refresh: bool = False) -> KeySet:
-        hit = self._cache.get(url)
-        if hit and not refresh and time.monotonic() - hit[0] < self._ttl:
-            return hit[1]
-        timeout = aiohttp.ClientTimeout(total=5)
-        async with (
-            aiohttp.ClientSession(timeout=timeout) as http,
-            http.get(url, allow_redirects=False) as response,
-        ):
-            if response.status != 200:
-                raise Unauthorized("the external issuer's keys are unavailable")
-            document = orjson.loads(await response.read())
-        keys = KeySet.import_key_set(document)
-        self._cache[url] = (time.monotonic(), keys)
-        return keys
-
-
 def _retrieve(done: asyncio.Future[CachedKey]) -> None:
     """Mark a shared verification's error as seen: the request that ran it raises it itself."""
     if not done.cancelled():
@@ -168,7 +140,7 @@ class Authenticator:
         self._clock = clock
         self._scheme = scheme
         self._primary_domain = primary_domain
-        self._external = ExternalJwks(jwks_ttl)
+        self._external = ExternalIssuers(db=db, keys=ExternalKeys(ttl=jwks_ttl, clock=clock))
         self._tokens: dict[str, _Verified] = {}
         self._api_keys = ApiKeyCache(api_key_cache_seconds)
         self._primary: tuple[float, int | None] | None = None
@@ -177,6 +149,27 @@ class Authenticator:
 
     def forget_cached_tokens(self) -> None:
         self._tokens.clear()
+
+    async def prepare(self, host: str, token: str) -> None:
+        """Fetch what checking ``token`` on ``host`` needs from the network, before the request's
+        transaction opens: the keys of the external issuer the Host's tenant trusts, when the
+        token names it (decision 0026). ``authenticate`` never fetches; it refuses a token whose
+        keys this could not bring. Never raises."""
+        if token.startswith(API_KEY_PREFIX):
+            return
+        kept = self._tokens.get(token)
+        if kept is not None and kept.trust is None:
+            return  # one of our own tokens, verified before
+        peeked = peek(token)
+        if peeked is None:
+            return
+        header, claims = peeked
+        kid = str(header.get("kid", ""))
+        if self._keyring.public_key(kid) is not None:
+            return  # signed by one of our own keys
+        issuer = claims.get("iss")
+        if isinstance(issuer, str) and issuer:
+            await self._external.prepare(host, issuer, kid)
 
     async def authenticate(self, session: AsyncSession, token: str, *, host: str) -> Caller:
         """The caller of a bearer presented on ``host`` (the request's Host header): an external
@@ -189,9 +182,10 @@ class Authenticator:
             del self._tokens[token]
             verified = None
         if verified is not None and verified.trust is not None:
-            tenant, trust = await _host_trust(session, host)
+            tenant, trust = await host_trust(session, host)
             if tenant is None or tenant.id != verified.caller.tenant_id or trust != verified.trust:
-                verified = None  # another host, or the tenant's trust changed: check afresh
+                del self._tokens[token]  # another host, or the tenant's trust changed
+                verified = None
         if verified is None:
             verified = await self._jwt(session, token, now, host)
             if len(self._tokens) >= TOKEN_CACHE_MAX:
@@ -349,16 +343,14 @@ class Authenticator:
         if self._keyring.public_key(kid) is None and self._keyring.may_reload_for_unknown_kid():
             await self._keyring.load(session)
         key = self._keyring.public_key(kid)
-        if key is not None:
-            claims = self._decode(token, key)
-            expires = self._check_times(claims, now)
-            caller = await self._local_caller(session, claims)
-            audiences: tuple[str, ...] | None = _audiences(claims.get("aud"))
-            trust = None
-        else:
+        if key is None:
             expires, caller, trust = await self._external_caller(session, token, now, host)
-            audiences = None
-        return _Verified(expires, dataclasses.replace(caller, expires=expires), audiences, trust)
+            caller = dataclasses.replace(caller, expires=expires)
+            return _Verified(expires, caller, None, trust)
+        claims = self._decode(token, key)
+        expires = self._check_times(claims, now)
+        caller = dataclasses.replace(await self._local_caller(session, claims), expires=expires)
+        return _Verified(expires, caller, _audiences(claims.get("aud")))
 
     def _decode(self, token: str, key: Any) -> dict[str, Any]:
         try:
@@ -405,22 +397,7 @@ class Authenticator:
     ) -> tuple[float, Caller, ExternalIssuer]:
         """A token of the external issuer that the tenant serving ``host`` trusts: only that
         tenant's trust settings apply, whichever other tenants trust the same issuer."""
-        try:
-            unverified = orjson.loads(base64.urlsafe_b64decode(token.split(".")[1] + "=="))
-        except (ValueError, IndexError, orjson.JSONDecodeError) as exc:
-            raise Unauthorized("malformed bearer token") from exc
-        issuer = str(unverified.get("iss", "")) if isinstance(unverified, dict) else ""
-        tenant, external = await _host_trust(session, host)
-        if tenant is None or external is None or external.issuer != issuer:
-            raise Unauthorized("the token was not issued by a trusted issuer")
-        keys = await self._external.get(external.jwks_url)
-        try:
-            claims = self._decode(token, keys)
-        except Unauthorized:
-            fresh = await self._external.get(external.jwks_url, refresh=True)
-            claims = self._decode(token, fresh)
-        if claims.get("iss") != external.issuer:
-            raise Unauthorized("issuer mismatch")
+        tenant, external, claims = await self._external.verify(session, token, host)
         expires = self._check_times(claims, now)
         if external.tenant_claim and claims.get(external.tenant_claim) != tenant.name:
             raise Unauthorized("the token belongs to another tenant")
@@ -437,13 +414,3 @@ class Authenticator:
             primary=await self._is_primary(session, tenant.id),
         )
         return expires, caller, external
-
-
-async def _host_trust(
-    session: AsyncSession, host: str
-) -> tuple[Tenant | None, ExternalIssuer | None]:
-    """The tenant serving ``host`` and the external issuer it trusts (either may be None)."""
-    tenant = await tenants.resolve_host(session, host) if host else None
-    if tenant is None:
-        return None, None
-    return tenant, TenantConfig.from_settings(tenant.settings).external_issuer

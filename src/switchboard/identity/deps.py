@@ -74,6 +74,7 @@ async def require_admin_reading(
         caller = runtime.authenticator.cached(credentials.credentials)
         if caller is not None:
             return _admin(caller)
+        await runtime.authenticator.prepare(request_host(request), credentials.credentials)
     async with runtime.db.transaction(read_only=True) as session:
         return _admin(await _authenticate(runtime, session, request, credentials))
 

@@ -105,12 +105,13 @@ async def _identity(
         if grant is None or grant.tenant_id != tenant.id or grant.room != room:
             raise Refused("the join token is not valid for this room")
         return True, False
+    host = websocket.headers.get("host", "")
+    if token:  # what the check needs from the network, outside any transaction (0026)
+        await runtime.authenticator.prepare(host, token)
     async with runtime.db.transaction(read_only=True) as session:
         if token:
             try:
-                caller = await runtime.authenticator.authenticate(
-                    session, token, host=websocket.headers.get("host", "")
-                )
+                caller = await runtime.authenticator.authenticate(session, token, host=host)
             except ApiError:
                 raise Refused("the token is not valid") from None
             if caller.tenant_id != tenant.id:
