@@ -34,7 +34,8 @@ install: $(UV) ## Create .venv and install the locked dependencies, the Debian c
 run: install ## Migrate, create the demo tenant (prints its admin password once) and serve on :8000
 	SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE=$${SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE:-127.0.0.0/8,::1/128} ; \
 	SWITCHBOARD_FEDERATION_ALLOW_PRIVATE=$${SWITCHBOARD_FEDERATION_ALLOW_PRIVATE:-127.0.0.0/8,::1/128} ; \
-	export SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE SWITCHBOARD_FEDERATION_ALLOW_PRIVATE ; \
+	SWITCHBOARD_ISSUER_ALLOW_PRIVATE=$${SWITCHBOARD_ISSUER_ALLOW_PRIVATE:-127.0.0.0/8,::1/128} ; \
+	export SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE SWITCHBOARD_FEDERATION_ALLOW_PRIVATE SWITCHBOARD_ISSUER_ALLOW_PRIVATE ; \
 	$(BIN)/switchboard migrate && $(BIN)/switchboard demo && $(BIN)/switchboard serve
 
 test: install ## Run the whole suite (SQLite, and PostgreSQL when SWITCHBOARD_TEST_POSTGRES_URL is set)

@@ -1,4 +1,4 @@
-"""Settings: values derived from fields follow a copy's update."""
+"""Settings: values derived from fields follow a copy's update; lists of CIDRs are checked."""
 
 from __future__ import annotations
 
@@ -32,3 +32,14 @@ def test_the_room_fanout_needs_redis_and_postgresql(tmp_path: Path) -> None:
         Settings(data_dir=tmp_path, room_fanout_url="redis://127.0.0.1:6379/0")
     with pytest.raises(ValidationError, match="redis://"):
         Settings(database_url=postgres, room_fanout_url="http://127.0.0.1:6379")
+
+
+def test_the_issuer_allowance_is_a_list_of_cidrs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert Settings(data_dir=tmp_path).issuer_allow_private == ()
+    monkeypatch.setenv("SWITCHBOARD_ISSUER_ALLOW_PRIVATE", "10.0.5.0/24, ::1/128")
+    assert Settings(data_dir=tmp_path).issuer_allow_private == ("10.0.5.0/24", "::1/128")
+    monkeypatch.setenv("SWITCHBOARD_ISSUER_ALLOW_PRIVATE", "10.0.5.0/24,keycloak")
+    with pytest.raises(ValidationError):
+        Settings(data_dir=tmp_path)

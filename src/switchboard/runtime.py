@@ -83,8 +83,9 @@ class Runtime:
             primary_domain=settings.primary_domain,
             jwks_ttl=settings.external_jwks_ttl,
             api_key_cache_seconds=settings.api_key_cache_seconds,
+            issuer_allow_private=parse_networks(settings.issuer_allow_private),
         )
-        self.status_lists = StatusLists()
+        self.status_lists = StatusLists(allow=parse_networks(settings.issuer_allow_private))
         # Federation's providers, reached through the SSRF guard (decision 0025).
         self.providers = ProviderCache(allow=parse_networks(settings.federation_allow_private))
         self.workers: list[Worker] = []

@@ -40,6 +40,9 @@ class Settings(BaseSettings):
     login_lockout_seconds: int = Field(default=300, ge=1)
     idp_session_ttl: int = Field(default=8 * 3600, ge=300, le=30 * 86400)
     external_jwks_ttl: int = Field(default=300, ge=1)
+    # CIDRs the documents of external issuers (a tenant's ExternalOidc:JwksUrl, a PID's status
+    # list) may be fetched from, beside public addresses (decision 0028).
+    issuer_allow_private: Annotated[tuple[str, ...], NoDecode] = ()
     api_key_cache_seconds: float = Field(default=2.0, ge=0, le=60)
     read_cache_entries: int = Field(default=1000, ge=0, le=100_000)
 
@@ -100,7 +103,8 @@ class Settings(BaseSettings):
         return value
 
     @field_validator(
-        "webhook_allow_private", "federation_allow_private", "trusted_proxies", mode="before"
+        "webhook_allow_private", "federation_allow_private", "issuer_allow_private",
+        "trusted_proxies", mode="before"
     )
     @classmethod
     def _cidrs(cls, value: object) -> object:

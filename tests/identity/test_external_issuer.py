@@ -1,4 +1,8 @@
-"""A tenant trusting an external OIDC issuer: tokens checked against its JWKS over HTTP."""
+"""A tenant trusting an external OIDC issuer: tokens checked against its JWKS over HTTP.
+
+The fake issuers listen on loopback, which the operator opens to issuers here
+(``SWITCHBOARD_ISSUER_ALLOW_PRIVATE``); a test parametrized with ``issuer_allow`` runs without.
+"""
 
 from __future__ import annotations
 
@@ -12,13 +16,25 @@ from httpx import AsyncClient
 from joserfc import jwt
 from joserfc.jwk import RSAKey
 
+from switchboard.identity.external import UNAVAILABLE
 from switchboard.kit.clock import ManualClock
 from switchboard.runtime import Runtime
+from switchboard.settings import Settings
 from switchboard.tenants import service as tenants
 from tests.factories import TenantFixture
 from tests.ports import free_port
 
 ISSUER = "https://login.example.com/realms/acme"
+
+
+@pytest.fixture
+def issuer_allow() -> tuple[str, ...]:
+    return ("127.0.0.0/8",)
+
+
+@pytest.fixture
+def settings(settings: Settings, issuer_allow: tuple[str, ...]) -> Settings:
+    return settings.model_copy(update={"issuer_allow_private": issuer_allow})
 
 
 @dataclass
@@ -333,3 +349,69 @@ async def test_a_failed_fetch_is_remembered_and_answered_401(
     clock.advance(11)
     assert (await app_client.get(url, headers=_bearer(token))).status_code == 200
     assert len(issuer.fetches) == 2
+
+
+async def _set_jwks_url(runtime: Runtime, url: str) -> None:
+    async with runtime.db.transaction() as session:
+        row = await tenants.require_by_name(session, "acme")
+        await tenants.set_setting(session, row, "ExternalOidc:JwksUrl", url)
+
+
+@pytest.mark.parametrize("issuer_allow", [()])
+async def test_a_jwks_at_a_private_address_is_never_fetched(
+    app_client: AsyncClient, acme: TenantFixture, runtime: Runtime, issuer: FakeIssuer
+) -> None:
+    """Without the operator's allowance, loopback, private, link-local and metadata addresses
+    are refused, whether named by an IP or by a name that resolves to one (checked on the
+    addresses the connection would use)."""
+    await _trust(runtime, "acme", issuer)
+    token = issuer.token(roles="admin")
+    port = issuer.url.split(":")[2].split("/")[0]
+    for url in (
+        issuer.url,  # http://127.0.0.1:<port>/jwks
+        f"http://localhost:{port}/jwks",
+        f"http://[::ffff:127.0.0.1]:{port}/jwks",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://10.0.0.1/jwks",
+    ):
+        await _set_jwks_url(runtime, url)
+        refused = await app_client.get("/api.ashx/v1/api-keys", headers=_bearer(token))
+        assert refused.status_code == 401, url
+        assert refused.json() == {"error": "invalid_token", "error_description": UNAVAILABLE}, url
+    assert issuer.fetches == []
+
+
+async def test_what_an_unusable_jwks_answered_is_never_told(
+    app_client: AsyncClient,
+    acme: TenantFixture,
+    runtime: Runtime,
+    issuer: FakeIssuer,
+    clock: ManualClock,
+) -> None:
+    """A refused connection, a status other than 200 (a redirect too: none is followed), a
+    body that is not JSON or not a JWK Set: each is the same 401, naming none of it."""
+    await _trust(runtime, "acme", issuer)
+    token = issuer.token(roles="admin")
+    answers: list[tuple[int, str] | None] = [
+        None,  # the JWKS URL on a port nobody listens on
+        (500, "banner of the internal service"),
+        (302, "banner of the internal service"),
+        (200, "<html>banner of the internal service</html>"),
+        (200, '{"banner": "of the internal service"}'),
+    ]
+    for answer in answers:
+        clock.advance(11)  # the last failure is no longer remembered
+        if answer is None:
+            await _set_jwks_url(runtime, f"http://127.0.0.1:{free_port()}/jwks")
+        else:
+            await _set_jwks_url(runtime, issuer.url)
+            issuer.failure = answer
+        refused = await app_client.get("/api.ashx/v1/api-keys", headers=_bearer(token))
+        assert refused.status_code == 401, answer
+        assert refused.json() == {"error": "invalid_token", "error_description": UNAVAILABLE}
+    assert len(issuer.fetches) == 4
+    issuer.failure = None
+    clock.advance(11)
+    assert (
+        await app_client.get("/api.ashx/v1/api-keys", headers=_bearer(token))
+    ).status_code == 200

@@ -8,6 +8,7 @@ import datetime as dt
 import functools
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -19,13 +20,20 @@ from sqlalchemy import exists, select, update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from switchboard.identity.external import ExternalIssuers, ExternalKeys, host_trust, peek
+from switchboard.identity.external import (
+    ExternalIssuers,
+    ExternalKeys,
+    host_trust,
+    jwks_fetch,
+    peek,
+)
 from switchboard.identity.keycache import ApiKeyCache, CachedKey
 from switchboard.identity.keys import Keyring
 from switchboard.identity.models import ROLES, ApiKey, OidcClient, User
 from switchboard.kit.clock import Clock
 from switchboard.kit.crypto import sha256_hex
 from switchboard.kit.db import Database, after_commit
+from switchboard.kit.destinations import IPNetwork
 from switchboard.kit.errors import Unauthorized
 from switchboard.tenants import repository as tenants_repo
 from switchboard.tenants import service as tenants
@@ -134,13 +142,15 @@ class Authenticator:
         primary_domain: str,
         jwks_ttl: int,
         api_key_cache_seconds: float = 2.0,
+        issuer_allow_private: Sequence[IPNetwork] = (),
     ) -> None:
         self._db = db
         self._keyring = keyring
         self._clock = clock
         self._scheme = scheme
         self._primary_domain = primary_domain
-        self._external = ExternalIssuers(db=db, keys=ExternalKeys(ttl=jwks_ttl, clock=clock))
+        keys = ExternalKeys(ttl=jwks_ttl, clock=clock, fetch=jwks_fetch(issuer_allow_private))
+        self._external = ExternalIssuers(db=db, keys=keys)
         self._tokens: dict[str, _Verified] = {}
         self._api_keys = ApiKeyCache(api_key_cache_seconds)
         self._primary: tuple[float, int | None] | None = None

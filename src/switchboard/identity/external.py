@@ -1,17 +1,17 @@
 """Access tokens of a tenant's trusted external OIDC issuer (the ``ExternalOidc:*`` settings).
 
-The issuer's keys (the JWKS at ``ExternalOidc:JwksUrl``) come over HTTP, and never while a
-database transaction is open (decision 0026): ``ExternalIssuers.prepare`` fetches them before
-the request's transaction begins, and checking a token inside a transaction uses the keys at
-hand only. A URL is fetched at most once per ``REFETCH_EVERY`` seconds, a failure included, and
-by one request at a time.
+The issuer's keys (the JWKS at ``ExternalOidc:JwksUrl``) come over HTTP through the SSRF guard
+(decision 0028), and never while a database transaction is open (decision 0026):
+``ExternalIssuers.prepare`` fetches them before the request's transaction begins, and checking a
+token inside a transaction uses the keys at hand only. A URL is fetched at most once per
+``REFETCH_EVERY`` seconds, a failure included, and by one request at a time.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.kit.clock import Clock
 from switchboard.kit.db import Database
+from switchboard.kit.destinations import IPNetwork, guarded_get
 from switchboard.kit.errors import Unauthorized
 from switchboard.tenants import service as tenants
 from switchboard.tenants.config import ExternalIssuer, TenantConfig
@@ -46,21 +47,17 @@ UNTRUSTED = "the token was not issued by a trusted issuer"
 Fetch = Callable[[str], Awaitable[bytes]]
 
 
-async def http_fetch(url: str) -> bytes:
-    """GET a JWKS document (no redirects followed, at most ``MAX_JWKS_BYTES``)."""
-    timeout = aiohttp.ClientTimeout(total=FETCH_TIMEOUT)
-    async with (
-        aiohttp.ClientSession(timeout=timeout) as http,
-        http.get(url, allow_redirects=False, headers={"Accept": "application/json"}) as response,
-    ):
-        if response.status != 200:
-            raise ValueError(f"status {response.status}")
-        body = bytearray()
-        async for chunk in response.content.iter_chunked(64 * 1024):
-            body += chunk
-            if len(body) > MAX_JWKS_BYTES:
-                raise ValueError(f"more than {MAX_JWKS_BYTES} bytes")
-    return bytes(body)
+def jwks_fetch(allow: Sequence[IPNetwork]) -> Fetch:
+    """GET a JWKS document through the SSRF guard (decision 0028): public addresses and the
+    ranges of ``allow`` only, no redirects followed, at most ``MAX_JWKS_BYTES``."""
+
+    async def fetch(url: str) -> bytes:
+        return await guarded_get(
+            url, allow=allow, seconds=FETCH_TIMEOUT, max_bytes=MAX_JWKS_BYTES,
+            accept="application/json",
+        )  # fmt: skip
+
+    return fetch
 
 
 def _key_set(body: bytes) -> KeySet:
@@ -101,7 +98,7 @@ class ExternalKeys:
     seconds at most (a failure is remembered as long), and the requests that need it meanwhile
     wait for that one fetch."""
 
-    def __init__(self, *, ttl: float, clock: Clock, fetch: Fetch = http_fetch) -> None:
+    def __init__(self, *, ttl: float, clock: Clock, fetch: Fetch) -> None:
         self._ttl = ttl
         self._clock = clock
         self._fetch = fetch

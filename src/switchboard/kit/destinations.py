@@ -6,7 +6,8 @@ shared 100.64.0.0/10, unspecified, multicast and reserved ranges are refused, al
 hidden in IPv4-mapped, 6to4, Teredo or NAT64 IPv6 forms. Each use opens CIDR ranges by a
 setting of its own: ``SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE`` for webhook receivers,
 ``SWITCHBOARD_FEDERATION_ALLOW_PRIVATE`` for federation's providers
-(``identity/federation/broker.py``).
+(``identity/federation/broker.py``), ``SWITCHBOARD_ISSUER_ALLOW_PRIVATE`` for the documents of
+external issuers (``guarded_get``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import socket
 from collections.abc import Iterable, Sequence
 from urllib.parse import urlsplit
 
+import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import ThreadedResolver
 
@@ -155,3 +157,35 @@ class GuardedResolver(AbstractResolver):
 
     async def close(self) -> None:
         await self._inner.close()
+
+
+async def guarded_get(
+    url: str, *, allow: Sequence[IPNetwork], seconds: float, max_bytes: int, accept: str
+) -> bytes:
+    """GET a document through the guard within ``seconds``: no redirect followed, no proxy,
+    no cookies.
+
+    Raises RefusedDestination (an OSError) for a URL or address the guard refuses, aiohttp's
+    errors (a refusal at resolution time among them) or TimeoutError for a failed exchange, and
+    ValueError for a status other than 200 or a body over ``max_bytes``."""
+    check_literal_host(url, allow)
+    resolver = GuardedResolver(allow)
+    try:
+        async with (
+            aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(resolver=resolver, use_dns_cache=False),
+                timeout=aiohttp.ClientTimeout(total=seconds),
+                cookie_jar=aiohttp.DummyCookieJar(),
+            ) as http,
+            http.get(url, allow_redirects=False, headers={"Accept": accept}) as response,
+        ):
+            if response.status != 200:
+                raise ValueError(f"status {response.status}")
+            body = bytearray()
+            async for chunk in response.content.iter_chunked(64 * 1024):
+                body += chunk
+                if len(body) > max_bytes:
+                    raise ValueError(f"more than {max_bytes} bytes")
+    finally:
+        await resolver.close()
+    return bytes(body)

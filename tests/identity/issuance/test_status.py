@@ -1,7 +1,11 @@
 """Token Status List (draft-ietf-oauth-status-list-21): every staff credential names an entry
 of a status list its issuer serves signed; revoking it (by command, or by disabling or deleting
 its user) sets the entry, and the wallet sign-in refuses it. A PID's list is fetched from its
-issuer over HTTP, cached for its ttl, and refused when it cannot be trusted."""
+issuer over HTTP, cached for its ttl, and refused when it cannot be trusted.
+
+The PID issuer's list server listens on loopback, which the operator opens to issuers here
+(``SWITCHBOARD_ISSUER_ALLOW_PRIVATE``); a test parametrized with ``issuer_allow`` runs without.
+"""
 
 from __future__ import annotations
 
@@ -28,6 +32,7 @@ from switchboard.identity.issuance import status
 from switchboard.identity.wallet import service as wallet
 from switchboard.kit.clock import ManualClock
 from switchboard.runtime import Runtime
+from switchboard.settings import Settings
 from switchboard.tenants import service as tenants
 from tests.cli.conftest import cli
 from tests.factories import TenantFixture
@@ -45,6 +50,17 @@ __all__ = ["cli"]
 
 ISSUER = f"{BASE}/oidc.ashx"
 LIST_TYP = "statuslist+jwt"
+CANNOT_BE_FETCHED = "the credential's status list cannot be fetched"
+
+
+@pytest.fixture
+def issuer_allow() -> tuple[str, ...]:
+    return ("127.0.0.0/8",)
+
+
+@pytest.fixture
+def settings(settings: Settings, issuer_allow: tuple[str, ...]) -> Settings:
+    return settings.model_copy(update={"issuer_allow_private": issuer_allow})
 
 
 def payload(compact: str) -> dict[str, Any]:
@@ -328,13 +344,42 @@ async def test_a_list_that_cannot_be_trusted_refuses_the_credential(
         "stranger": "not signed by the credential's issuer",
         "other-issuer": "not signed by the credential's issuer",
         "elsewhere": "for another list",
-        "down": "cannot be fetched",
+        "down": CANNOT_BE_FETCHED,
     }
     for name, why in expected.items():
         credential = pid(holder, lists.uri(name), 7)
         refused = await sign_in(app, device, holder, credential, credential_id="pid", claim=CLAIM)
         assert refused.status_code == 400, name
         assert why in refused.json()["error_description"], name
+    # what the issuer's server answered (503) is not told
+    assert refused.json()["error_description"] == CANNOT_BE_FETCHED
+
+
+@pytest.mark.parametrize("issuer_allow", [()])
+async def test_a_list_at_a_private_address_is_never_fetched(
+    app: Starlette,
+    device: AsyncClient,
+    holder: SoftwareWallet,
+    pid_issuer: ECKey,
+    lists: ListServer,
+    clock: ManualClock,
+) -> None:
+    """Without the operator's allowance, a PID naming a list at a loopback, private, link-local
+    or metadata address (by IP or by a name resolving to one) is refused unfetched."""
+    now = int(clock.now().timestamp())
+    uri = lists.uri("pids")
+    lists.tokens["pids"] = signed_list(pid_issuer, uri, [], now=now, kid=holder.issuer_key.kid)
+    for named in (
+        uri,  # http://127.0.0.1:<port>/pids, a list that would verify
+        uri.replace("127.0.0.1", "localhost"),
+        "http://169.254.169.254/latest/meta-data/pids",
+        "http://192.168.0.1/pids",
+    ):
+        credential = pid(holder, named, 3)
+        refused = await sign_in(app, device, holder, credential, credential_id="pid", claim=CLAIM)
+        assert refused.status_code == 400, named
+        assert refused.json()["error_description"] == CANNOT_BE_FETCHED, named
+    assert lists.fetches == []
 
 
 async def test_a_staff_credential_naming_another_issuers_list_is_refused(

@@ -1,20 +1,22 @@
 """Checking the ``status`` of a presented credential (Token Status List,
 draft-ietf-oauth-status-list-21, section 8): the status list token its ``status_list.uri``
-names is fetched over HTTP (at most once per ``ttl``, and never kept past its ``exp`` or
-:data:`MAX_CACHE_SECONDS`), its signature checked with the key that signed the credential, and
-the credential refused unless its entry is valid. Anything that fails refuses the credential
-(fail closed): a list that cannot be fetched or read, a wrong signature, another list's ``sub``.
-The tenant's own staff credentials are read from its own lists in-process by the caller."""
+names is fetched over HTTP through the SSRF guard (decision 0028), at most once per ``ttl``
+and never kept past its ``exp`` or :data:`MAX_CACHE_SECONDS`; its signature is checked with
+the key that signed the credential, and the credential refused unless its entry is valid.
+Anything that fails refuses the credential (fail closed): a list that cannot be fetched or
+read, a wrong signature, another list's ``sub``. The tenant's own staff credentials are read
+from its own lists in-process by the caller."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+import logging
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
+import aiohttp
 from joserfc import jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import JWKRegistry
@@ -22,6 +24,9 @@ from joserfc.jws import extract_compact
 
 from switchboard.identity.issuance import status
 from switchboard.identity.wallet.verify import Invalid, Trust
+from switchboard.kit.destinations import IPNetwork, guarded_get
+
+log = logging.getLogger("switchboard.identity")
 
 MAX_CACHE_SECONDS = 300
 MAX_CACHED_LISTS = 1000
@@ -53,13 +58,18 @@ def reference(claims: dict[str, Any]) -> Reference | None:
     return Reference(idx=idx, uri=uri)
 
 
-async def http_fetch(uri: str) -> str:
-    """GET a status list token (no redirects followed)."""
-    async with httpx.AsyncClient(timeout=TIMEOUT_SECONDS, follow_redirects=False) as http:
-        response = await http.get(uri, headers={"Accept": status.MEDIA_TYPE})
-    if response.status_code != 200 or len(response.content) > MAX_TOKEN_BYTES:
-        raise ValueError(f"status {response.status_code}")
-    return response.text.strip()
+def http_fetch(allow: Sequence[IPNetwork]) -> Fetch:
+    """GET a status list token through the SSRF guard: public addresses and the ranges of
+    ``allow`` only, no redirects followed, at most ``MAX_TOKEN_BYTES``."""
+
+    async def fetch(uri: str) -> str:
+        body = await guarded_get(
+            uri, allow=allow, seconds=TIMEOUT_SECONDS, max_bytes=MAX_TOKEN_BYTES,
+            accept=status.MEDIA_TYPE,
+        )  # fmt: skip
+        return body.decode().strip()
+
+    return fetch
 
 
 def _expiry(token: str, now: int) -> int:
@@ -81,8 +91,8 @@ class StatusLists:
     """Status list tokens of external issuers by URI, kept for a bounded time (and at most
     :data:`MAX_CACHED_LISTS` of them, the oldest dropped first)."""
 
-    def __init__(self, fetch: Fetch | None = None) -> None:
-        self._fetch = fetch or http_fetch
+    def __init__(self, *, allow: Sequence[IPNetwork] = (), fetch: Fetch | None = None) -> None:
+        self._fetch = fetch or http_fetch(allow)
         self._cache: dict[str, tuple[int, str]] = {}
 
     async def token(self, uri: str, *, now: int) -> str:
@@ -93,8 +103,11 @@ class StatusLists:
             raise Invalid("the credential's status list is not at an http(s) URI")
         try:
             token = await self._fetch(uri)
-        except (httpx.HTTPError, ValueError) as exc:
-            raise Invalid(f"the credential's status list cannot be fetched ({exc})") from None
+        except (OSError, aiohttp.ClientError, TimeoutError, ValueError) as exc:
+            # what the address answered stays in the log: the wallet's holder learns nothing
+            log.warning("the status list at %s could not be fetched: %s: %s", uri,
+                        type(exc).__name__, exc)  # fmt: skip
+            raise Invalid("the credential's status list cannot be fetched") from None
         if len(self._cache) >= MAX_CACHED_LISTS:
             self._cache.pop(next(iter(self._cache)))
         self._cache[uri] = (_expiry(token, now), token)
