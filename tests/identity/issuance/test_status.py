@@ -227,6 +227,8 @@ class ListServer:
     base: str = ""
     tokens: dict[str, str] = field(default_factory=dict)
     fetches: list[str] = field(default_factory=list)
+    asked: asyncio.Event = field(default_factory=asyncio.Event)  # set when a fetch arrives
+    gate: asyncio.Event | None = None  # when set, a fetch is answered once it opens
 
     def uri(self, name: str) -> str:
         return f"{self.base}/{name}"
@@ -238,6 +240,9 @@ async def lists() -> AsyncIterator[ListServer]:
 
     async def serve(request: web.Request) -> web.Response:
         server.fetches.append(request.path)
+        server.asked.set()
+        if server.gate is not None:
+            await server.gate.wait()
         token = server.tokens.get(request.path.lstrip("/"))
         if token is None:
             return web.Response(status=503)
@@ -251,6 +256,8 @@ async def lists() -> AsyncIterator[ListServer]:
     await web.TCPSite(runner, "127.0.0.1", port).start()
     server.base = f"http://127.0.0.1:{port}"
     yield server
+    if server.gate is not None:
+        server.gate.set()
     await runner.cleanup()
 
 
@@ -412,3 +419,38 @@ async def test_a_staff_credential_naming_another_issuers_list_is_refused(
             "the credential's status list is not its issuer's",
             "the credential's status list entry is unknown",
         )
+
+
+async def test_a_slow_list_holds_no_transaction_and_no_other_tenants_write(
+    app: Starlette,
+    runtime: Runtime,
+    device: AsyncClient,
+    holder: SoftwareWallet,
+    pid_issuer: ECKey,
+    lists: ListServer,
+    clock: ManualClock,
+    globex: TenantFixture,
+) -> None:
+    """The wallet's answer names a PID's list whose server answers slowly: the list is fetched
+    before the answer's transaction opens, so no database connection is held meanwhile and
+    another tenant's write (a password grant) completes without waiting for it."""
+    now = int(clock.now().timestamp())
+    uri = lists.uri("pids")
+    lists.tokens["pids"] = signed_list(pid_issuer, uri, [], now=now, kid=holder.issuer_key.kid)
+    lists.gate = asyncio.Event()
+    async with client(app) as browser:
+        started = await start_wallet_sign_in(browser, device, authorization().url)
+        presentation = holder.present(
+            pid(holder, uri, 3), nonce=started.request["nonce"], aud=started.request["client_id"],
+            holder_key=holder.holder_key, claim=CLAIM,
+        )  # fmt: skip
+        pending = asyncio.create_task(answer(device, started, "pid", presentation))
+        await asyncio.wait_for(lists.asked.wait(), timeout=30)
+        assert runtime.db.engine.pool.checkedout() == 0
+        assert await asyncio.wait_for(globex.token(browser), timeout=30)
+        assert not pending.done()  # the other tenant's write did not wait for the fetch
+        lists.gate.set()
+        answered = await pending
+        assert answered.status_code == 200, answered.text
+        assert (await browser.get(started.status_url)).status_code == 302  # signed in
+    assert lists.fetches == ["/pids"]  # the check used the list fetched before it

@@ -146,6 +146,18 @@ async def response(request: Request, runtime: RuntimeDep) -> dict[str, Any]:
     fields = {k: form.get(k) for k in ("state", "vp_token", "error")}
     values = {k: v if isinstance(v, str) else None for k, v in fields.items()}
     refusal: Invalid | None = None
+    # Another issuer's status list comes over the network: fetched first, outside any
+    # transaction, so a slow issuer holds no database resource (decision 0026).
+    async with runtime.db.transaction(read_only=True) as session:
+        tenant = await tenants.resolve_host(session, request_host(request))
+        uri = None
+        if tenant is not None:
+            uri = await wallet.status_list_to_fetch(
+                session, tenant=tenant, state=values["state"], vp_token=values["vp_token"],
+                verifier=verifier(runtime, request), now=runtime.clock.now(),
+            )  # fmt: skip
+    if uri is not None:
+        await runtime.status_lists.fetch(uri, now=int(runtime.clock.now().timestamp()))
     async with runtime.db.transaction() as session:
         tenant = await tenants.resolve_host(session, request_host(request))
         if tenant is None:

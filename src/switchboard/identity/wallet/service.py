@@ -247,6 +247,35 @@ def _presentation(vp_token: str) -> str:
     return value[0]
 
 
+async def status_list_to_fetch(
+    session: AsyncSession,
+    *,
+    tenant: Tenant,
+    state: str | None,
+    vp_token: str | None,
+    verifier: Verifier,
+    now: dt.datetime,
+) -> str | None:
+    """The status list of another issuer that the wallet's answer names, when the answer
+    verifies: what ``accept_response`` will check, for the caller to fetch before that
+    transaction opens (decision 0026). None otherwise; ``accept_response`` then decides."""
+    row = await repository.find_request(session, tenant_id=tenant.id, state=state or "")
+    if row is None or row.expires_at <= now or row.response_hash is not None or not vp_token:
+        return None
+    try:
+        presented = verify(
+            _presentation(vp_token),
+            trusted=await trust(session, tenant=tenant, staff_vct=verifier.staff_vct),
+            audience=verifier.client_id, nonce=row.nonce, now=int(now.timestamp()),
+        )  # fmt: skip
+        ref = credential_status.reference(presented.claims)
+    except Invalid:
+        return None
+    if ref is None or presented.issuer.vct == verifier.staff_vct:
+        return None
+    return ref.uri
+
+
 async def accept_response(
     session: AsyncSession,
     *,
@@ -258,8 +287,8 @@ async def accept_response(
     lists: StatusLists,
     now: dt.datetime,
 ) -> None:
-    """The wallet's direct_post answer: verified (its status list entry too) and recorded on its
-    request (once only)."""
+    """The wallet's direct_post answer: verified (its status list entry too, in the list
+    ``lists`` holds) and recorded on its request (once only)."""
     if not state:
         raise Invalid("state is missing")
     row = await repository.find_request(session, tenant_id=tenant.id, state=state)
@@ -304,7 +333,7 @@ async def _check_status(
     if ref is None:
         return
     if presented.issuer.vct != verifier.staff_vct:
-        await credential_status.check_external(
+        credential_status.check_external(
             lists, ref, issuer=presented.issuer, now=int(now.timestamp())
         )
         return

@@ -30,6 +30,8 @@ log = logging.getLogger("switchboard.identity")
 
 MAX_CACHE_SECONDS = 300
 MAX_CACHED_LISTS = 1000
+# How long past its keeping a list fetched for an answer still serves that answer's check.
+GRACE_SECONDS = 60
 TIMEOUT_SECONDS = 5.0
 MAX_TOKEN_BYTES = 1 << 20
 ALGORITHMS = ["ES256", "ES384", "ES512", "EdDSA", "RS256", "PS256"]
@@ -89,29 +91,41 @@ def _expiry(token: str, now: int) -> int:
 
 class StatusLists:
     """Status list tokens of external issuers by URI, kept for a bounded time (and at most
-    :data:`MAX_CACHED_LISTS` of them, the oldest dropped first)."""
+    :data:`MAX_CACHED_LISTS` of them, the oldest dropped first). ``fetch`` brings a list over
+    the network and runs before the answer's transaction opens; the check inside it reads the
+    kept list with ``token`` and never fetches (decision 0026)."""
 
     def __init__(self, *, allow: Sequence[IPNetwork] = (), fetch: Fetch | None = None) -> None:
         self._fetch = fetch or http_fetch(allow)
         self._cache: dict[str, tuple[int, str]] = {}
 
-    async def token(self, uri: str, *, now: int) -> str:
+    async def fetch(self, uri: str, *, now: int) -> None:
+        """Have the list at ``uri`` at hand: fetched unless kept. Never raises: ``token``
+        refuses a list this could not bring."""
         hit = self._cache.get(uri)
-        if hit is not None and hit[0] > now:
-            return hit[1]
-        if urlsplit(uri).scheme not in ("https", "http"):
-            raise Invalid("the credential's status list is not at an http(s) URI")
+        if (hit is not None and hit[0] > now) or urlsplit(uri).scheme not in ("https", "http"):
+            return
         try:
             token = await self._fetch(uri)
         except (OSError, aiohttp.ClientError, TimeoutError, ValueError) as exc:
             # what the address answered stays in the log: the wallet's holder learns nothing
             log.warning("the status list at %s could not be fetched: %s: %s", uri,
                         type(exc).__name__, exc)  # fmt: skip
-            raise Invalid("the credential's status list cannot be fetched") from None
+            self._cache.pop(uri, None)
+            return
+        self._cache.pop(uri, None)  # re-inserted last: the oldest entries go first
         if len(self._cache) >= MAX_CACHED_LISTS:
             self._cache.pop(next(iter(self._cache)))
         self._cache[uri] = (_expiry(token, now), token)
-        return token
+
+    def token(self, uri: str, *, now: int) -> str:
+        """The list token at ``uri`` as kept (by a ``fetch`` moments ago), with no I/O."""
+        if urlsplit(uri).scheme not in ("https", "http"):
+            raise Invalid("the credential's status list is not at an http(s) URI")
+        hit = self._cache.get(uri)
+        if hit is None or hit[0] + GRACE_SECONDS <= now:
+            raise Invalid("the credential's status list cannot be fetched")
+        return hit[1]
 
 
 def entry_status(token: str, ref: Reference, *, issuer: Trust, now: int) -> int:
@@ -139,8 +153,9 @@ def entry_status(token: str, ref: Reference, *, issuer: Trust, now: int) -> int:
         raise Invalid(f"the status list cannot be read: {exc}") from None
 
 
-async def check_external(lists: StatusLists, ref: Reference, *, issuer: Trust, now: int) -> None:
-    """Refuse a credential of an external issuer unless its entry is valid."""
-    token = await lists.token(ref.uri, now=now)
+def check_external(lists: StatusLists, ref: Reference, *, issuer: Trust, now: int) -> None:
+    """Refuse a credential of an external issuer unless its entry is valid (in its list as
+    kept: ``StatusLists.fetch`` brought it before)."""
+    token = lists.token(ref.uri, now=now)
     if entry_status(token, ref, issuer=issuer, now=now) != status.VALID:
         raise Invalid("the credential has been revoked")
