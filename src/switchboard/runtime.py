@@ -142,7 +142,7 @@ RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 
 async def prepare_bearer(runtime: RuntimeDep, request: Request) -> None:
     """Fetch what checking the request's bearer needs from the network (an external issuer's
-    keys) before any transaction of the request opens (decision 0026). ``get_session`` depends
+    keys) before any transaction of the request opens (decision 0029). ``get_session`` depends
     on it, so it runs first whatever order an endpoint names its dependencies in."""
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
     if scheme.lower() == "bearer" and token:

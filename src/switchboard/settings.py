@@ -103,8 +103,11 @@ class Settings(BaseSettings):
         return value
 
     @field_validator(
-        "webhook_allow_private", "federation_allow_private", "issuer_allow_private",
-        "trusted_proxies", mode="before"
+        "webhook_allow_private",
+        "federation_allow_private",
+        "issuer_allow_private",
+        "trusted_proxies",
+        mode="before",
     )
     @classmethod
     def _cidrs(cls, value: object) -> object:

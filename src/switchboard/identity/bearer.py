@@ -163,7 +163,7 @@ class Authenticator:
     async def prepare(self, host: str, token: str) -> None:
         """Fetch what checking ``token`` on ``host`` needs from the network, before the request's
         transaction opens: the keys of the external issuer the Host's tenant trusts, when the
-        token names it (decision 0026). ``authenticate`` never fetches; it refuses a token whose
+        token names it (decision 0029). ``authenticate`` never fetches; it refuses a token whose
         keys this could not bring. Never raises."""
         if token.startswith(API_KEY_PREFIX):
             return

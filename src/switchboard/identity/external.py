@@ -1,7 +1,7 @@
 """Access tokens of a tenant's trusted external OIDC issuer (the ``ExternalOidc:*`` settings).
 
 The issuer's keys (the JWKS at ``ExternalOidc:JwksUrl``) come over HTTP through the SSRF guard
-(decision 0028), and never while a database transaction is open (decision 0026):
+(decision 0028), and never while a database transaction is open (decision 0029):
 ``ExternalIssuers.prepare`` fetches them before the request's transaction begins, and checking a
 token inside a transaction uses the keys at hand only. A URL is fetched at most once per
 ``REFETCH_EVERY`` seconds, a failure included, and by one request at a time.

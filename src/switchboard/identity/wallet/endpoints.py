@@ -147,7 +147,7 @@ async def response(request: Request, runtime: RuntimeDep) -> dict[str, Any]:
     values = {k: v if isinstance(v, str) else None for k, v in fields.items()}
     refusal: Invalid | None = None
     # Another issuer's status list comes over the network: fetched first, outside any
-    # transaction, so a slow issuer holds no database resource (decision 0026).
+    # transaction, so a slow issuer holds no database resource (decision 0029).
     async with runtime.db.transaction(read_only=True) as session:
         tenant = await tenants.resolve_host(session, request_host(request))
         uri = None

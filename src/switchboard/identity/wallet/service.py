@@ -258,7 +258,7 @@ async def status_list_to_fetch(
 ) -> str | None:
     """The status list of another issuer that the wallet's answer names, when the answer
     verifies: what ``accept_response`` will check, for the caller to fetch before that
-    transaction opens (decision 0026). None otherwise; ``accept_response`` then decides."""
+    transaction opens (decision 0029). None otherwise; ``accept_response`` then decides."""
     row = await repository.find_request(session, tenant_id=tenant.id, state=state or "")
     if row is None or row.expires_at <= now or row.response_hash is not None or not vp_token:
         return None

@@ -93,7 +93,7 @@ class StatusLists:
     """Status list tokens of external issuers by URI, kept for a bounded time (and at most
     :data:`MAX_CACHED_LISTS` of them, the oldest dropped first). ``fetch`` brings a list over
     the network and runs before the answer's transaction opens; the check inside it reads the
-    kept list with ``token`` and never fetches (decision 0026)."""
+    kept list with ``token`` and never fetches (decision 0029)."""
 
     def __init__(self, *, allow: Sequence[IPNetwork] = (), fetch: Fetch | None = None) -> None:
         self._fetch = fetch or http_fetch(allow)

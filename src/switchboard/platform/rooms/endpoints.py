@@ -84,7 +84,7 @@ async def sfu_mode(
     if not ROOM_NAME.match(room):
         raise BadRequest("room: 1 to 64 letters, digits, '.', '_' or '-'")
     body = await request.body()
-    if credentials is not None and credentials.credentials:  # outside any transaction (0026)
+    if credentials is not None and credentials.credentials:  # outside any transaction (0029)
         await runtime.authenticator.prepare(request_host(request), credentials.credentials)
     async with runtime.db.transaction(read_only=True) as session:
         tenant = await tenants.resolve_host(session, request_host(request))

@@ -106,7 +106,7 @@ async def _identity(
             raise Refused("the join token is not valid for this room")
         return True, False
     host = websocket.headers.get("host", "")
-    if token:  # what the check needs from the network, outside any transaction (0026)
+    if token:  # what the check needs from the network, outside any transaction (0029)
         await runtime.authenticator.prepare(host, token)
     async with runtime.db.transaction(read_only=True) as session:
         if token:
