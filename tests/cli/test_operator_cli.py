@@ -70,6 +70,24 @@ def test_errors_exit_2_with_a_message(cli: CliRunner) -> None:
     ok(cli, "tenant", "set", "ops", "Voicemail:Message", "Please call us back.")
     assert "Prompts:front-desk\tYou are the front desk." in ok(cli, "tenant", "show", "ops")
     assert cli.invoke(main, ["tenant", "set", "ops", "Prompts:Front Desk", "x"]).exit_code == 2
+    # a value is held to the rule of the call field it stands for, and nothing is stored
+    for key, value, words in (
+        ("DefaultVoice", "NotAVoice", "must be one of"),
+        ("DefaultLanguage", "not a lang", "locale tag"),
+        ("DefaultModel", "m" * 300, "at most 128 characters"),
+        ("OutcomeEmail:Enabled", "maybe", "true or false"),
+        ("ExternalOidc:Issuer", "http://evil.example.com", "must be https"),
+    ):
+        refused = cli.invoke(main, ["tenant", "set", "ops", key, value])
+        assert refused.exit_code == 2, key
+        assert key in refused.output
+        assert words in refused.output
+        assert value not in ok(cli, "tenant", "show", "ops")
+    assert ok(cli, "tenant", "set", "ops", "OutcomeEmail:Enabled", "off").split() == [
+        "OutcomeEmail:Enabled",
+        "false",
+    ]
+    ok(cli, "tenant", "set", "ops", "ExternalOidc:Issuer", "http://127.0.0.1:8080/realms/x")
     bad_role = cli.invoke(
         main, ["user", "create", "u", "--tenant", "ops", "--role", "root", "--password-stdin"]
     )

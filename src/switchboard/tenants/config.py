@@ -1,15 +1,19 @@
 """Typed view of a tenant's settings, including the ``Phone:Sfu:*`` tunables (spec 8.1).
 
 Settings are stored as a flat map of keys (``Phone:Sfu:AutoPromoteHumanCount``,
-``DefaultVoice``, ...). Out-of-range tunables snap silently to the nearest bound.
+``DefaultVoice``, ...). Out-of-range tunables snap silently to the nearest bound; every other
+value is checked by ``check_setting`` with the rules a call's own fields follow.
 """
 
 from __future__ import annotations
 
+import ipaddress
+import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 VOICES = (
     "Achird", "Aoede", "Autonoe", "Charon", "Erinome", "Fenrir", "Kore",
@@ -20,6 +24,11 @@ SFU_PREFIX = "Phone:Sfu:"
 # ``Prompts:<slug>``: a known prompt; a call whose systemPrompt is the slug gets its text
 PROMPT_PREFIX = "Prompts:"
 SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+# A locale tag as a call's ``language`` takes it (spec 2.2); the default language is one.
+LOCALE_RE = re.compile(r"^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*$")
+MAX_LOCALE = 35
+MAX_MODEL = 128  # a call's ``model``
+MAX_PROMPT = 50_000  # a call's ``systemPrompt``
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +77,112 @@ STRING_SETTINGS: dict[str, str] = {
     # without a message (spec 6.3 ``voicemail``).
     "Voicemail:Message": "",
 }
+
+
+class SettingRefused(ValueError):
+    """A tenant setting's value breaks its rule; the message names the key and the rule."""
+
+
+ON_WORDS = ("true", "1", "yes", "on")
+OFF_WORDS = ("false", "0", "no", "off")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _max_text(limit: int, *, line: bool = True) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        if len(value) > limit:
+            raise ValueError(f"at most {limit:,} characters")
+        if line and _CONTROL.search(value):
+            raise ValueError("one line without control characters")
+        return value
+
+    return check
+
+
+def _voice(value: str) -> str:
+    if value not in VOICES:
+        raise ValueError("must be one of " + ", ".join(VOICES))
+    return value
+
+
+def _locale(value: str) -> str:
+    if len(value) > MAX_LOCALE or not LOCALE_RE.match(value):
+        raise ValueError("must be a locale tag such as en-US")
+    return value
+
+
+def _trunk_id(value: str) -> str:
+    if len(value) > 64 or re.search(r"[\s\x00-\x1f\x7f]", value):
+        raise ValueError("1 to 64 characters without spaces")
+    return value
+
+
+def _switch(value: str) -> str:
+    word = value.lower()
+    if word in ON_WORDS:
+        return "true"
+    if word in OFF_WORDS:
+        return "false"
+    raise ValueError("must be true or false")
+
+
+def _secure_url(value: str) -> str:
+    """https, or http on a loopback host (a provider on the same machine), as for the
+    federation's issuers."""
+    try:
+        parts = urlsplit(value)
+        host = parts.hostname
+    except ValueError:
+        host = None
+    if not host or parts.query or parts.fragment or _CONTROL.search(value) or " " in value:
+        raise ValueError("must be an absolute URL without query or fragment")
+    if parts.scheme == "https":
+        return value
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = host == "localhost"
+    if parts.scheme == "http" and loopback:
+        return value
+    raise ValueError("must be https (http only on a loopback address)")
+
+
+# Each string setting's rule; an empty value always means "the default" and is allowed.
+STRING_RULES: dict[str, Callable[[str], str]] = {
+    "DefaultModel": _max_text(MAX_MODEL),
+    "DefaultVoice": _voice,
+    "DefaultLanguage": _locale,
+    "DefaultTrunkId": _trunk_id,
+    "ExternalOidc:Issuer": _secure_url,
+    "ExternalOidc:JwksUrl": _secure_url,
+    "ExternalOidc:TenantClaim": _max_text(255),
+    "ExternalOidc:RoleClaim": _max_text(255),
+    "OutcomeEmail:Enabled": _switch,
+    "OutcomeEmail:SenderName": _max_text(100),
+    "Voicemail:Message": _max_text(MAX_PROMPT, line=False),
+}
+
+
+def check_setting(key: str, value: str) -> str | float:
+    """The value to store for ``key`` (a known key): a tunable as a number snapped to its
+    bounds, any other setting as text that follows its rule; else SettingRefused."""
+    if key.startswith(SFU_PREFIX):
+        tunable = SFU_TUNABLES[key[len(SFU_PREFIX) :]]
+        try:
+            number = float(value)
+        except ValueError:
+            raise SettingRefused(f"{key}: must be a number") from None
+        if not math.isfinite(number):
+            raise SettingRefused(f"{key}: must be a finite number")
+        return tunable.snap(number)
+    text = value.strip()
+    if text == "":
+        return ""
+    rule = STRING_RULES.get(key, _max_text(MAX_PROMPT, line=False))  # ``Prompts:<slug>``
+    try:
+        return rule(text)
+    except ValueError as exc:
+        raise SettingRefused(f"{key}: {exc}") from None
 
 
 def known_key(key: str) -> bool:

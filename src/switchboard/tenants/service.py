@@ -13,7 +13,7 @@ from switchboard.kit.clock import Clock
 from switchboard.kit.crypto import SecretBox, random_token
 from switchboard.kit.errors import BadRequest, Conflict, NotFound
 from switchboard.tenants import repository
-from switchboard.tenants.config import SFU_PREFIX, SFU_TUNABLES, TenantConfig, known_key
+from switchboard.tenants.config import SettingRefused, TenantConfig, check_setting, known_key
 from switchboard.tenants.models import Tenant, TenantDomain
 
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
@@ -127,20 +127,18 @@ async def require_by_name(session: AsyncSession, name: str) -> Tenant:
 
 
 def parse_setting(key: str, value: str) -> Any:
-    """Validate a setting key; tunables are stored as numbers (snapped on read)."""
+    """The value to store for a setting: the key must be known and the value follow the key's
+    rule (the same as a call's field of that name); tunables snap to their bounds."""
     if not known_key(key):
         raise BadRequest(f"unknown setting {key!r}")
-    if key.startswith(SFU_PREFIX):
-        tunable = SFU_TUNABLES[key[len(SFU_PREFIX) :]]
-        try:
-            number = float(value)
-        except ValueError:
-            raise BadRequest(f"{key} takes a number") from None
-        return tunable.snap(number)
-    return value
+    try:
+        return check_setting(key, value)
+    except SettingRefused as exc:
+        raise BadRequest(str(exc)) from None
 
 
 async def set_setting(session: AsyncSession, tenant: Tenant, key: str, value: str) -> Any:
+    """Store one setting; a refused value is BadRequest and nothing is stored."""
     parsed = parse_setting(key, value)
     tenant.settings = {**(tenant.settings or {}), key: parsed}
     await session.flush()

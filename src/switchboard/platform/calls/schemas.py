@@ -10,13 +10,12 @@ from pydantic.config import JsonDict
 
 from switchboard.kit.clock import parse_iso_utc
 from switchboard.kit.schemas import Schema, StrictInput
-from switchboard.tenants.config import VOICES
+from switchboard.tenants.config import LOCALE_RE, VOICES
 
 E164_RE = re.compile(r"^\+[1-9][0-9]{6,14}$")
 EMAIL_RE = re.compile(
     r"^[^@\s]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$"
 )
-LOCALE_RE = re.compile(r"^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*$")
 UTC_SUFFIX_RE = re.compile(r"(?:Z|z|[+-]00:?00)$")
 # What ``scheduleAtUtc`` accepts, as the document states it: a calendar date, ``T``, a time,
 # and UTC (``Z`` or a zero offset). 29 February of a common year matches and is refused (0911).

@@ -1,0 +1,65 @@
+"""Console forms over HTTP: what they refuse, what they keep, and where an error leads back."""
+
+from __future__ import annotations
+
+from httpx import AsyncClient
+
+from switchboard.runtime import Runtime
+from switchboard.tenants.models import Tenant
+from tests.console.signin import csrf_of, sign_in
+from tests.factories import TenantFixture
+
+
+async def _stored(runtime: Runtime, tenant_id: int) -> dict[str, object]:
+    async with runtime.db.transaction(read_only=True) as session:
+        tenant = await session.get(Tenant, tenant_id)
+        assert tenant is not None
+        return dict(tenant.settings or {})
+
+
+async def test_settings_refuse_what_a_call_would_refuse_and_store_nothing(
+    browsers: dict[str, AsyncClient], runtime: Runtime, acme: TenantFixture
+) -> None:
+    client = browsers["acme"]
+    await sign_in(client)
+    token = csrf_of((await client.get("/admin/settings")).text)
+    before = await _stored(runtime, acme.id)
+    refused = {
+        "DefaultVoice": ("NotAVoice", "must be one of"),
+        "DefaultLanguage": ("not a lang", "locale tag"),
+        "DefaultModel": ("m" * 300, "at most 128 characters"),
+        "OutcomeEmail:Enabled": ("maybe", "true or false"),
+        "ExternalOidc:Issuer": ("http://evil.example.com", "must be https"),
+        "ExternalOidc:JwksUrl": ("ftp://keys.example.com/jwks", "must be https"),
+        "DefaultTrunkId": ("two words", "without spaces"),
+        "OutcomeEmail:SenderName": ("Ops\r\nBcc: x@example.com", "control characters"),
+        "Phone:Sfu:StressWindowSec": ("lots", "must be a number"),
+    }
+    for key, (value, words) in refused.items():
+        # a valid change in the same form is not stored either: the form is one transaction
+        answer = await client.post(
+            "/admin/settings", data={"csrf": token, "DefaultModel": "model-y", key: value}
+        )
+        assert answer.status_code == 400, key
+        assert key in answer.text
+        assert words in answer.text, answer.text
+        assert await _stored(runtime, acme.id) == before, key
+    page = await client.get("/admin/settings")
+    assert "NotAVoice" not in page.text
+
+    saved = await client.post(
+        "/admin/settings",
+        data={"csrf": token, "DefaultVoice": "Kore", "DefaultLanguage": "fr-FR",
+              "OutcomeEmail:Enabled": "FALSE", "ExternalOidc:Issuer": "https://login.example.com",
+              "Phone:Sfu:StressBwMbpsThreshold": "1.25"},
+    )  # fmt: skip
+    assert (saved.status_code, saved.headers["location"]) == (303, "/admin/settings?notice=saved")
+    stored = await _stored(runtime, acme.id)
+    assert stored["DefaultVoice"] == "Kore"
+    assert stored["DefaultLanguage"] == "fr-FR"
+    assert stored["OutcomeEmail:Enabled"] == "false"
+    assert stored["ExternalOidc:Issuer"] == "https://login.example.com"
+    assert stored["Phone:Sfu:StressBwMbpsThreshold"] == 1.25
+    cleared = await client.post("/admin/settings", data={"csrf": token, "DefaultVoice": ""})
+    assert cleared.status_code == 303  # blank: back to the default
+    assert (await _stored(runtime, acme.id))["DefaultVoice"] == ""
