@@ -56,16 +56,30 @@ def _local(url: str) -> str:
 
 
 async def sign_in(
-    client: AsyncClient, username: str = "admin", *, switch: bool = False, mount: str = "/admin"
+    client: AsyncClient,
+    username: str = "admin",
+    *,
+    switch: bool = False,
+    mount: str = "/admin",
+    login: str | None = None,
 ) -> Response:
     """Start at <mount>/login, post the login page's form, and return the callback's answer.
 
     ``switch``: the provider remembers someone else; ask it for the login page again.
-    ``mount``: the web app (``/admin`` the console, ``/app`` the linen web app)."""
-    start = await client.get(f"{mount}/login", params={"switch": "1"} if switch else None)
+    ``mount``: the web app (``/admin`` the console, ``/app`` the linen web app).
+    ``login``: the sign-in URL to start at instead (where a page sent the browser); the
+    provider may remember the user and answer at once."""
+    if login is not None:
+        start = await client.get(login)
+    else:
+        start = await client.get(f"{mount}/login", params={"switch": "1"} if switch else None)
     assert start.status_code == 303, start.text
     authorize = start.headers["location"]
     page = await client.get(_local(authorize))
+    if page.status_code in (302, 303) and urlsplit(page.headers["location"]).path.endswith(
+        f"{mount}/callback"
+    ):  # the provider remembers this browser's user: no login page
+        return await client.get(_local(page.headers["location"]))
     assert page.status_code == 200, page.text
     action, fields = first_form(page.text)
     fields.update(username=username, password=PASSWORD)

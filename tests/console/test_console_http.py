@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 from httpx import ASGITransport, AsyncClient
 
@@ -16,17 +16,46 @@ from tests.factories import TenantFixture
 
 
 async def test_pages_send_a_stranger_to_the_sign_in(app_client: AsyncClient) -> None:
-    for path in ("/admin/", "/admin/calls", "/admin/webhooks", "/admin/api-keys"):
+    assert (await app_client.get("/admin/")).headers["location"] == "/admin/calls"
+    for path in ("/admin/calls", "/admin/webhooks", "/admin/api-keys"):
         response = await app_client.get(path)
         assert response.status_code == 303
-        assert response.headers["location"] in ("/admin/login", "/admin/calls")
+        assert response.headers["location"] == f"/admin/login?next={quote(path, safe='')}"
+    # a form post or an htmx fragment cannot be asked for again: plain sign-in
+    assert (await app_client.post("/admin/api-keys")).headers["location"] == "/admin/login"
+    fragment = await app_client.get("/admin/calls", headers={"HX-Request": "true"})
+    assert fragment.headers["location"] == "/admin/login"
+
+
+async def test_the_page_asked_for_is_shown_after_the_sign_in(
+    browsers: dict[str, AsyncClient],
+) -> None:
+    client = browsers["acme"]
+    asked = await client.get("/admin/webhooks/abc", params={"page": "2"})
+    assert asked.status_code == 303
+    done = await sign_in(client, login=asked.headers["location"])
+    assert (done.status_code, done.headers["location"]) == (303, "/admin/webhooks/abc?page=2")
+
+
+async def test_the_sign_in_goes_back_only_to_a_page_of_the_same_app(
+    browsers: dict[str, AsyncClient],
+) -> None:
+    client = browsers["acme"]
+    for elsewhere in (
+        "https://evil.example.com/admin/calls", "//evil.example.com/admin/", "/\\evil.example.com",
+        "/admin/../oidc.ashx/authorize", "/admin/%2E%2E/app/today", "/app/today",
+        "/adminx/calls", "/admin/login", "/admin/calls#x", "/admin/calls\r\nSet-Cookie: a=b",
+    ):  # fmt: skip
+        start = f"/admin/login?{urlencode({'next': elsewhere})}"
+        done = await sign_in(client, login=start)
+        assert (done.status_code, done.headers["location"]) == (303, "/admin/calls"), elsewhere
 
 
 async def test_a_forged_session_cookie_is_no_session(app_client: AsyncClient) -> None:
     app_client.cookies.set("sb_console", "v1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", path="/admin")
     response = await app_client.get("/admin/calls")
     assert response.status_code == 303
-    assert response.headers["location"] == "/admin/login"
+    assert response.headers["location"] == "/admin/login?next=%2Fadmin%2Fcalls"
 
 
 async def test_sign_in_starts_an_authorization_code_flow_with_pkce(

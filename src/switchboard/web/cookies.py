@@ -45,12 +45,14 @@ class WebSession:
 
 @dataclass(frozen=True, slots=True)
 class PendingLogin:
-    """What the callback must find again: the state, nonce and PKCE verifier of one login."""
+    """What the callback must find again: the state, nonce and PKCE verifier of one login, and
+    the page of the app the browser asked for (a local path, checked by ``local_target``)."""
 
     state: str
     nonce: str
     verifier: str
     expires: int
+    next: str = ""
 
 
 def credential_stamp(password_hash: str) -> str:

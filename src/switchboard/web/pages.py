@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
+from urllib.parse import urlencode, urlsplit
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -71,6 +73,43 @@ class NotSignedIn(Exception):
     """No valid session: the browser is sent to the sign-in."""
 
 
+MAX_TARGET = 2048
+# a path segment ``.`` or ``..``, spelled out or percent-encoded: a browser would resolve it
+_DOT_SEGMENT = re.compile(r"(^|/)(\.|%2e){1,2}(/|$)", re.IGNORECASE)
+_UNSAFE = re.compile(r"[\x00-\x20\x7f\\]")
+SIGN_IN_PATHS = ("/login", "/callback", "/logout", "/signed-out")
+
+
+def local_target(mount: str, value: str | None) -> str | None:
+    """``value`` if it is a path (and query) of the app mounted at ``mount``, to be sent back
+    to after the sign-in; None for anything else (another app, another host, a scheme, a
+    ``//host`` or ``\\host`` form, dot segments, the sign-in's own routes): no open redirect."""
+    if not value or len(value) > MAX_TARGET or _UNSAFE.search(value):
+        return None
+    if not value.startswith(mount + "/"):
+        return None
+    parts = urlsplit(value)
+    if parts.scheme or parts.netloc or parts.fragment or _DOT_SEGMENT.search(parts.path):
+        return None
+    if parts.path in {mount + p for p in SIGN_IN_PATHS}:
+        return None
+    return value
+
+
+def sign_in_url(mount: str, request: Request) -> str:
+    """``<mount>/login``, with ``next`` the page asked for when it is a page to come back to:
+    a plain GET (not an htmx fragment or an event stream)."""
+    url = f"{mount}/login"
+    if request.method != "GET" or "hx-request" in request.headers:
+        return url
+    if "text/event-stream" in request.headers.get("accept", ""):
+        return url
+    path = request.url.path
+    query = request.url.query
+    target = local_target(mount, path + (f"?{query}" if query else ""))
+    return f"{url}?{urlencode({'next': target})}" if target else url
+
+
 Render = Callable[..., Response]
 
 
@@ -85,7 +124,7 @@ def install_pages(app: FastAPI, *, static: Path, mount: str, render: Render) -> 
     app.add_middleware(PageHeaders)
 
     async def on_not_signed_in(request: Request, _exc: Exception) -> Response:
-        return RedirectResponse(f"{mount}/login", status_code=303)
+        return RedirectResponse(sign_in_url(mount, request), status_code=303)
 
     async def on_api_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, ApiError)

@@ -28,7 +28,7 @@ from switchboard.web.cookies import (
     new_csrf,
 )
 from switchboard.web.oidc import RelyingParty, SignInFailed
-from switchboard.web.pages import NotSignedIn
+from switchboard.web.pages import NotSignedIn, local_target
 
 
 class SignedIn(Protocol):
@@ -99,8 +99,11 @@ def signin_router(
     router = APIRouter()
 
     @router.get("/login")
-    async def login(request: Request, runtime: RuntimeDep, switch: str = "") -> Response:
-        """``switch=1`` signs in as another user than the one the provider remembers."""
+    async def login(
+        request: Request, runtime: RuntimeDep, switch: str = "", next: str = ""
+    ) -> Response:
+        """``switch=1`` signs in as another user than the one the provider remembers;
+        ``next``: the app's page to show after the sign-in (anything else is ignored)."""
         try:
             started = await relying_party(request).start(
                 base_url(runtime, request), fresh=switch == "1"
@@ -111,7 +114,7 @@ def signin_router(
         now = int(runtime.clock.now().timestamp())
         pending = PendingLogin(
             state=started.state, nonce=started.nonce, verifier=started.verifier,
-            expires=now + LOGIN_SECONDS,
+            expires=now + LOGIN_SECONDS, next=local_target(web.mount, next) or "",
         )  # fmt: skip
         cookie_jar(request).set_pending(response, pending)
         return response
@@ -147,7 +150,8 @@ def signin_router(
             raise ApiError("the ID token names no user of this tenant", code="sign_in_failed")
         if user.role not in web.roles:
             raise RoleRefused(web, user.username, user.role)
-        response = RedirectResponse(web.landing, status_code=303)
+        target = local_target(web.mount, pending.next) or web.landing
+        response = RedirectResponse(target, status_code=303)
         jar.clear(response, jar.login_cookie)
         jar.set_session(
             response,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import re
+from urllib.parse import quote, urlencode
 
 from httpx import AsyncClient
 from pypdf import PdfReader
@@ -31,7 +32,20 @@ async def test_a_stranger_is_sent_to_the_sign_in(app_client: AsyncClient) -> Non
     for path in ("/app/today", "/app/properties", "/app/invoices", "/app/sheets/1"):
         response = await app_client.get(path)
         assert response.status_code == 303
-        assert response.headers["location"] == "/app/login"
+        assert response.headers["location"] == f"/app/login?next={quote(path, safe='')}"
+
+
+async def test_the_page_asked_for_is_shown_after_the_sign_in(
+    app_client: AsyncClient, world: World
+) -> None:
+    asked = await app_client.get("/app/invoices", params={"month": "2026-01"})
+    done = await sign_in(app_client, "admin", mount="/app", login=asked.headers["location"])
+    assert (done.status_code, done.headers["location"]) == (303, "/app/invoices?month=2026-01")
+    # only the linen app's own pages: not the console's, not another host's
+    for elsewhere in ("/admin/calls", "https://evil.example.com/app/today", "//evil.example.com"):
+        start = f"/app/login?{urlencode({'next': elsewhere})}"
+        done = await sign_in(app_client, "admin", mount="/app", login=start)
+        assert (done.status_code, done.headers["location"]) == (303, "/app/today"), elsewhere
 
 
 async def test_every_role_signs_in_and_reads(app_client: AsyncClient, world: World) -> None:
@@ -260,4 +274,4 @@ async def test_a_session_is_good_on_its_own_tenants_host_only(
         "/app/properties", headers={"Host": "globex.test", "Cookie": f"sb_linen={cookie}"}
     )
     assert elsewhere.status_code == 303
-    assert elsewhere.headers["location"] == "/app/login"
+    assert elsewhere.headers["location"] == "/app/login?next=%2Fapp%2Fproperties"
