@@ -63,3 +63,29 @@ async def test_settings_refuse_what_a_call_would_refuse_and_store_nothing(
     cleared = await client.post("/admin/settings", data={"csrf": token, "DefaultVoice": ""})
     assert cleared.status_code == 303  # blank: back to the default
     assert (await _stored(runtime, acme.id))["DefaultVoice"] == ""
+
+
+async def test_a_refused_form_leads_back_to_its_page_in_plain_words(
+    browsers: dict[str, AsyncClient],
+) -> None:
+    client = browsers["acme"]
+    await sign_in(client)
+    token = csrf_of((await client.get("/admin/routing")).text)
+    form = {"csrf": token, "match": "+49 1*", "trunkIds": "sip-main"}
+    here = "http://acme.test/admin/routing?did=%2B491"
+    refused = await client.post("/admin/routing/outbound", data=form, headers={"Referer": here})
+    assert refused.status_code == 400
+    assert "match: the value is not in the form this field takes" in refused.text
+    assert "should match pattern" not in refused.text
+    assert '<a href="/admin/routing?did=%2B491">Back to the form</a>' in refused.text
+    for elsewhere in (
+        "http://evil.example.com/admin/routing",  # another host
+        "http://acme.test/app/today",  # another app
+        "http://acme.test/admin/../oidc.ashx/authorize",
+        "javascript:alert(1)",
+    ):
+        answer = await client.post(
+            "/admin/routing/outbound", data=form, headers={"Referer": elsewhere}
+        )
+        assert answer.status_code == 400
+        assert '<a href="/admin/">Back to the console</a>' in answer.text, elsewhere

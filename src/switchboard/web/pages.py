@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from fastapi import FastAPI, Request
@@ -130,14 +131,14 @@ def install_pages(app: FastAPI, *, static: Path, mount: str, render: Render) -> 
         assert isinstance(exc, ApiError)
         return render(
             request, "error.html", None, status=exc.status, error=exc.code,
-            description=exc.description,
+            description=exc.description, back=came_from(mount, request),
         )  # fmt: skip
 
     async def on_validation(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, RequestValidationError | ValidationError)
         return render(
             request, "error.html", None, status=400, error="invalid_request",
-            description=describe_validation(exc.errors()),
+            description=describe_form_errors(exc.errors()), back=came_from(mount, request),
         )  # fmt: skip
 
     async def on_http(request: Request, exc: Exception) -> Response:
@@ -145,6 +146,7 @@ def install_pages(app: FastAPI, *, static: Path, mount: str, render: Render) -> 
         return render(
             request, "error.html", None, status=exc.status_code, error="not_found"
             if exc.status_code == 404 else "invalid_request", description=str(exc.detail),
+            back=came_from(mount, request),
         )  # fmt: skip
 
     app.add_exception_handler(NotSignedIn, on_not_signed_in)
@@ -152,6 +154,32 @@ def install_pages(app: FastAPI, *, static: Path, mount: str, render: Render) -> 
     app.add_exception_handler(RequestValidationError, on_validation)
     app.add_exception_handler(ValidationError, on_validation)
     app.add_exception_handler(HTTPException, on_http)
+
+
+def came_from(mount: str, request: Request) -> str | None:
+    """The page the request came from (its Referer), when it is a page of the same app on the
+    same host: where an error page leads back to, so that a refused form is one click away."""
+    referer = request.headers.get("referer", "")
+    try:
+        parts = urlsplit(referer)
+    except ValueError:
+        return None
+    host = request.headers.get("host", "")
+    if parts.scheme not in ("http", "https") or not host or parts.netloc.lower() != host.lower():
+        return None
+    return local_target(mount, parts.path + (f"?{parts.query}" if parts.query else ""))
+
+
+def describe_form_errors(errors: Sequence[Any]) -> str:
+    """``describe_validation`` for a person at a form: a value that does not match a field's
+    pattern is said in words naming the field, not with the regular expression."""
+    plain = [
+        {**err, "msg": "the value is not in the form this field takes"}
+        if err.get("type") == "string_pattern_mismatch"
+        else err
+        for err in errors
+    ]
+    return describe_validation(plain)
 
 
 class CsrfRefused(ApiError):
