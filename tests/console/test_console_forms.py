@@ -89,3 +89,27 @@ async def test_a_refused_form_leads_back_to_its_page_in_plain_words(
         )
         assert answer.status_code == 400
         assert '<a href="/admin/">Back to the console</a>' in answer.text, elsewhere
+
+
+async def test_number_fields_state_the_bounds_the_server_holds(
+    browsers: dict[str, AsyncClient],
+) -> None:
+    client = browsers["acme"]
+    await sign_in(client)
+    settings = (await client.get("/admin/settings")).text
+    for decimal in ("StressBwMbpsThreshold", "StressLossPctThreshold"):
+        field = settings.split(f'name="Phone:Sfu:{decimal}"', 1)[1].split(">", 1)[0]
+        assert 'step="any"' in field  # 1.25 is accepted by the server, so by the browser too
+    page = (await client.get("/admin/numbers")).text
+    assert 'name="maxDurationSec" type="number" min="10" max="3600"' in page
+    token = csrf_of(page)
+    number = {"csrf": token, "name": "Desk", "number": "+4930777", "voice": "Kore",
+              "language": "de-DE", "apiKey": "k", "systemPrompt": "p"}  # fmt: skip
+    for refused in ("0", "5", "3601"):
+        answer = await client.post("/admin/numbers", data=number | {"maxDurationSec": refused})
+        assert answer.status_code == 400, refused
+        assert "maxDurationSec: 10 to 3600" in answer.text
+    assert "+4930777" not in (await client.get("/admin/numbers")).text
+    created = await client.post("/admin/numbers", data=number | {"maxDurationSec": ""})
+    assert created.status_code == 303
+    assert 'value="3500"' in (await client.get(created.headers["location"])).text

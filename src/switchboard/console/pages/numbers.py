@@ -34,7 +34,10 @@ PAGE_SIZE = 200
 
 
 def _choices() -> dict[str, Any]:
-    return {"voices": VOICES, "visibilities": VISIBILITIES, "modes": MODES}
+    return {
+        "voices": VOICES, "visibilities": VISIBILITIES, "modes": MODES,
+        "min_duration": service.MIN_DURATION_SEC, "max_duration": service.MAX_DURATION_SEC,
+    }  # fmt: skip
 
 
 def _changes(form: FormData) -> service.NumberChanges:
@@ -69,6 +72,10 @@ async def create(
 ) -> Response:
     form = await request.form()
     changes = _changes(form)
+    # blank is the default; 0 is refused like any value out of bounds, as on the edit form
+    max_seconds = changes.max_duration_sec
+    if max_seconds is None:
+        max_seconds = DEFAULT_MAX_DURATION_SEC
     row = await service.create_number(
         session,
         tenant_id=operator.tenant.id,
@@ -79,7 +86,7 @@ async def create(
         api_key=changes.api_key or "",
         system_prompt=changes.system_prompt or "",
         save_transcripts=bool(changes.save_transcripts),
-        max_duration_sec=changes.max_duration_sec or DEFAULT_MAX_DURATION_SEC,
+        max_duration_sec=max_seconds,
         visibility=changes.visibility or "public",
         mode=changes.mode or MODE_LIVE_VOICE_AI,
         box=runtime.box,
