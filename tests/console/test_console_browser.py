@@ -195,6 +195,10 @@ def test_calls_webhooks_keys_and_transcripts(
     assert hung.status_code == 200, hung.text
     expect(status).to_have_text("cancelled", timeout=TIMEOUT)
     expect(status).to_have_attribute("data-updated", "live")
+    # ended: the end time shows and the row's Hang up is gone, without a reload
+    row = page.locator(f'tr[data-call="{call_id}"]')
+    expect(row.locator("button", has_text="Hang up")).to_have_count(0)
+    expect(page.locator(f'[data-call-ended="{call_id}"]')).to_have_text(re.compile(r"^\d{4}-"))
 
     # A hang-up made after the page was rendered but before its stream's first read still
     # arrives: the stream opens with the state of every listed call.

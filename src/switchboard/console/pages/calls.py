@@ -65,18 +65,18 @@ async def place_call(
 
 @router.get("/live")
 async def live(request: Request, operator: OperatorDep, runtime: RuntimeDep) -> Response:
-    """``call`` events with ``{callId, status, endedReason}``: one per listed call when the
-    stream opens, then one whenever a listed call changes."""
+    """``call`` events with ``{callId, status, endedReason, endedAtUtc}``: one per listed
+    call when the stream opens, then one whenever a listed call changes."""
     tenant_id = operator.tenant.id
 
-    async def snapshot() -> dict[str, dict[str, str]]:
+    async def snapshot() -> dict[str, dict[str, str | None]]:
         rows, _ = await service.list_calls(
             runtime.db, tenant_id=tenant_id, statuses=[], limit=PAGE_SIZE, offset=0
         )
         records = [service.record(row, "") for row in rows]
         return {
             r["callId"]: {"callId": r["callId"], "status": r["status"],
-                          "endedReason": r["endedReason"]}
+                          "endedReason": r["endedReason"], "endedAtUtc": r["endedAtUtc"]}
             for r in records
         }  # fmt: skip
 
@@ -84,7 +84,7 @@ async def live(request: Request, operator: OperatorDep, runtime: RuntimeDep) -> 
         yield b"retry: 2000\n\n"
         # Every listed call first: what changed between the page's render (or the last stream's
         # end) and this stream's first read would otherwise never be sent.
-        known: dict[str, dict[str, str]] = {}
+        known: dict[str, dict[str, str | None]] = {}
         loop = asyncio.get_running_loop()
         deadline = loop.time() + LIVE_STREAM_SECONDS
         while loop.time() < deadline and not await request.is_disconnected():

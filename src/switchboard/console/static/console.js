@@ -20,6 +20,18 @@
         cell.textContent = state.endedReason;
       }
     });
+    if (!state.endedAtUtc) { return; }
+    // An ended call: its end time shows, and there is nothing left to hang up.
+    document.querySelectorAll("[data-call-ended]").forEach(function (cell) {
+      if (cell.getAttribute("data-call-ended") === state.callId) {
+        cell.textContent = state.endedAtUtc;
+      }
+    });
+    document.querySelectorAll("[data-call-hangup]").forEach(function (form) {
+      if (form.getAttribute("data-call-hangup") === state.callId) {
+        form.remove();
+      }
+    });
   });
   source.addEventListener("open", function () {
     document.body.setAttribute("data-live", "connected");
