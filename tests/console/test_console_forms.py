@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import pytest
 from httpx import AsyncClient
+from sqlalchemy import select
 
+from switchboard.platform.webhooks.models import FAILED, Attempt, Delivery
 from switchboard.runtime import Runtime
+from switchboard.settings import Settings
 from switchboard.tenants.models import Tenant
 from tests.console.signin import csrf_of, sign_in
 from tests.factories import TenantFixture
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    return settings.model_copy(update={"webhook_allow_private": ("127.0.0.0/8",)})
 
 
 async def _stored(runtime: Runtime, tenant_id: int) -> dict[str, object]:
@@ -113,3 +122,40 @@ async def test_number_fields_state_the_bounds_the_server_holds(
     created = await client.post("/admin/numbers", data=number | {"maxDurationSec": ""})
     assert created.status_code == 303
     assert 'value="3500"' in (await client.get(created.headers["location"])).text
+
+
+async def test_redeliver_is_offered_only_for_a_finished_delivery(
+    browsers: dict[str, AsyncClient], runtime: Runtime
+) -> None:
+    client = browsers["acme"]
+    await sign_in(client)
+    token = csrf_of((await client.get("/admin/webhooks")).text)
+    created = await client.post(
+        "/admin/webhooks", data={"csrf": token, "url": "http://127.0.0.1:9/h", "events": ["*"]}
+    )
+    sub_id = created.text.split('data-subscription="', 1)[1].split('"', 1)[0]
+    queued = await client.post(f"/admin/webhooks/{sub_id}/test", data={"csrf": token})
+    assert queued.status_code == 303
+    async with runtime.db.transaction() as session:
+        delivery = await session.scalar(select(Delivery).where(Delivery.subscription_id == sub_id))
+        assert delivery is not None
+        session.add(Attempt(
+            tenant_id=delivery.tenant_id, subscription_id=sub_id, delivery_id=delivery.id,
+            event=delivery.event, attempt=1, started_at=runtime.clock.now(), status_code=500,
+            latency_ms=12,
+        ))  # fmt: skip
+        delivery_id = delivery.id
+    retrying = await client.get(f"/admin/webhooks/{sub_id}")
+    assert delivery_id in retrying.text  # its failed first attempt is logged...
+    assert "Redeliver" not in retrying.text  # ...but it is still being retried
+    async with runtime.db.transaction() as session:
+        found = await session.get(Delivery, delivery_id)
+        assert found is not None
+        found.status = FAILED
+    finished = await client.get(f"/admin/webhooks/{sub_id}")
+    assert f"/admin/webhooks/deliveries/{delivery_id}/redeliver" in finished.text
+    again = await client.post(
+        f"/admin/webhooks/deliveries/{delivery_id}/redeliver", data={"csrf": token}
+    )
+    assert again.status_code == 303
+    assert "Redeliver" not in (await client.get(f"/admin/webhooks/{sub_id}")).text  # queued

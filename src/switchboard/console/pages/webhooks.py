@@ -68,9 +68,12 @@ async def detail(
     attempts = await service.delivery_log(
         session, tenant_id=operator.tenant.id, subscription_id=row.id, limit=LOG_SIZE, offset=0
     )
+    redeliverable = await service.redeliverable(
+        session, tenant_id=operator.tenant.id, subscription=row, attempts=attempts
+    )
     return render(
         request, "webhook.html", operator, subscription=WebhookItem.of(row), attempts=attempts,
-        notice=notice_of(request),
+        redeliverable=redeliverable, notice=notice_of(request),
     )  # fmt: skip
 
 

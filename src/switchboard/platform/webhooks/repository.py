@@ -121,6 +121,20 @@ async def get_delivery(session: AsyncSession, tenant_id: int, delivery_id: str) 
     return (await session.execute(stmt)).scalar_one_or_none()
 
 
+async def pending_among(
+    session: AsyncSession, tenant_id: int, delivery_ids: Sequence[str]
+) -> set[str]:
+    """Which of ``delivery_ids`` are still queued or retrying."""
+    if not delivery_ids:
+        return set()
+    stmt = select(Delivery.id).where(
+        Delivery.tenant_id == tenant_id,
+        Delivery.id.in_(list(dict.fromkeys(delivery_ids))),
+        Delivery.status == PENDING,
+    )
+    return set(await session.scalars(stmt))
+
+
 async def page_attempts(
     session: AsyncSession, tenant_id: int, subscription_id: str, *, limit: int, offset: int
 ) -> list[Attempt]:

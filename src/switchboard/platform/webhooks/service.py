@@ -259,6 +259,17 @@ async def delivery_log(
     )
 
 
+async def redeliverable(
+    session: AsyncSession, *, tenant_id: int, subscription: Subscription, attempts: list[Attempt]
+) -> set[str]:
+    """The deliveries of ``attempts`` that ``redeliver`` would accept now: finished (not still
+    queued or retrying), of an active subscription."""
+    if not subscription.active:
+        return set()
+    ids = [a.delivery_id for a in attempts]
+    return set(ids) - await repository.pending_among(session, tenant_id, ids)
+
+
 async def redeliver(
     session: AsyncSession, *, tenant_id: int, delivery_id: str, clock: Clock
 ) -> Delivery:
