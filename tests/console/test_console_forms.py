@@ -159,3 +159,24 @@ async def test_redeliver_is_offered_only_for_a_finished_delivery(
     )
     assert again.status_code == 303
     assert "Redeliver" not in (await client.get(f"/admin/webhooks/{sub_id}")).text  # queued
+
+
+async def test_controls_that_can_only_be_refused_are_not_shown(
+    browsers: dict[str, AsyncClient],
+) -> None:
+    client = browsers["acme"]
+    await sign_in(client)
+    users = (await client.get("/admin/users")).text
+    own = users.split('data-user="admin"', 1)[1].split("</tr>", 1)[0]
+    assert "Set role" not in own  # an admin cannot change their own role
+    assert "Reset password" not in own
+    other = users.split('data-user="power"', 1)[1].split("</tr>", 1)[0]
+    assert "Set role" in other
+    assert "Reset password" in other
+    keys = await client.get("/admin/api-keys")
+    assert 'id="mint-key"' in keys.text
+    # The super-admin acting on another tenant cannot mint there: no form to try.
+    await client.post("/admin/tenant", data={"csrf": csrf_of(keys.text), "tenant": "globex"})
+    elsewhere = (await client.get("/admin/api-keys")).text
+    assert 'id="mint-key"' not in elsewhere
+    assert "minted by a local admin of globex" in elsewhere
