@@ -180,3 +180,28 @@ async def test_controls_that_can_only_be_refused_are_not_shown(
     elsewhere = (await client.get("/admin/api-keys")).text
     assert 'id="mint-key"' not in elsewhere
     assert "minted by a local admin of globex" in elsewhere
+
+
+async def test_adding_a_listed_number_says_it_only_updated_the_comment(
+    browsers: dict[str, AsyncClient],
+) -> None:
+    client = browsers["acme"]
+    await sign_in(client)
+    token = csrf_of((await client.get("/admin/whitelist")).text)
+    entry = {"csrf": token, "number": "+4930555", "comment": "front desk"}
+    first = await client.post("/admin/whitelist", data=entry)
+    assert first.headers["location"] == "/admin/whitelist?notice=created"
+    again = await client.post("/admin/whitelist", data=entry | {"comment": "reception"})
+    assert again.headers["location"] == "/admin/whitelist?notice=already-listed"
+    page = (await client.get(again.headers["location"])).text
+    assert "Already listed; its comment was updated." in page
+    assert "Created." not in page
+
+
+async def test_resetting_a_password_asks_first(browsers: dict[str, AsyncClient]) -> None:
+    client = browsers["acme"]
+    await sign_in(client)
+    users = (await client.get("/admin/users")).text
+    row = users.split('data-user="power"', 1)[1].split("</tr>", 1)[0]
+    reset = row.split('action="/admin/users/power/password"', 1)[1].split(">", 1)[0]
+    assert 'hx-confirm="Reset the password of power?' in reset  # as Delete and Revoke ask

@@ -108,6 +108,7 @@ def render(
 NOTICES = {
     "created": "Created.",
     "saved": "Saved.",
+    "already-listed": "Already listed; its comment was updated.",
     "resumed": "Resumed.",
     "test-queued": "A webhook.test delivery is queued.",
     "redelivery-queued": "The delivery is queued again.",

@@ -43,11 +43,11 @@ async def whitelist_page(request: Request, operator: OperatorDep, session: Sessi
 @router.post("")
 async def add(request: Request, operator: FormOperator, session: Session) -> Response:
     form = await request.form()
-    await service.add_number(
+    added, _ = await service.add_number(
         session, tenant_id=operator.tenant.id, number=str(form.get("number", "")),
         comment=str(form.get("comment", "")),
     )  # fmt: skip
-    return _back("created")
+    return _back("created" if added else "already-listed")
 
 
 @router.post("/comment")
