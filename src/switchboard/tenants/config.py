@@ -126,9 +126,9 @@ def _switch(value: str) -> str:
     raise ValueError("must be true or false")
 
 
-def _secure_url(value: str) -> str:
-    """https, or http on a loopback host (a provider on the same machine), as for the
-    federation's issuers."""
+def secure_url(value: str) -> str:
+    """https, or http on a loopback host (a provider on the same machine): the rule of every
+    issuer URL (the trusted external issuer's settings, federation's providers)."""
     try:
         parts = urlsplit(value)
         host = parts.hostname
@@ -153,8 +153,8 @@ STRING_RULES: dict[str, Callable[[str], str]] = {
     "DefaultVoice": _voice,
     "DefaultLanguage": _locale,
     "DefaultTrunkId": _trunk_id,
-    "ExternalOidc:Issuer": _secure_url,
-    "ExternalOidc:JwksUrl": _secure_url,
+    "ExternalOidc:Issuer": secure_url,
+    "ExternalOidc:JwksUrl": secure_url,
     "ExternalOidc:TenantClaim": _max_text(255),
     "ExternalOidc:RoleClaim": _max_text(255),
     "OutcomeEmail:Enabled": _switch,

@@ -4,13 +4,11 @@ verified ID token into a local user per the provider's first-login policy."""
 from __future__ import annotations
 
 import datetime as dt
-import ipaddress
 import logging
 import re
 import secrets
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -37,6 +35,7 @@ from switchboard.identity.signin.service import Refused as Refused
 from switchboard.kit.clock import Clock
 from switchboard.kit.crypto import SecretBox, random_token, sha256_hex
 from switchboard.kit.errors import BadRequest, Conflict, NotFound
+from switchboard.tenants.config import secure_url
 from switchboard.tenants.models import Tenant
 
 LOGIN_TTL = dt.timedelta(minutes=10)
@@ -66,18 +65,10 @@ class ProviderSpec:
 
 
 def _check_issuer(issuer: str) -> str:
-    parts = urlsplit(issuer)
-    if parts.query or parts.fragment or not parts.hostname:
-        raise BadRequest("issuer must be an absolute URL without query or fragment")
-    if parts.scheme == "https":
-        return issuer
     try:
-        loopback = ipaddress.ip_address(parts.hostname).is_loopback
-    except ValueError:
-        loopback = parts.hostname == "localhost"
-    if parts.scheme == "http" and loopback:
-        return issuer
-    raise BadRequest("issuer must be https (http only on a loopback address)")
+        return secure_url(issuer)
+    except ValueError as exc:
+        raise BadRequest(f"issuer {exc}") from None
 
 
 def _check_spec(spec: ProviderSpec) -> None:
