@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 from fastapi import FastAPI
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.routing import BaseRoute, Mount
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
 
 from switchboard.bridge.client import close_bridge
 from switchboard.bridge.simulator import mounted_simulator
@@ -75,6 +77,7 @@ def create_app(
     linen_web = create_linen_web_app(runtime)
     routes: list[BaseRoute] = [
         *ops_routes(runtime, metrics),
+        *_front_doors(),
         *well_known_routes(identity, mount="/oidc.ashx"),
         Mount("/oidc.ashx", app=identity),
         Mount("/admin", app=console),
@@ -112,6 +115,23 @@ def create_app(
     console.state.oidc.backchannel = app  # the console reaches the IdP in-process
     linen_web.state.oidc.backchannel = app
     return app
+
+
+def _front_doors() -> list[BaseRoute]:
+    """A web app's bare mount (``/admin``, ``/app``) goes to its pages, and ``/`` to the
+    console's: an address typed by hand finds a page rather than the API's 404."""
+
+    def to(target: str) -> Callable[[Request], Awaitable[Response]]:
+        async def redirect(_request: Request) -> Response:
+            return RedirectResponse(target, status_code=307)
+
+        return redirect
+
+    return [
+        Route("/", to("/admin/"), methods=["GET"]),
+        Route("/admin", to("/admin/"), methods=["GET"]),
+        Route("/app", to("/app/"), methods=["GET"]),
+    ]
 
 
 # Each application on its own, e.g. `uvicorn --factory switchboard.app:identity_app`. They share

@@ -243,3 +243,9 @@ async def test_every_response_is_no_store_assets_and_errors_included(
     missing = await app_client.get("/docs/assets/nope.js")
     assert missing.status_code == 404
     assert missing.json()["error"] == "not_found"
+
+
+async def test_the_bare_mounts_and_the_root_lead_to_pages(app_client: AsyncClient) -> None:
+    for path, target in (("/", "/admin/"), ("/admin", "/admin/"), ("/app", "/app/")):
+        response = await app_client.get(path)
+        assert (response.status_code, response.headers["location"]) == (307, target), path
