@@ -54,6 +54,9 @@ def test_add_list_remove(cli: CliRunner) -> None:
         (["add", "ip", "203.0.113.0/24"], "invalid ip"),
         (["add", "ip", "not-an-ip"], "invalid ip"),
         (["remove", "999"], "no ACL rule with id 999"),
+        (["add", "ip", "127.0.0.1"], "never blocked"),
+        (["add", "cidr", "10.1.0.0/16"], "never blocked"),
+        (["add", "ip", "::ffff:192.168.1.9"], "never blocked"),
     ],
 )
 def test_bad_input_is_refused_and_changes_nothing(

@@ -36,6 +36,15 @@ def parse_address(text: str) -> IPAddress:
     return address
 
 
+def wholly_exempt(network: IPNetwork) -> bool:
+    """True when every address of ``network`` is exempt: a rule on it could never drop."""
+    return any(
+        network.subnet_of(exempt)  # type: ignore[arg-type]
+        for exempt in EXEMPT_NETWORKS
+        if exempt.version == network.version
+    )
+
+
 def is_exempt(address: IPAddress) -> bool:
     """True for private (RFC 1918, IPv6 ULA), loopback and link-local addresses."""
     return any(

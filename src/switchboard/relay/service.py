@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from typing import cast
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -9,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from switchboard.kit.clock import Clock
 from switchboard.relay import repository
 from switchboard.relay.acl import SCOPES, SUBJECTS, Acl, Rule, Scope, Subject, normalize
+from switchboard.relay.addresses import wholly_exempt
 from switchboard.relay.models import RelayAclRule
 
 NOTE_MAX = 200
@@ -29,6 +31,11 @@ async def add_rule(
         canonical = normalize(subject, value)
     except ValueError as exc:
         raise AclError(f"invalid {subject} {value!r}: {exc}") from None
+    if wholly_exempt(ipaddress.ip_network(canonical)):
+        raise AclError(
+            f"{canonical} is never blocked: private, loopback and link-local addresses are "
+            "always allowed (spec 8.2.3)"
+        )
     if await repository.find(session, subject, canonical, scope) is not None:
         raise AclError(f"{subject} {canonical} is already blocked for scope {scope}")
     rule = RelayAclRule(
