@@ -63,6 +63,7 @@ async def test_providers_are_added_edited_switched_and_deleted(
     assert added.headers["location"] == "/admin/sign-in?notice=created"
     page = await client.get(added.headers["location"])
     assert 'data-provider="partners"' in page.text
+    assert page.text.count('class="notice"') == 1  # said once, by the layout
     assert "set (stored sealed)" in page.text
     assert "cs-entered-in-the-console" not in page.text
     async with runtime.db.transaction(read_only=True) as session:

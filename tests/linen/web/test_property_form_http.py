@@ -76,3 +76,16 @@ async def test_an_edit_keeps_what_the_api_set_and_retires_the_property(
               "service_date": DAY},
     )  # fmt: skip
     assert no_sheet.status_code == 409  # inactive: no new orders
+
+
+async def test_a_refused_form_leads_back_to_its_page(app_client: AsyncClient, world: World) -> None:
+    await web_sign_in(app_client, "admin")
+    form = await app_client.get("/app/properties/new")
+    here = f"{app_client.base_url}/app/properties/new"
+    refused = await app_client.post(
+        "/app/properties",
+        data={"csrf": csrf_of(form.text), "code": "LIS-01", "name": "Alfama", "bedrooms": "-1"},
+        headers={"Referer": here},
+    )
+    assert refused.status_code == 400
+    assert '<a href="/app/properties/new">Back to the form</a>' in refused.text
