@@ -9,6 +9,7 @@ import pytest
 
 from switchboard.relay import service
 from switchboard.relay.addresses import parse_address
+from switchboard.relay.models import RelayAclRule
 from switchboard.relay.server import RelayServer
 from tests.relay.conftest import NetHost
 
@@ -33,7 +34,12 @@ async def acl(relay: RelayServer, action: str, *args: str, scope: str = "any") -
 
 async def test_loopback_is_never_blocked(relay: RelayServer, loopback: NetHost) -> None:
     port = relay.tls_ports[0]
-    await acl(relay, "add", "cidr", "127.0.0.0/8")
+    with pytest.raises(service.AclError, match="never blocked"):
+        await acl(relay, "add", "cidr", "127.0.0.0/8")
+    # A rule stored before that refusal still never blocks loopback.
+    async with relay.database.transaction() as session:
+        session.add(RelayAclRule(subject="cidr", value="127.0.0.0/8", scope="any", note="",
+                                 created_at=relay.clock.now()))  # fmt: skip
     await relay.tick()
     assert await loopback.run("tls-garbage", "127.0.0.1", port, count=8) == ["closed"] * 8
     assert await loopback.run("tls", "127.0.0.1", port) == ["ok relay-one"]
