@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import asyncio
 
+import orjson
 from click.testing import CliRunner
 from httpx import ASGITransport, AsyncClient
+from sqlalchemy import update
+from sqlalchemy.ext.asyncio import create_async_engine
 
 from switchboard.app import create_app
 from switchboard.cli import main
 from switchboard.settings import Settings
+from switchboard.tenants.config import VOICES, TenantConfig
+from switchboard.tenants.models import Tenant
 from tests.cli.conftest import ok
 
 
@@ -92,6 +97,51 @@ def test_errors_exit_2_with_a_message(cli: CliRunner) -> None:
         main, ["user", "create", "u", "--tenant", "ops", "--role", "root", "--password-stdin"]
     )
     assert bad_role.exit_code == 2
+
+
+def _store_raw(db_url: str, name: str, settings: dict[str, str]) -> None:
+    """Settings written past the rules, as a value stored before a rule existed would be."""
+
+    async def go() -> None:
+        engine = create_async_engine(db_url)
+        async with engine.begin() as conn:
+            await conn.execute(update(Tenant).where(Tenant.name == name).values(settings=settings))
+        await engine.dispose()
+
+    asyncio.run(go())
+
+
+def test_stored_settings_that_break_a_rule_read_as_defaults(cli: CliRunner, db_url: str) -> None:
+    ok(cli, "tenant", "create", "ops", "--domain", "ops.test")
+    ok(cli, "tenant", "create", "calm", "--domain", "calm.test")
+    assert ok(cli, "tenant", "check") == ""
+    _store_raw(db_url, "ops", {
+        "DefaultVoice": "NotAVoice",
+        "DefaultLanguage": "en-GB",
+        "ExternalOidc:Issuer": "http://evil.example.com",
+        "Voicemail:Message": "Please call back.",
+        "Prompts:front-desk": "x" * 50_001,
+    })  # fmt: skip
+    shown = orjson.loads(ok(cli, "tenant", "show", "ops", "--json"))["settings"]
+    assert shown["DefaultVoice"] == "Aoede"  # the default, not the broken value
+    assert shown["DefaultLanguage"] == "en-GB"  # a good value next to it still counts
+    assert shown["Voicemail:Message"] == "Please call back."
+    assert "Prompts:front-desk" not in shown
+    checked = cli.invoke(main, ["tenant", "check"])
+    assert checked.exit_code == 1
+    assert checked.output.splitlines() == [
+        "ops\tDefaultVoice\tmust be one of " + ", ".join(VOICES),
+        "ops\tExternalOidc:Issuer\tmust be https (http only on a loopback address)",
+        "ops\tPrompts:front-desk\tat most 50,000 characters",
+    ]
+    # an issuer that breaks its rule is no issuer: its tokens are refused, not trusted
+    assert TenantConfig.from_settings({"ExternalOidc:Issuer": "http://evil.example.com"}) == (
+        TenantConfig.from_settings({})
+    )
+    ok(cli, "tenant", "set", "ops", "DefaultVoice", "Puck")
+    ok(cli, "tenant", "set", "ops", "ExternalOidc:Issuer", "")
+    ok(cli, "tenant", "set", "ops", "Prompts:front-desk", "")
+    assert ok(cli, "tenant", "check") == ""
 
 
 def test_signing_key_rotation(cli: CliRunner) -> None:

@@ -74,6 +74,25 @@ async def test_settings_refuse_what_a_call_would_refuse_and_store_nothing(
     assert (await _stored(runtime, acme.id))["DefaultVoice"] == ""
 
 
+async def test_a_stored_value_that_breaks_its_rule_is_named_on_the_page(
+    browsers: dict[str, AsyncClient], runtime: Runtime, acme: TenantFixture
+) -> None:
+    async with runtime.db.transaction() as session:  # stored before the rule existed
+        tenant = await session.get(Tenant, acme.id)
+        assert tenant is not None
+        tenant.settings = {"DefaultVoice": "NotAVoice", "DefaultLanguage": "de-DE"}
+    client = browsers["acme"]
+    await sign_in(client)
+    page = (await client.get("/admin/settings")).text
+    assert 'id="stored-problems"' in page
+    assert "DefaultVoice: must be one of" in page
+    assert "DefaultLanguage:" not in page
+    token = csrf_of(page)
+    saved = await client.post("/admin/settings", data={"csrf": token, "DefaultVoice": "Kore"})
+    assert saved.status_code == 303
+    assert 'id="stored-problems"' not in (await client.get("/admin/settings")).text
+
+
 async def test_a_refused_form_leads_back_to_its_page_in_plain_words(
     browsers: dict[str, AsyncClient],
 ) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -9,7 +11,7 @@ from switchboard.identity import clients
 from switchboard.kit.cli import json_flag, print_json, run_in_transaction
 from switchboard.runtime import Runtime
 from switchboard.tenants import repository, service
-from switchboard.tenants.config import TenantConfig
+from switchboard.tenants.config import TenantConfig, stored_problems
 
 
 @click.group("tenant")
@@ -94,6 +96,26 @@ def show(name: str, as_json: bool) -> None:
             click.echo(f"{key}\t{value:g}" if isinstance(value, float) else f"{key}\t{value}")
 
     run_in_transaction(work)
+
+
+@tenant_cli.command("check")
+def check() -> None:
+    """List the stored settings (of every tenant) that break their rule and are therefore read
+    as their default: values stored before the rule existed, or written to the database by
+    hand. One line each: tenant, key, rule; set them again with `set`. Exit status 1 when
+    there is one."""
+
+    async def work(runtime: Runtime, session: AsyncSession) -> int:
+        found = 0
+        for tenant in await repository.list_all(session):
+            for problem in stored_problems(tenant.settings):
+                found += 1
+                key, _, rule = problem.partition(": ")
+                click.echo(f"{tenant.name}\t{key}\t{rule}")
+        return found
+
+    if run_in_transaction(work):
+        sys.exit(1)
 
 
 @tenant_cli.command("signaling-secret")

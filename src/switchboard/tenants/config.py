@@ -2,7 +2,9 @@
 
 Settings are stored as a flat map of keys (``Phone:Sfu:AutoPromoteHumanCount``,
 ``DefaultVoice``, ...). Out-of-range tunables snap silently to the nearest bound; every other
-value is checked by ``check_setting`` with the rules a call's own fields follow.
+value is checked by ``check_setting`` with the rules a call's own fields follow. A stored value
+that breaks its rule (stored before the rule existed, or written to the database by hand) is
+read as the setting's default, and ``stored_problems`` names it (``switchboard tenant check``).
 """
 
 from __future__ import annotations
@@ -163,6 +165,10 @@ STRING_RULES: dict[str, Callable[[str], str]] = {
 }
 
 
+def _rule(key: str) -> Callable[[str], str]:
+    return STRING_RULES.get(key, _max_text(MAX_PROMPT, line=False))  # ``Prompts:<slug>``
+
+
 def check_setting(key: str, value: str) -> str | float:
     """The value to store for ``key`` (a known key): a tunable as a number snapped to its
     bounds, any other setting as text that follows its rule; else SettingRefused."""
@@ -178,11 +184,35 @@ def check_setting(key: str, value: str) -> str | float:
     text = value.strip()
     if text == "":
         return ""
-    rule = STRING_RULES.get(key, _max_text(MAX_PROMPT, line=False))  # ``Prompts:<slug>``
     try:
-        return rule(text)
+        return _rule(key)(text)
     except ValueError as exc:
         raise SettingRefused(f"{key}: {exc}") from None
+
+
+def _stored_text(raw: Mapping[str, Any], key: str) -> str:
+    """The stored text of a string setting, "" when unset or when it breaks its rule."""
+    value = raw.get(key)
+    if value in (None, ""):
+        return ""
+    try:
+        return _rule(key)(str(value).strip())
+    except ValueError:
+        return ""
+
+
+def stored_problems(raw: Mapping[str, Any] | None) -> list[str]:
+    """Each stored string setting that breaks its rule and is therefore read as its default,
+    as ``<key>: <rule>`` (sorted by key)."""
+    problems = []
+    for key, value in sorted((raw or {}).items()):
+        if key.startswith(SFU_PREFIX) or not known_key(key) or value in (None, ""):
+            continue
+        try:
+            _rule(key)(str(value).strip())
+        except ValueError as exc:
+            problems.append(f"{key}: {exc}")
+    return problems
 
 
 def known_key(key: str) -> bool:
@@ -225,8 +255,7 @@ class TenantConfig:
         raw = raw or {}
 
         def text(key: str) -> str:
-            value = raw.get(key)
-            return str(value) if value not in (None, "") else STRING_SETTINGS[key]
+            return _stored_text(raw, key) or STRING_SETTINGS[key]
 
         sfu = {
             name: tunable.snap(raw.get(SFU_PREFIX + name, tunable.default))
@@ -250,13 +279,14 @@ class TenantConfig:
             default_trunk_id=text("DefaultTrunkId"),
             sfu=sfu,
             external_issuer=external,
-            outcome_email=text("OutcomeEmail:Enabled").strip().lower()
-            not in ("false", "0", "no", "off"),
-            outcome_email_sender_name=str(raw.get("OutcomeEmail:SenderName") or "")[:100],
-            voicemail_message=str(raw.get("Voicemail:Message") or "").strip(),
+            outcome_email=text("OutcomeEmail:Enabled") == "true",
+            outcome_email_sender_name=_stored_text(raw, "OutcomeEmail:SenderName"),
+            voicemail_message=_stored_text(raw, "Voicemail:Message"),
             prompts={
                 key[len(PROMPT_PREFIX) :]: str(value)
-                for key, value in raw.items()
-                if key.startswith(PROMPT_PREFIX) and str(value or "").strip()
+                for key in raw
+                if key.startswith(PROMPT_PREFIX)
+                and known_key(key)
+                and (value := _stored_text(raw, key))
             },
         )

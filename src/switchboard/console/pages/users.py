@@ -10,7 +10,13 @@ from switchboard.identity import service
 from switchboard.identity.models import ROLES
 from switchboard.runtime import RuntimeDep, Session
 from switchboard.tenants import service as tenants
-from switchboard.tenants.config import SFU_PREFIX, SFU_TUNABLES, STRING_SETTINGS, TenantConfig
+from switchboard.tenants.config import (
+    SFU_PREFIX,
+    SFU_TUNABLES,
+    STRING_SETTINGS,
+    TenantConfig,
+    stored_problems,
+)
 
 router = APIRouter()
 
@@ -80,7 +86,7 @@ async def settings_page(request: Request, operator: OperatorDep) -> Response:
     tunables = [(name, config.sfu[name], t) for name, t in SFU_TUNABLES.items()]
     return render(
         request, "settings.html", operator, strings=strings, tunables=tunables,
-        sfu_prefix=SFU_PREFIX, notice=notice_of(request),
+        sfu_prefix=SFU_PREFIX, notice=notice_of(request), problems=stored_problems(raw),
     )  # fmt: skip
 
 
