@@ -12,6 +12,7 @@ import pytest
 from aiohttp import web
 
 from switchboard.bridge import protocol
+from tests.aioserve import serving
 
 SECRET = "fake-bridge-secret"
 
@@ -80,13 +81,6 @@ class FakeBridge:
 @pytest.fixture
 async def fake_bridge() -> AsyncIterator[FakeBridge]:
     bridge = FakeBridge()
-    runner = web.AppRunner(bridge.app())
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    server = site._server
-    assert server is not None
-    port = server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    bridge.url = f"http://127.0.0.1:{port}"
-    yield bridge
-    await runner.cleanup()
+    async with serving(bridge.app()) as base:
+        bridge.url = base
+        yield bridge

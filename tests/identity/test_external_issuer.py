@@ -22,6 +22,7 @@ from switchboard.kit.errors import BadRequest
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
 from switchboard.tenants import service as tenants
+from tests.aioserve import serving
 from tests.factories import TenantFixture
 from tests.ports import free_port
 
@@ -74,13 +75,9 @@ async def issuer(clock: ManualClock) -> AsyncIterator[FakeIssuer]:
 
     app = web.Application()
     app.router.add_get("/jwks", jwks)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    fake.url = f"http://127.0.0.1:{port}/jwks"
-    yield fake
-    await runner.cleanup()
+    async with serving(app) as base:
+        fake.url = f"{base}/jwks"
+        yield fake
 
 
 def _bearer(token: str, host: str | None = None) -> dict[str, str]:
@@ -245,14 +242,10 @@ async def slow_jwks() -> AsyncIterator[SlowJwks]:
 
     app = web.Application()
     app.router.add_get("/jwks", jwks)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    slow.url = f"http://127.0.0.1:{port}/jwks"
-    yield slow
-    slow.release.set()
-    await runner.cleanup()
+    async with serving(app) as base:
+        slow.url = f"{base}/jwks"
+        yield slow
+        slow.release.set()
 
 
 async def test_a_slow_jwks_holds_no_transaction_and_no_other_tenants_write(

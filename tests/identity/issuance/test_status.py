@@ -34,6 +34,7 @@ from switchboard.kit.clock import ManualClock
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
 from switchboard.tenants import service as tenants
+from tests.aioserve import serving
 from tests.cli.conftest import cli
 from tests.factories import TenantFixture
 from tests.identity.issuance.steps import (
@@ -44,7 +45,6 @@ from tests.identity.issuance.steps import (
     start_wallet_sign_in,
 )
 from tests.identity.software_wallet import BASE, CLAIM, PID_ISSUER, SoftwareWallet, well_known
-from tests.ports import free_port
 
 __all__ = ["cli"]
 
@@ -250,15 +250,11 @@ async def lists() -> AsyncIterator[ListServer]:
 
     application = web.Application()
     application.router.add_get("/{name}", serve)
-    runner = web.AppRunner(application)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    server.base = f"http://127.0.0.1:{port}"
-    yield server
-    if server.gate is not None:
-        server.gate.set()
-    await runner.cleanup()
+    async with serving(application) as base:
+        server.base = base
+        yield server
+        if server.gate is not None:
+            server.gate.set()
 
 
 def signed_list(

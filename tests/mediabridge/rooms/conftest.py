@@ -21,6 +21,7 @@ from aiohttp import web
 
 from switchboard.bridge import protocol
 from switchboard.mediabridge.rooms.process import JANUS, LocalJanus
+from tests.aioserve import serving
 from tests.mediabridge.components import SECRET, BridgeProcess, free_port
 
 pytestmark = pytest.mark.skipif(shutil.which(JANUS) is None, reason="janus is not installed")
@@ -105,12 +106,8 @@ async def room_events(platform_port: int) -> AsyncIterator[RoomEvents]:
     app = web.Application()
     app.router.add_post(protocol.ROOM_EVENTS_PATH, accept)
     app.router.add_post(protocol.CALLBACK_PATH, accept)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", platform_port)
-    await site.start()
-    yield received
-    await runner.cleanup()
+    async with serving(app, port=platform_port):
+        yield received
 
 
 async def signed(client: httpx.AsyncClient, url: str, payload: dict[str, object],

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import fractions
 import secrets
-import socket
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -26,7 +25,8 @@ from av import AudioFrame
 
 from switchboard.bridge import protocol
 from switchboard.mediabridge.engines.speech import espeak_voice, synthesize
-from tests.mediabridge.components import BridgeProcess, free_port
+from tests.aioserve import serving
+from tests.mediabridge.components import BridgeProcess
 from tests.mediabridge.rooms.conftest import RoomEvents, signed
 
 pytestmark = pytest.mark.slow
@@ -79,13 +79,9 @@ async def relay() -> AsyncIterator[Relay]:
     found = Relay()
     app = web.Application()
     app.router.add_get("/signal.ashx", found.handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    port = free_port(socket.SOCK_STREAM)
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    found.url = f"ws://127.0.0.1:{port}/signal.ashx"
-    yield found
-    await runner.cleanup()
+    async with serving(app) as base:
+        found.url = base.replace("http://", "ws://", 1) + "/signal.ashx"
+        yield found
 
 
 class SpeechTrack(MediaStreamTrack):
