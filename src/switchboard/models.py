@@ -18,6 +18,7 @@ from switchboard.platform.webhooks import models as webhook_models  # noqa: F401
 from switchboard.platform.whitelist import models as whitelist_models  # noqa: F401
 from switchboard.relay import models as relay_models  # noqa: F401
 from switchboard.tenants import models as tenant_models
+from switchboard.web import models as web_models  # noqa: F401
 
 __all__ = [
     "Base",

@@ -35,11 +35,14 @@ class Server:
     port: int
     runtime: Runtime
 
-    def peer(self, host: str, room: str = "x", query: str = "") -> Any:
+    def peer(self, host: str, room: str = "x", query: str = "", cookie: str = "") -> Any:
         uri = f"ws://{host}/signal.ashx?room={room}{query}"
+        headers = {"Cookie": cookie} if cookie else None
         # as generous as ``Client.expect``: the server shares this test's event loop, and on a
         # loaded two-worker run that loop once went more than 5 s without reaching the accept
-        return connect(uri, host="127.0.0.1", port=self.port, open_timeout=15)
+        return connect(
+            uri, host="127.0.0.1", port=self.port, open_timeout=15, additional_headers=headers
+        )
 
 
 @pytest.fixture

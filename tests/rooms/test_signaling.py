@@ -6,12 +6,15 @@ import asyncio
 import contextlib
 from typing import Any
 
+import orjson
 import pytest
+from httpx import AsyncClient
 from websockets.exceptions import ConnectionClosed
 
 from switchboard.platform.numbers import service as numbers
 from switchboard.runtime import Runtime
 from tests import factories
+from tests.console.signin import console_clients, csrf_of, sign_in
 from tests.rooms.conftest import Client, Server
 
 
@@ -177,6 +180,35 @@ async def test_lobby_admit(
     assert events["Guest"]["joinPath"] == "admit"
     assert events["Guest"]["peerCount"] == 2
     assert events["Guest"]["verified"] is False
+
+
+async def test_a_signed_out_console_session_no_longer_verifies_a_peer(
+    server: Server, acme: factories.TenantFixture, runtime: Runtime
+) -> None:
+    """A console admin's session cookie verifies a peer (a lobby room lets it in); once the
+    admin signs out, a copy of the cookie is an anonymous peer's, which waits."""
+    from switchboard.platform.rooms import repository
+
+    async with runtime.db.transaction() as session:
+        row = await repository.get_or_create(
+            session, tenant_id=acme.id, name="x", now=runtime.clock.now()
+        )
+        row.lobby = True
+    await console_clients(runtime, acme)
+    async with AsyncClient(
+        base_url=f"http://127.0.0.1:{server.port}", headers={"Host": acme.host}
+    ) as console:
+        assert (await sign_in(console)).status_code == 303
+        cookie = f"sb_console={console.cookies['sb_console']}"
+        admin = Client(await server.peer(acme.host, cookie=cookie))
+        await admin.send(type="join", name="Admin")
+        await admin.expect("welcome")
+        token = csrf_of((await console.get("/admin/calls")).text)
+        assert (await console.post("/admin/logout", data={"csrf": token})).status_code == 303
+    copy = Client(await server.peer(acme.host, cookie=cookie))
+    await copy.send(type="join", name="Copy")
+    assert orjson.loads(await copy.ws.recv())["type"] == "waiting"  # not "welcome"
+    assert (await admin.expect("knock"))["name"] == "Copy"
 
 
 async def test_a_signed_in_number_refuses_an_anonymous_caller(

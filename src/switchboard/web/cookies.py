@@ -32,6 +32,9 @@ class WebSession:
     # The user's credentials when signing in (``credential_stamp``): a new password ends the
     # session. A cookie without it (made by an earlier version) is no session.
     stamp: str
+    # A random id given at sign-in: signing out records it as ended (``web.repository``), so
+    # that a copy of the cookie ends too. A cookie without one is no session either.
+    sid: str
 
     def still_holds(self, user: User) -> bool:
         """Whether ``user`` (the session's, read now) may go on: enabled, of the session's
@@ -64,6 +67,10 @@ def credential_stamp(password_hash: str) -> str:
 
 def new_csrf() -> str:
     return secrets.token_urlsafe(32)
+
+
+def new_sid() -> str:
+    return secrets.token_urlsafe(16)
 
 
 class CookieJar:

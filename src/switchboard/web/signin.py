@@ -18,6 +18,7 @@ from switchboard.kit.crypto import constant_time_equals
 from switchboard.kit.errors import ApiError
 from switchboard.runtime import RuntimeDep, Session
 from switchboard.tenants import service as tenants
+from switchboard.web import repository
 from switchboard.web.cookies import (
     LOGIN_SECONDS,
     SESSION_SECONDS,
@@ -26,6 +27,7 @@ from switchboard.web.cookies import (
     WebSession,
     credential_stamp,
     new_csrf,
+    new_sid,
 )
 from switchboard.web.oidc import RelyingParty, SignInFailed
 from switchboard.web.pages import NotSignedIn, local_target
@@ -72,15 +74,15 @@ def relying_party(request: Request) -> RelyingParty:
 async def signed_in_user(
     request: Request, runtime: RuntimeDep, session: Session
 ) -> tuple[WebSession, User]:
-    """The session cookie's user, still enabled, of the same tenant and with the password it
-    signed in with; else NotSignedIn."""
+    """The session cookie's user, while the session is not signed out and the user is still
+    enabled, of the same tenant and with the password it signed in with; else NotSignedIn."""
     now = int(runtime.clock.now().timestamp())
     jar = cookie_jar(request)
     found = jar.session(request.cookies.get(jar.session_cookie), now=now)
     if found is None:
         raise NotSignedIn()
-    user = await session.get(User, found.user_id)
-    if user is None or not found.still_holds(user):
+    user = await repository.session_user(session, found)
+    if user is None:
         raise NotSignedIn()
     return found, user
 
@@ -158,15 +160,17 @@ def signin_router(
             WebSession(
                 user_id=user.id, tenant_id=user.tenant_id, acting_tenant_id=user.tenant_id,
                 csrf=new_csrf(), expires=now + SESSION_SECONDS, id_token=identity.id_token,
-                stamp=credential_stamp(user.password_hash),
+                stamp=credential_stamp(user.password_hash), sid=new_sid(),
             ),
         )  # fmt: skip
         return response
 
     @router.post("/logout")
     async def logout(
-        request: Request, runtime: RuntimeDep, user: SignedIn = Depends(signed_in)
+        request: Request, runtime: RuntimeDep, session: Session, user: SignedIn = Depends(signed_in)
     ) -> Response:
+        # Ended here, not only in this browser: a copy of the cookie is refused from now on.
+        await repository.end_session(session, user.session)
         base = base_url(runtime, request)
         target = f"{base}{web.mount}/signed-out"
         # The provider returns only to the client's registered post-logout address.

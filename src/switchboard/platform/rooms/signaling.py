@@ -13,7 +13,6 @@ import orjson
 from pydantic import ValidationError
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
-from switchboard.identity.models import User
 from switchboard.kit.clientip import client_ip, parse_networks
 from switchboard.kit.errors import ApiError
 from switchboard.platform.rooms import schemas as msg
@@ -32,6 +31,7 @@ from switchboard.platform.rooms.hub import (
 from switchboard.runtime import Runtime
 from switchboard.tenants import service as tenants
 from switchboard.tenants.models import Tenant
+from switchboard.web import repository as web_sessions
 from switchboard.web.cookies import CONSOLE_COOKIE, CookieJar
 
 log = logging.getLogger("switchboard.rooms")
@@ -123,8 +123,8 @@ async def _identity(
         now = int(runtime.clock.now().timestamp())
         found = jar.session(websocket.cookies.get(CONSOLE_COOKIE), now=now)
         if found is not None:
-            user = await session.get(User, found.user_id)
-            if user is not None and found.still_holds(user) and user.tenant_id == tenant.id:
+            user = await web_sessions.session_user(session, found)
+            if user is not None and user.tenant_id == tenant.id:
                 return True, user.role == "admin"
     return False, False
 

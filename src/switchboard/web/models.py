@@ -1,0 +1,19 @@
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from switchboard.kit.db import Base, UtcDateTime
+
+
+class EndedWebSession(Base):
+    """A web app session that was signed out (``WebSession.sid``): any copy of its cookie is
+    refused until the session would have expired anyway (``expires_at``), then the row is
+    purged (decision 0603)."""
+
+    __tablename__ = "web_sessions_ended"
+
+    sid: Mapped[str] = mapped_column(String(64), primary_key=True)
+    expires_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)

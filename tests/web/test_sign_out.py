@@ -1,0 +1,106 @@
+"""Signing out of a web app ends the session on the server: a copy of its cookie (stolen, or
+kept by another tab or device) is refused from then on, like a request without one."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from httpx import ASGITransport, AsyncClient
+from sqlalchemy import func, select
+
+from switchboard.app import create_app
+from switchboard.runtime import Runtime
+from switchboard.web.models import EndedWebSession
+from tests.console.signin import console_clients, csrf_of, sign_in
+from tests.factories import TenantFixture
+
+# (mount, session cookie, a page, a form the page posts to, who signs in)
+APPS = [
+    pytest.param(
+        "/admin", "sb_console", "/admin/api-keys", "/admin/api-keys", "admin", id="console"
+    ),
+    pytest.param("/app", "sb_linen", "/app/properties", "/app/properties", "power", id="linen"),
+]
+
+
+@pytest.fixture
+async def transport(runtime: Runtime, acme: TenantFixture) -> AsyncIterator[ASGITransport]:
+    await console_clients(runtime, acme)
+    app = create_app(runtime=runtime)
+    async with runtime.lifespan():
+        yield ASGITransport(app=app)
+
+
+def browser(transport: ASGITransport, acme: TenantFixture) -> AsyncClient:
+    return AsyncClient(transport=transport, base_url=f"http://{acme.host}")
+
+
+async def ended_rows(runtime: Runtime) -> int:
+    async with runtime.db.transaction(read_only=True) as session:
+        return int(await session.scalar(select(func.count()).select_from(EndedWebSession)) or 0)
+
+
+async def sign_out(client: AsyncClient, mount: str, page: str) -> None:
+    token = csrf_of((await client.get(page)).text)
+    out = await client.post(f"{mount}/logout", data={"csrf": token})
+    assert out.status_code == 303, out.text
+    assert "end_session" in out.headers["location"] or "/signed-out" in out.headers["location"]
+
+
+@pytest.mark.parametrize(("mount", "cookie", "page", "form", "username"), APPS)
+async def test_a_copy_of_a_signed_out_session_is_signed_out(
+    transport: ASGITransport,
+    acme: TenantFixture,
+    runtime: Runtime,
+    mount: str,
+    cookie: str,
+    page: str,
+    form: str,
+    username: str,
+) -> None:
+    async with (
+        browser(transport, acme) as tab,
+        browser(transport, acme) as copy,
+        browser(transport, acme) as elsewhere,
+        browser(transport, acme) as nobody,
+    ):
+        assert (await sign_in(tab, username, mount=mount)).status_code == 303
+        assert (await sign_in(elsewhere, username, mount=mount)).status_code == 303
+        kept = tab.cookies.get(cookie)
+        assert kept
+        copy.cookies.set(cookie, kept, path=mount)
+        token = csrf_of((await copy.get(page)).text)  # the copy is as good as the original
+
+        await sign_out(tab, mount, page)
+        assert await ended_rows(runtime) == 1
+
+        unsigned = await nobody.get(page)
+        assert unsigned.status_code == 303
+        assert unsigned.headers["location"].startswith(f"{mount}/login?next=")
+        for client in (copy, tab):
+            stale = await client.get(page)
+            assert stale.status_code == unsigned.status_code
+            assert stale.headers["location"] == unsigned.headers["location"]
+        posted = await copy.post(form, data={"csrf": token, "name": "after sign-out"})
+        unsigned_post = await nobody.post(form, data={"csrf": token, "name": "after sign-out"})
+        assert posted.status_code == unsigned_post.status_code == 303
+        assert posted.headers["location"] == unsigned_post.headers["location"] == f"{mount}/login"
+        again = await copy.post(f"{mount}/logout", data={"csrf": token})
+        assert again.headers["location"] == f"{mount}/login"  # no session left to sign out of
+
+        # The same user's other session, and a new sign-in in the same browser, go on.
+        assert (await elsewhere.get(page)).status_code == 200
+        assert (await sign_in(tab, username, mount=mount)).status_code == 303
+        assert (await tab.get(page)).status_code == 200
+
+
+async def test_signing_out_of_one_app_leaves_the_other_signed_in(
+    transport: ASGITransport, acme: TenantFixture
+) -> None:
+    async with browser(transport, acme) as client:
+        assert (await sign_in(client, "admin")).status_code == 303
+        assert (await sign_in(client, "admin", mount="/app")).status_code == 303
+        await sign_out(client, "/app", "/app/properties")
+        assert (await client.get("/app/properties")).status_code == 303
+        assert (await client.get("/admin/calls")).status_code == 200
