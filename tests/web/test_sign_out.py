@@ -10,8 +10,11 @@ from httpx import ASGITransport, AsyncClient
 from sqlalchemy import func, select
 
 from switchboard.app import create_app
+from switchboard.kit.clock import ManualClock
 from switchboard.runtime import Runtime
+from switchboard.web.cookies import SESSION_SECONDS
 from switchboard.web.models import EndedWebSession
+from switchboard.web.tasks import purge
 from tests.console.signin import console_clients, csrf_of, sign_in
 from tests.factories import TenantFixture
 
@@ -104,3 +107,25 @@ async def test_signing_out_of_one_app_leaves_the_other_signed_in(
         await sign_out(client, "/app", "/app/properties")
         assert (await client.get("/app/properties")).status_code == 303
         assert (await client.get("/admin/calls")).status_code == 200
+
+
+async def test_ended_sessions_are_purged_once_expired(
+    transport: ASGITransport, acme: TenantFixture, runtime: Runtime, clock: ManualClock
+) -> None:
+    async with browser(transport, acme) as first, browser(transport, acme) as second:
+        assert (await sign_in(first, "admin")).status_code == 303
+        clock.advance(3600)
+        assert (await sign_in(second, "admin")).status_code == 303
+        await sign_out(first, "/admin", "/admin/calls")
+        await sign_out(second, "/admin", "/admin/calls")
+    assert await ended_rows(runtime) == 2
+    async with runtime.db.transaction() as session:
+        assert await purge(session, now=clock.now()) == 0
+    clock.advance(SESSION_SECONDS - 3600)  # the first session's expiry: its cookie is void
+    async with runtime.db.transaction() as session:
+        assert await purge(session, now=clock.now()) == 1
+    assert await ended_rows(runtime) == 1
+    clock.advance(3600)
+    async with runtime.db.transaction() as session:
+        assert await purge(session, now=clock.now()) == 1
+    assert await ended_rows(runtime) == 0

@@ -12,12 +12,13 @@ from switchboard.platform.emails.tasks import email_sender
 from switchboard.platform.transcripts.tasks import sweeper as transcript_sweeper
 from switchboard.platform.webhooks.tasks import sender as webhook_sender
 from switchboard.runtime import Worker
+from switchboard.web.tasks import purger as web_session_purger
 
 
 def all_workers() -> list[Worker]:
     """Every background worker of the product, in start order."""
     workers: list[Worker] = [
         call_dispatcher, webhook_sender, transcript_sweeper, email_sender, signin_purger,
-        federation_purger, wallet_purger, issuance_purger,
+        federation_purger, wallet_purger, issuance_purger, web_session_purger,
     ]  # fmt: skip
     return workers
