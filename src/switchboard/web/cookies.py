@@ -17,6 +17,8 @@ SESSION_SECONDS = 8 * 3600
 # the console's session cookie; the room signaling reads it too (a console admin is verified)
 CONSOLE_COOKIE = "sb_console"
 LOGIN_SECONDS = 600
+# a result shown once after a redirect: long enough for the redirect, short if it never comes
+FLASH_SECONDS = 300
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +60,23 @@ class PendingLogin:
     next: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class Flash:
+    """A result of a form post to show once, on the page the post redirects to (decision
+    0602): for one session (``owner``, ``flash_owner``) and one page (``page``, its path)."""
+
+    page: str
+    owner: str
+    expires: int
+    values: dict[str, str]
+
+
+def flash_owner(session: WebSession) -> str:
+    """Who a flash is for: the user, the tenant they act on, and their session's id and CSRF
+    token (a new sign-in makes new ones), as a digest; another session's flash is no flash."""
+    return sha256_hex(f"{session.user_id}:{session.acting_tenant_id}:{session.sid}:{session.csrf}")
+
+
 def credential_stamp(password_hash: str) -> str:
     """A short digest of a password hash, kept in the sealed session cookie: a new password
     ends the web apps' sessions signed in with the old one (as Django's session auth hash
@@ -74,13 +93,14 @@ def new_sid() -> str:
 
 
 class CookieJar:
-    """Seals and opens one app's cookies (``<name>`` and ``<name>_login`` on ``path``) with a
-    key of their own."""
+    """Seals and opens one app's cookies (``<name>``, ``<name>_login`` and ``<name>_flash`` on
+    ``path``) with a key of their own."""
 
     def __init__(self, master_secret: str, *, name: str, path: str, secure: bool) -> None:
         self._box = SecretBox(master_secret, purpose=f"{name.removeprefix('sb_')}-cookies")
         self.session_cookie = name
         self.login_cookie = f"{name}_login"
+        self.flash_cookie = f"{name}_flash"
         self.path = path
         self.secure = secure
 
@@ -109,6 +129,25 @@ class CookieJar:
             return None
         return found if found is not None and found.expires > now else None
 
+    def flash(
+        self, raw: str | None, *, session: WebSession, page: str, now: int
+    ) -> dict[str, str] | None:
+        """The values of a flash for ``session`` on ``page`` that has not expired; None for
+        anything else (none, forged, expired, another session's or another page's)."""
+        data = self._open(raw)
+        try:
+            found = Flash(**data) if data else None
+        except TypeError:
+            return None
+        if found is None or found.expires <= now or found.page != page:
+            return None
+        if not constant_time_equals(found.owner, flash_owner(session)):
+            return None
+        values = found.values
+        if not isinstance(values, dict) or not all(isinstance(v, str) for v in values.values()):
+            return None
+        return values
+
     def _set(self, response: Response, name: str, value: Any, max_age: int) -> None:
         response.set_cookie(
             name,
@@ -125,6 +164,9 @@ class CookieJar:
 
     def set_pending(self, response: Response, value: PendingLogin) -> None:
         self._set(response, self.login_cookie, value, LOGIN_SECONDS)
+
+    def set_flash(self, response: Response, value: Flash) -> None:
+        self._set(response, self.flash_cookie, value, FLASH_SECONDS)
 
     def clear(self, response: Response, name: str) -> None:
         response.delete_cookie(
