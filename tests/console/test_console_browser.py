@@ -281,6 +281,9 @@ def test_calls_webhooks_keys_and_transcripts(
     page.click("#mint-key button")
     minted = page.locator("[data-secret]").inner_text()
     assert minted.startswith("ak_")
+    page.reload()  # asks for the page again: the key is not shown again, nor minted again
+    assert page.locator("[data-secret]").count() == 0
+    expect(page.locator("#keys tr", has_text="billing")).to_have_count(1)
     used = httpx.get(
         f"{world.base}/api.ashx/v1/calls", headers={"Authorization": f"Bearer {minted}"}
     )

@@ -1,4 +1,5 @@
-"""API keys: mint (the key shown once), revoke, and when each was last used."""
+"""API keys: mint (the key shown once, after the redirect), revoke, and when each was last
+used."""
 
 from __future__ import annotations
 
@@ -7,25 +8,26 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Request
 from starlette.responses import RedirectResponse, Response
 
-from switchboard.console.deps import FormOperator, Operator, OperatorDep, render
+from switchboard.console.deps import FormOperator, OperatorDep, render
 from switchboard.identity import service
 from switchboard.kit.errors import Forbidden
 from switchboard.platform.apikeys.schemas import ApiKeyCreate
 from switchboard.runtime import RuntimeDep, Session
+from switchboard.web.flash import show_once, take_once
 
 router = APIRouter(prefix="/api-keys")
 
 
-async def _list(
-    request: Request, operator: Operator, session: Session, *, status: int = 200, **extra: object
-) -> Response:
-    keys = await service.list_api_keys(session, tenant_id=operator.tenant.id)
-    return render(request, "apikeys.html", operator, status=status, keys=keys, **extra)
-
-
 @router.get("")
 async def keys_page(request: Request, operator: OperatorDep, session: Session) -> Response:
-    return await _list(request, operator, session)
+    """The keys; once after a mint, the new key's plaintext."""
+    keys = await service.list_api_keys(session, tenant_id=operator.tenant.id)
+    once = take_once(request, operator.session)
+    minted = next((key for key, _ in keys if key.id == once.values.get("key")), None)
+    plaintext = once.values.get("plaintext") if minted is not None else None
+    return once.spent(
+        render(request, "apikeys.html", operator, keys=keys, minted=minted, plaintext=plaintext)
+    )
 
 
 @router.post("")
@@ -43,7 +45,7 @@ async def mint(
         session, tenant_id=operator.tenant.id, user=operator.user, name=body.name,
         clock=runtime.clock,
     )  # fmt: skip
-    return await _list(request, operator, session, status=201, minted=key, plaintext=plaintext)
+    return show_once(request, operator.session, "/admin/api-keys", key=key.id, plaintext=plaintext)
 
 
 @router.post("/{key_id}/revoke")

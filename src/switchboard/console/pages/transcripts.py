@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from urllib.parse import quote
 
 from fastapi import APIRouter, Request
 from starlette.responses import RedirectResponse, Response
 
-from switchboard.console.deps import FormOperator, Operator, OperatorDep, form_int, render
+from switchboard.console.deps import FormOperator, OperatorDep, form_int, render
 from switchboard.kit.paging import PageParams
 from switchboard.platform.shares import service as shares
 from switchboard.platform.shares.schemas import ShareCreate
 from switchboard.platform.transcripts import service
 from switchboard.runtime import RuntimeDep, Session
 from switchboard.tenants import service as tenants
+from switchboard.web.flash import show_once, take_once
 
 router = APIRouter(prefix="/transcripts")
 
@@ -45,16 +46,11 @@ async def search(
     )  # fmt: skip
 
 
-async def _detail(
-    request: Request,
-    call_id: str,
-    operator: Operator,
-    session: Session,
-    runtime: RuntimeDep,
-    *,
-    status: int = 200,
-    **extra: Any,
+@router.get("/{call_id}")
+async def detail(
+    request: Request, call_id: str, operator: OperatorDep, session: Session, runtime: RuntimeDep
 ) -> Response:
+    """The transcript and its share links; once after a link is made, its public URL."""
     transcript = await service.get_transcript(
         session, tenant_id=operator.tenant.id, tenant_name=operator.tenant.name,
         call_id=call_id, data_dir=runtime.settings.data_dir,
@@ -62,25 +58,22 @@ async def _detail(
     links, _, _ = await shares.list_shares(
         session, tenant_id=operator.tenant.id, call_id=call_id, paging=SHARES_SHOWN
     )
-    return render(
-        request, "transcript.html", operator, status=status, transcript=transcript,
-        row=transcript.row, shares=links, now=runtime.clock.now(), is_expired=shares.is_expired,
-        default_ttl=DEFAULT_TTL_HOURS, max_ttl=shares.MAX_TTL_HOURS, **extra,
+    once = take_once(request, operator.session)
+    created = next((link for link in links if link.id == once.values.get("share")), None)
+    page = render(
+        request, "transcript.html", operator, transcript=transcript, row=transcript.row,
+        shares=links, now=runtime.clock.now(), is_expired=shares.is_expired,
+        default_ttl=DEFAULT_TTL_HOURS, max_ttl=shares.MAX_TTL_HOURS, created=created,
+        created_url=once.values.get("url") if created is not None else None,
     )  # fmt: skip
-
-
-@router.get("/{call_id}")
-async def detail(
-    request: Request, call_id: str, operator: OperatorDep, session: Session, runtime: RuntimeDep
-) -> Response:
-    return await _detail(request, call_id, operator, session, runtime)
+    return once.spent(page)
 
 
 @router.post("/{call_id}/shares")
 async def create_share(
     request: Request, call_id: str, operator: FormOperator, session: Session, runtime: RuntimeDep
 ) -> Response:
-    """A public link to the transcript; its URL is shown on this answer only."""
+    """A public link to the transcript; its URL is shown once, on the page redirected to."""
     form = await request.form()
     body = ShareCreate(ttl_hours=form_int(form.get("ttlHours"), "ttlHours", default=0) or 0)
     created = await shares.create_share(
@@ -91,7 +84,10 @@ async def create_share(
         ),
         clock=runtime.clock,
     )  # fmt: skip
-    return await _detail(request, call_id, operator, session, runtime, status=201, created=created)
+    return show_once(
+        request, operator.session, f"/admin/transcripts/{quote(call_id, safe='')}",
+        share=created.share.id, url=created.url,
+    )  # fmt: skip
 
 
 @router.post("/shares/{share_id}/revoke")

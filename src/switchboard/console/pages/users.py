@@ -1,11 +1,12 @@
-"""Users (create, reset a password, unlock, roles) and the tenant's settings with bounds."""
+"""Users (create, reset a password: the new one shown once after the redirect, unlock,
+roles) and the tenant's settings with bounds."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
 from starlette.responses import RedirectResponse, Response
 
-from switchboard.console.deps import FormOperator, Operator, OperatorDep, notice_of, render
+from switchboard.console.deps import FormOperator, OperatorDep, notice_of, render
 from switchboard.identity import service
 from switchboard.identity.models import ROLES
 from switchboard.runtime import RuntimeDep, Session
@@ -17,23 +18,23 @@ from switchboard.tenants.config import (
     TenantConfig,
     stored_problems,
 )
+from switchboard.web.flash import show_once, take_once
 
 router = APIRouter()
 
 
-async def _users(
-    request: Request, operator: Operator, session: Session, *, status: int = 200, **extra: object
-) -> Response:
-    users = await service.list_users(session, tenant_id=operator.tenant.id)
-    return render(
-        request, "users.html", operator, status=status, users=users, roles=ROLES,
-        now=request.app.state.runtime.clock.now(), notice=notice_of(request), **extra,
-    )  # fmt: skip
-
-
 @router.get("/users")
 async def users_page(request: Request, operator: OperatorDep, session: Session) -> Response:
-    return await _users(request, operator, session)
+    """The users; once after a create or a reset, who it was (and the new password)."""
+    users = await service.list_users(session, tenant_id=operator.tenant.id)
+    once = take_once(request, operator.session)
+    page = render(
+        request, "users.html", operator, users=users, roles=ROLES,
+        now=request.app.state.runtime.clock.now(), notice=notice_of(request),
+        created=once.values.get("created"), reset=once.values.get("reset"),
+        password=once.values.get("password"),
+    )  # fmt: skip
+    return once.spent(page)
 
 
 @router.post("/users")
@@ -46,7 +47,7 @@ async def create_user(
         password=str(form.get("password", "")), role=str(form.get("role", "")),
         clock=runtime.clock, passwords=runtime.passwords,
     )  # fmt: skip
-    return await _users(request, operator, session, status=201, created=user.username)
+    return show_once(request, operator.session, "/admin/users", created=user.username)
 
 
 @router.post("/users/{username}/password")
@@ -57,7 +58,7 @@ async def reset_password(
         session, tenant_id=operator.tenant.id, username=username, actor_id=operator.user.id,
         passwords=runtime.passwords, clock=runtime.clock,
     )  # fmt: skip
-    return await _users(request, operator, session, reset=username, password=password)
+    return show_once(request, operator.session, "/admin/users", reset=username, password=password)
 
 
 @router.post("/users/{username}/unlock")
