@@ -24,8 +24,9 @@ async def test_laundry_keys_are_shown_once_rotated_and_revoked(
     issued = await app_client.post(
         f"/app/laundries/{world.laundry}/keys", data={"csrf": csrf_of(page.text), "name": "van 2"}
     )
-    assert issued.status_code == 201
-    key = re.search(r"data-secret>([^<]+)<", issued.text)
+    assert issued.status_code == 303
+    shown = await app_client.get(issued.headers["location"])
+    key = re.search(r"data-secret>([^<]+)<", shown.text)
     assert key is not None
     jobs = await app_client.get("/api/laundry/jobs", headers=world.laundry_headers(key.group(1)))
     assert jobs.status_code == 200
@@ -33,9 +34,11 @@ async def test_laundry_keys_are_shown_once_rotated_and_revoked(
     assert key.group(1) not in again.text  # shown once
     assert "never" in again.text  # the first key was not used yet
     key_id = re.findall(r"/keys/(\d+)/rotate", again.text)[-1]
-    rotated = await app_client.post(
+    rotating = await app_client.post(
         f"/app/laundries/{world.laundry}/keys/{key_id}/rotate", data={"csrf": csrf_of(again.text)}
     )
+    assert rotating.status_code == 303
+    rotated = await app_client.get(rotating.headers["location"])
     fresh = re.search(r"data-secret>([^<]+)<", rotated.text)
     assert fresh is not None
     assert fresh.group(1) != key.group(1)

@@ -298,7 +298,9 @@ def test_the_back_office_in_the_browser(seeded: Seeded, browser: Any, tmp_path: 
     page.check('#reveal input[name="confirm"]')
     page.click("#reveal button")
     assert page.locator("[data-secret]").inner_text() == "8642"
-    entry_url = page.url.removesuffix("/reveal")
+    entry_url = page.url
+    page.reload()  # the entry's page again: masked, nothing revealed (nor logged) anew
+    assert page.locator("[data-secret]").count() == 0
     # The control sheet opens as a PDF carrying the sheet's lines.
     page.goto(f"{base}/app/sheets/1")
     number = page.locator("h1").inner_text().split()[0]
@@ -311,6 +313,7 @@ def test_the_back_office_in_the_browser(seeded: Seeded, browser: Any, tmp_path: 
     sign_in(page, base, "admin", switch=True)
     page.goto(entry_url)
     assert "power-user" in page.locator("#audit").inner_text()
+    assert page.locator("#audit tbody tr").count() == 1  # one reveal, one row
 
 
 def _cookies(page: Any) -> dict[str, str]:

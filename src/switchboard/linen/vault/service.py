@@ -6,7 +6,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.identity.bearer import Caller
 from switchboard.kit.clock import Clock
-from switchboard.kit.crypto import SecretBox
+from switchboard.kit.crypto import SecretBox, constant_time_equals, sha256_hex
 from switchboard.kit.errors import BadRequest, NotFound
 from switchboard.kit.paging import PageParams
 from switchboard.linen.common import check_range
@@ -146,6 +146,21 @@ async def reveal(
     session.add(audit)
     await session.flush()
     return row, audit, box.open(row.secret_sealed)
+
+
+def secret_stamp(row: VaultEntry) -> str:
+    """A short digest of the entry's sealed secret as it is now; a new secret (even the same
+    text, sealed again) has another."""
+    return sha256_hex(row.secret_sealed)[:16]
+
+
+def revealed_again(row: VaultEntry, *, stamp: str, box: SecretBox) -> str | None:
+    """The plaintext of a secret ``reveal`` has just returned and audited (``stamp`` taken
+    then), for the web page that shows it once after the redirect; None when the secret
+    changed since: a new secret is shown only by a reveal of its own."""
+    if not constant_time_equals(stamp, secret_stamp(row)):
+        return None
+    return box.open(row.secret_sealed)
 
 
 async def reveals(

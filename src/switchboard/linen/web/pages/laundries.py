@@ -1,23 +1,22 @@
-"""Laundries: list, create and edit, detail with price lists, and API keys (shown once,
-rotate, revoke). The price-list forms are in ``price_lists``."""
+"""Laundries: list, create and edit, detail with price lists, and API keys (shown once, after
+the redirect; rotate, revoke). The price-list forms are in ``price_lists``."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, Request
-from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
 
 from switchboard.kit.clock import iso_utc
 from switchboard.linen.common import IdPath
 from switchboard.linen.laundries import service
-from switchboard.linen.laundries.models import LaundryKey
 from switchboard.linen.laundries.schemas import LaundryCreate, LaundryUpdate
 from switchboard.linen.web.deps import Editor, Viewer, ViewerDep, Writer, render
 from switchboard.linen.web.forms import ask_first, confirmed, form_flag, read_body, see
 from switchboard.linen.web.pages._shared import ALL, all_item_types, all_laundries
 from switchboard.runtime import RuntimeDep, Session
+from switchboard.web.flash import show_once, take_once
 
 router = APIRouter(prefix="/laundries")
 
@@ -71,15 +70,11 @@ async def update(
     return see(f"/app/laundries/{laundry_id}")
 
 
-async def _detail(
-    request: Request,
-    viewer: Viewer,
-    session: AsyncSession,
-    laundry_id: int,
-    *,
-    minted: LaundryKey | None = None,
-    plaintext: str | None = None,
+@router.get("/{laundry_id}")
+async def detail_page(
+    request: Request, laundry_id: IdPath, viewer: ViewerDep, session: Session
 ) -> Response:
+    """The laundry; once after a key is issued or rotated, the key's plaintext."""
     tenant_id = viewer.tenant.id
     laundry = await service.get(session, tenant_id=tenant_id, laundry_id=laundry_id)
     prices, _ = await service.list_price_lists(
@@ -89,17 +84,25 @@ async def _detail(
         session, tenant_id=tenant_id, laundry_id=laundry.id, paging=ALL
     )
     kinds = {k.id: k for k in await all_item_types(session, tenant_id)}
-    return render(
+    once = take_once(request, viewer.session)
+    minted = next((key for key in keys if str(key.id) == once.values.get("key")), None)
+    page = render(
         request, "laundry.html", viewer, laundry=laundry, prices=prices, keys=keys, kinds=kinds,
-        minted=minted, plaintext=plaintext, status=201 if minted else 200,
+        minted=minted, plaintext=once.values.get("plaintext") if minted is not None else None,
     )  # fmt: skip
+    return once.spent(page)
 
 
-@router.get("/{laundry_id}")
-async def detail_page(
-    request: Request, laundry_id: IdPath, viewer: ViewerDep, session: Session
+def _show_key(
+    request: Request, viewer: Viewer, laundry_id: int, key_id: int, plaintext: str
 ) -> Response:
-    return await _detail(request, viewer, session, laundry_id)
+    return show_once(
+        request,
+        viewer.session,
+        f"/app/laundries/{laundry_id}",
+        key=str(key_id),
+        plaintext=plaintext,
+    )
 
 
 @router.post("/{laundry_id}/keys")
@@ -115,7 +118,7 @@ async def issue_key(
         session, tenant_id=viewer.tenant.id, laundry_id=laundry_id, name=name,
         created_by=viewer.user.username, clock=runtime.clock,
     )  # fmt: skip
-    return await _detail(request, viewer, session, laundry_id, minted=key, plaintext=plaintext)
+    return _show_key(request, viewer, laundry_id, key.id, plaintext)
 
 
 @router.post("/{laundry_id}/keys/{key_id}/rotate")
@@ -131,7 +134,7 @@ async def rotate_key(
         session, tenant_id=viewer.tenant.id, laundry_id=laundry_id, key_id=key_id,
         created_by=viewer.user.username, clock=runtime.clock,
     )  # fmt: skip
-    return await _detail(request, viewer, session, laundry_id, minted=key, plaintext=plaintext)
+    return _show_key(request, viewer, laundry_id, key.id, plaintext)
 
 
 @router.post("/{laundry_id}/keys/{key_id}/revoke")

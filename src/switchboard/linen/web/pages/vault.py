@@ -1,5 +1,6 @@
-"""The vault: masked entries; reveal after a confirmation, audited; the audit trail for admins;
-entries created, edited (a new secret rotates it, a blank one keeps it) and deleted by admins."""
+"""The vault: masked entries; reveal after a confirmation, audited, the secret shown once after
+the redirect; the audit trail for admins; entries created, edited (a new secret rotates it, a
+blank one keeps it) and deleted by admins."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from switchboard.linen.web.deps import Editor, Revealer, Viewer, ViewerDep, Writ
 from switchboard.linen.web.forms import ask_first, confirmed, form_date, form_flag, see
 from switchboard.linen.web.pages._shared import ALL, all_groups, all_properties
 from switchboard.runtime import RuntimeDep, Session
+from switchboard.web.flash import show_once, take_once
 from switchboard.web.pages import form_int, form_text
 
 router = APIRouter(prefix="/vault")
@@ -73,11 +75,17 @@ async def new_page(request: Request, viewer: Editor, session: Session, owner: st
 
 @router.get("/{entry_id}")
 async def entry_page(
-    request: Request, entry_id: IdPath, viewer: ViewerDep, session: Session
+    request: Request, entry_id: IdPath, viewer: ViewerDep, session: Session, runtime: RuntimeDep
 ) -> Response:
-    """The masked entry and, for those who may, the confirmation before a reveal."""
+    """The masked entry and, for those who may, the confirmation before a reveal; once after
+    a reveal, the secret (the reveal's audit row is the post's: showing it writes none)."""
     entry = await service.get(session, tenant_id=viewer.tenant.id, entry_id=entry_id)
-    return await _page(request, viewer, session, entry, None)
+    once = take_once(request, viewer.session)
+    stamp = once.values.get("stamp")
+    secret = None
+    if stamp is not None and viewer.can_reveal:
+        secret = service.revealed_again(entry, stamp=stamp, box=runtime.box)
+    return once.spent(await _page(request, viewer, session, entry, secret))
 
 
 def _fields(form: Any) -> dict[str, Any]:
@@ -157,13 +165,16 @@ async def reveal(
     request: Request, entry_id: IdPath, viewer: Revealer, session: Session, runtime: RuntimeDep
 ) -> Response:
     """Only with the confirmation ticked: without it the page comes back (400), nothing is
-    revealed and nothing is logged."""
+    revealed and nothing is logged. The secret itself stays on the server: the flash holds
+    only the stamp of the secret revealed, and the entry's page opens it once."""
     if not form_flag(await request.form(), "confirm"):
         entry = await service.get(session, tenant_id=viewer.tenant.id, entry_id=entry_id)
         problem = "Tick 'I need this secret now' to reveal the secret."
         return await _page(request, viewer, session, entry, None, problem=problem)
-    entry, _audit, secret = await service.reveal(
+    entry, _audit, _secret = await service.reveal(
         session, tenant_id=viewer.tenant.id, entry_id=entry_id, caller=viewer.caller,
         box=runtime.box, clock=runtime.clock,
     )  # fmt: skip
-    return await _page(request, viewer, session, entry, secret)
+    return show_once(
+        request, viewer.session, f"/app/vault/{entry.id}", stamp=service.secret_stamp(entry)
+    )
