@@ -152,7 +152,9 @@ async def test_redeliver_is_offered_only_for_a_finished_delivery(
     created = await client.post(
         "/admin/webhooks", data={"csrf": token, "url": "http://127.0.0.1:9/h", "events": ["*"]}
     )
-    sub_id = created.text.split('data-subscription="', 1)[1].split('"', 1)[0]
+    assert created.status_code == 303
+    page = (await client.get(created.headers["location"])).text
+    sub_id = page.split('data-subscription="', 1)[1].split('"', 1)[0]
     queued = await client.post(f"/admin/webhooks/{sub_id}/test", data={"csrf": token})
     assert queued.status_code == 303
     async with runtime.db.transaction() as session:

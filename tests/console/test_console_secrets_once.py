@@ -9,18 +9,26 @@ from collections.abc import AsyncIterator
 
 import pytest
 from httpx import ASGITransport, AsyncClient, Response
+from sqlalchemy import select
 from starlette.responses import Response as StarletteResponse
 
 from switchboard.app import create_app
 from switchboard.kit.clock import ManualClock
 from switchboard.platform.transcripts.service import save_transcript
+from switchboard.platform.webhooks.models import Subscription
 from switchboard.runtime import Runtime
+from switchboard.settings import Settings
 from switchboard.web.cookies import CookieJar, Flash
 from tests.console.signin import console_clients, csrf_of, sign_in
 from tests.factories import PASSWORD, TenantFixture
 from tests.transcripts.helpers import outbound
 
 FLASH = "sb_console_flash"
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    return settings.model_copy(update={"webhook_allow_private": ("127.0.0.0/8",)})
 
 
 @pytest.fixture
@@ -144,6 +152,40 @@ async def test_a_share_link_is_shown_once_and_a_reload_makes_no_second_link(
     assert reloaded.text.count("<tr data-share=") == 1  # no second link
     public = await client.get(url.split(acme.host, 1)[1])
     assert public.status_code == 200
+
+
+async def test_a_webhook_secret_is_shown_once_and_a_reload_makes_no_second_subscription(
+    two: list[AsyncClient], runtime: Runtime
+) -> None:
+    client = two[0]
+    await sign_in(client)
+    token = csrf_of((await client.get("/admin/webhooks")).text)
+    form = {"csrf": token, "url": "http://127.0.0.1:9/h", "events": ["call.ended"]}
+    made = await client.post("/admin/webhooks", data=form)
+    assert made.status_code == 303
+    assert made.headers["location"] == "/admin/webhooks"
+    shown = await client.get("/admin/webhooks")
+    secret = secret_of(shown.text)
+    assert secret is not None
+    assert secret.startswith("whsec_")
+    assert secret not in flash_set(made)
+    assert "created for http://127.0.0.1:9/h" in shown.text
+    reloaded = await client.get("/admin/webhooks")
+    assert secret_of(reloaded.text) is None
+    assert "created for" not in reloaded.text
+    assert reloaded.text.count("<tr data-subscription=") == 1  # no second subscription
+    # made, then deleted in another tab before its page was shown: the plain page, no secret
+    first = reloaded.text.split('<tr data-subscription="', 1)[1].split('"', 1)[0]
+    assert (await client.post("/admin/webhooks", data=form)).status_code == 303
+    async with runtime.db.transaction(read_only=True) as session:
+        ids = set(await session.scalars(select(Subscription.id)))
+    (second,) = ids - {first}
+    gone = await client.post(f"/admin/webhooks/{second}/delete", data={"csrf": token})
+    assert gone.status_code == 303
+    after = await client.get("/admin/webhooks")
+    assert after.status_code == 200
+    assert secret_of(after.text) is None
+    assert flash_expired(after)
 
 
 async def test_a_flash_of_another_session_or_out_of_date_is_ignored(

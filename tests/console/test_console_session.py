@@ -126,8 +126,9 @@ async def test_tenants_stay_apart_and_only_a_super_admin_switches(
         "/admin/webhooks",
         data={"csrf": acme_token, "url": "http://127.0.0.1:9/acmeonly", "events": ["*"]},
     )
-    assert created.status_code == 201
-    sub_id = created.text.split('data-subscription="', 1)[1].split('"', 1)[0]
+    assert created.status_code == 303
+    page = (await acme.get(created.headers["location"])).text
+    sub_id = page.split('data-subscription="', 1)[1].split('"', 1)[0]
     assert "acmeonly" not in (await globex.get("/admin/webhooks")).text
     assert (await globex.get(f"/admin/webhooks/{sub_id}")).status_code == 404
     globex_token = csrf_of((await globex.get("/admin/webhooks")).text)

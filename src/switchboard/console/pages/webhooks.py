@@ -8,10 +8,12 @@ from starlette.responses import RedirectResponse, Response
 
 from switchboard.console.deps import FormOperator, Operator, OperatorDep, notice_of, render
 from switchboard.kit.destinations import parse_networks
+from switchboard.kit.errors import NotFound
 from switchboard.platform.events.catalogue import ALL_EVENTS
 from switchboard.platform.webhooks import service
 from switchboard.platform.webhooks.schemas import WebhookItem
 from switchboard.runtime import RuntimeDep, Session
+from switchboard.web.flash import show_once, take_once
 
 router = APIRouter(prefix="/webhooks")
 
@@ -34,7 +36,19 @@ async def _list(
 
 @router.get("")
 async def webhooks_page(request: Request, operator: OperatorDep, session: Session) -> Response:
-    return await _list(request, operator, session)
+    """The subscriptions; once after a create, the new subscription's signing secret."""
+    once = take_once(request, operator.session)
+    created = None
+    if "subscription" in once.values:
+        try:
+            row = await service.get_subscription(
+                session, tenant_id=operator.tenant.id, subscription_id=once.values["subscription"]
+            )
+        except NotFound:  # deleted since (in another tab)
+            row = None
+        created = WebhookItem.of(row) if row is not None else None
+    secret = once.values.get("secret") if created is not None else None
+    return once.spent(await _list(request, operator, session, created=created, secret=secret))
 
 
 @router.post("")
@@ -53,8 +67,8 @@ async def create(
         box=runtime.box,
         allow=parse_networks(runtime.settings.webhook_allow_private),
     )
-    return await _list(
-        request, operator, session, status=201, created=WebhookItem.of(row), secret=secret
+    return show_once(
+        request, operator.session, "/admin/webhooks", subscription=row.id, secret=secret
     )
 
 
