@@ -55,11 +55,13 @@ async def many(
     return {row.id: row for row in await session.scalars(stmt)}
 
 
-async def sets_containing(session: AsyncSession, tenant_id: int, item_type_id: int) -> list[str]:
-    """Codes of the sets that list ``item_type_id`` as a component (components are JSON)."""
-    stmt = scoped(tenant_id).where(ItemType.unit == "set")
+async def sets_containing(
+    session: AsyncSession, tenant_id: int, item_type_id: int
+) -> list[ItemType]:
+    """The sets that list ``item_type_id`` as a component (components are JSON), by code."""
+    stmt = scoped(tenant_id).where(ItemType.unit == "set").order_by(ItemType.code)
     return [
-        row.code
+        row
         for row in await session.scalars(stmt)
         if any(int(c["itemTypeId"]) == item_type_id for c in row.components)
     ]

@@ -10,6 +10,11 @@ from switchboard.linen.common import ID_MAX
 Category = Literal["bed", "bath", "kitchen", "other"]
 Unit = Literal["piece", "set"]
 CODE_PATTERN = r"^[A-Z0-9][A-Z0-9_-]{0,63}$"
+WEIGHT = "Grams of one unit; a set left at 0 weighs what its components do"
+COMPONENTS = (
+    "A set's pieces (`unit` `set` only); a set its laundry's price list does not name costs "
+    "what they do"
+)
 
 
 class Component(StrictInput):
@@ -28,9 +33,9 @@ class ItemTypeCreate(StrictInput):
     category: Category
     size: str | None = Field(default=None, max_length=64)
     unit: Unit = "piece"
-    weight_grams: int = Field(default=0, ge=0, le=100_000)
+    weight_grams: int = Field(default=0, ge=0, le=100_000, description=WEIGHT)
     active: bool = True
-    components: list[Component] = Field(default_factory=list, max_length=50)
+    components: list[Component] = Field(default_factory=list, max_length=50, description=COMPONENTS)
 
 
 class ItemTypeUpdate(StrictInput):
@@ -41,9 +46,9 @@ class ItemTypeUpdate(StrictInput):
     category: Category | None = None
     size: str | None = Field(default=None, max_length=64)
     unit: Unit | None = None
-    weight_grams: int | None = Field(default=None, ge=0, le=100_000)
+    weight_grams: int | None = Field(default=None, ge=0, le=100_000, description=WEIGHT)
     active: bool | None = None
-    components: list[Component] | None = Field(default=None, max_length=50)
+    components: list[Component] | None = Field(default=None, max_length=50, description=COMPONENTS)
 
 
 class ItemTypeOut(Schema):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -26,6 +27,39 @@ async def get(
 
 async def many(session: AsyncSession, *, tenant_id: int, ids: list[int]) -> dict[int, ItemType]:
     return await repository.many(session, tenant_id, ids)
+
+
+async def with_components(
+    session: AsyncSession, *, tenant_id: int, ids: Iterable[int]
+) -> dict[int, ItemType]:
+    """The item types of ``ids`` and the components of the sets among them (sets hold pieces
+    only, so one more query at most)."""
+    found = await repository.many(session, tenant_id, ids)
+    parts = {i for kind in found.values() for i, _ in components_of(kind)} - set(found)
+    if parts:
+        found.update(await repository.many(session, tenant_id, parts))
+    return found
+
+
+def components_of(kind: ItemType) -> list[tuple[int, int]]:
+    """A set's components as (item type id, qty); nothing for a piece."""
+    if kind.unit != "set":
+        return []
+    return [(int(c["itemTypeId"]), int(c["qty"])) for c in kind.components]
+
+
+def parts(kind: ItemType) -> list[tuple[int, int]]:
+    """What one unit of ``kind`` is made of, as (item type id, qty): a set's components, or
+    the item itself once (a piece, or a set that lists no components)."""
+    return components_of(kind) or [(kind.id, 1)]
+
+
+def unit_weight(kind: ItemType, kinds: Mapping[int, ItemType]) -> int:
+    """Grams of one unit: the item type's own ``weightGrams`` when above 0; a set without one
+    weighs what its components do (``kinds`` holds them; one missing weighs nothing)."""
+    if kind.weight_grams > 0:
+        return kind.weight_grams
+    return sum(kinds[i].weight_grams * qty for i, qty in components_of(kind) if i in kinds)
 
 
 async def require_all(
@@ -114,12 +148,12 @@ async def update(
     # Locked: a set being given this item as a component concurrently waits, then sees the unit.
     row = await get(session, tenant_id=tenant_id, item_type_id=item_type_id, lock=True)
     changes = body.model_dump(exclude_unset=True, by_alias=False)
-    weight_before = row.weight_grams
+    figures_before = _figures_of(row)
     if changes.get("unit") == "set" and row.unit != "set":
         containing = await repository.sets_containing(session, tenant_id, row.id)
         if containing:
             raise BadRequest(
-                f"unit: the item type is a component of set {containing[0]}, and a set is "
+                f"unit: the item type is a component of set {containing[0].code}, and a set is "
                 "made of pieces; take it out of the set first"
             )
     if changes.get("code") is not None:
@@ -140,11 +174,21 @@ async def update(
     )
     row.updated_at = clock.now()
     await session.flush()
-    if weight_before != row.weight_grams:  # the open sheets' weights and per-kg costs follow
+    if _figures_of(row) != figures_before:
+        # The open sheets' weights and costs follow, those holding a set made with it too.
         from switchboard.linen.sheets import service as sheets
 
-        await sheets.refresh_figures(session, tenant_id=tenant_id, item_type_id=row.id, clock=clock)
+        containing = await repository.sets_containing(session, tenant_id, row.id)
+        reached = [row.id, *(kind.id for kind in containing)]
+        await sheets.refresh_figures(
+            session, tenant_id=tenant_id, item_type_ids=reached, clock=clock
+        )
     return row
+
+
+def _figures_of(row: ItemType) -> tuple[int, str, list[tuple[int, int]]]:
+    """What a sheet's weight and estimate read of an item type (besides the price lists)."""
+    return row.weight_grams, row.unit, components_of(row)
 
 
 async def _users(session: AsyncSession, tenant_id: int, item_type_id: int) -> list[str]:
@@ -155,7 +199,8 @@ async def _users(session: AsyncSession, tenant_id: int, item_type_id: int) -> li
     from switchboard.linen.sheets import service as sheets
 
     users = [
-        f"set {code}" for code in await repository.sets_containing(session, tenant_id, item_type_id)
+        f"set {kind.code}"
+        for kind in await repository.sets_containing(session, tenant_id, item_type_id)
     ]
     users += [
         f"the par levels of property {code}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,12 +102,12 @@ async def open_chunk(
     laundry_id: int | None,
     start: dt.date | None,
     end: dt.date | None,
-    item_type_id: int | None,
+    item_type_ids: Collection[int] | None,
     after_id: int,
     limit: int,
 ) -> list[LinenSheet]:
     """The next ``limit`` sheets in ``statuses`` after ``after_id`` (by id) of the laundry and
-    service dates, or with a line of the item type."""
+    service dates, or with a line of one of the item types."""
     stmt = scoped(tenant_id).where(LinenSheet.status.in_(statuses), LinenSheet.id > after_id)
     if laundry_id is not None:
         stmt = stmt.where(LinenSheet.laundry_id == laundry_id)
@@ -115,11 +115,9 @@ async def open_chunk(
         stmt = stmt.where(LinenSheet.service_date >= start)
     if end is not None:
         stmt = stmt.where(LinenSheet.service_date <= end)
-    if item_type_id is not None:  # one line per sheet and item type: a join adds no rows
-        stmt = stmt.join(
-            SheetLine,
-            (SheetLine.sheet_id == LinenSheet.id) & (SheetLine.item_type_id == item_type_id),
-        )
+    if item_type_ids is not None:
+        holding = lines(tenant_id).where(SheetLine.item_type_id.in_(set(item_type_ids)))
+        stmt = stmt.where(LinenSheet.id.in_(holding.with_only_columns(SheetLine.sheet_id)))
     return list(await session.scalars(stmt.order_by(LinenSheet.id).limit(limit)))
 
 

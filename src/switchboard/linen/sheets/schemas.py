@@ -120,8 +120,15 @@ class SheetOut(Schema):
     cancelled_by: str | None
     cancel_reason: str
     invoice_id: int | None
-    weight_kg: float
-    estimated_cost: Money | None
+    weight_kg: float = Field(
+        description="The counts (accepted once delivered, ordered before) times the item "
+        "types' `weightGrams`; a set of no weight of its own weighs what its components do"
+    )
+    estimated_cost: Money | None = Field(
+        description="From the laundry's price list in force on the service date (null without "
+        "one): unit prices, else weight at the per-kg rate; a set the list does not price costs "
+        "what its components do; plus the delivery fee and any late-order surcharge"
+    )
     notes: str
     created_at: str
     created_by: str

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import zoneinfo
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -73,7 +73,7 @@ def balance_due(line: SheetLine) -> int:
 
 def estimate(
     lines: Iterable[SheetLine],
-    kinds: dict[int, ItemType],
+    kinds: Mapping[int, ItemType],
     prices: PriceList | None,
     *,
     delivered: bool,
@@ -82,24 +82,47 @@ def estimate(
     """(weight in grams, estimated cost in minor units or None without a price list).
 
     Delivered sheets are costed on accepted counts, others on ordered counts. An item type
-    missing from the price list is costed by weight at the per-kg rate, when there is one.
+    missing from the price list is costed by weight at the per-kg rate, when there is one; a
+    set missing from it costs what its components would as lines of their own, and a set of
+    no weight of its own weighs what they do (docs/linen.md). ``kinds`` holds the lines' item
+    types and their sets' components (``item_types.with_components``).
     """
     weight = 0
     cost = 0
     priced = {int(p["itemTypeId"]): int(p["unitPrice"]) for p in (prices.items if prices else [])}
+    per_kg = prices.per_kg if prices is not None else None
     for line in lines:
         qty = line.qty_delivered - line.qty_rejected if delivered else line.qty_ordered
         qty = max(qty, 0)
-        grams = kinds[line.item_type_id].weight_grams if line.item_type_id in kinds else 0
-        weight += qty * grams
+        kind = kinds.get(line.item_type_id)
+        if kind is not None:
+            weight += qty * item_types.unit_weight(kind, kinds)
         if line.item_type_id in priced:
             cost += qty * priced[line.item_type_id]
-        elif prices is not None and prices.per_kg is not None:
-            cost += round(qty * grams * prices.per_kg / 1000)
+        elif kind is not None:
+            for part, per_unit in item_types.parts(kind):
+                cost += _unit_cost(part, qty * per_unit, kinds, priced, per_kg)
     if prices is None:
         return weight, None
     cost += prices.delivery_fee + (prices.late_order_surcharge if late else 0)
     return weight, cost
+
+
+def _unit_cost(
+    item_type_id: int,
+    qty: int,
+    kinds: Mapping[int, ItemType],
+    priced: Mapping[int, int],
+    per_kg: int | None,
+) -> int:
+    """``qty`` of one item type (a piece, or a set costed as a whole): its unit price when
+    listed, else its weight at the per-kg rate, else nothing."""
+    if item_type_id in priced:
+        return qty * priced[item_type_id]
+    kind = kinds.get(item_type_id)
+    if kind is None or per_kg is None:
+        return 0
+    return round(qty * item_types.unit_weight(kind, kinds) * per_kg / 1000)
 
 
 async def get(session: AsyncSession, *, tenant_id: int, sheet_id: int) -> LinenSheet:
@@ -195,7 +218,7 @@ async def _figures(session: AsyncSession, rows: Sequence[LinenSheet]) -> list[Li
         return []
     tenant_id = rows[0].tenant_id
     lines = await repository.lines_of(session, tenant_id, [row.id for row in rows])
-    kinds = await item_types.many(
+    kinds = await item_types.with_components(
         session, tenant_id=tenant_id, ids=[ln.item_type_id for got in lines.values() for ln in got]
     )
     price_lists = await laundries.price_lists_of(
@@ -227,18 +250,19 @@ async def refresh_figures(
     laundry_id: int | None = None,
     start: dt.date | None = None,
     end: dt.date | None = None,
-    item_type_id: int | None = None,
+    item_type_ids: Collection[int] | None = None,
 ) -> int:
     """Recompute the open sheets a change of prices (a laundry's, for service dates
-    ``start..end``) or of an item type's weight reaches, in the caller's transaction; a sheet
-    whose figures change is updated (``updatedAt``), so pollers see it. The count changed."""
+    ``start..end``) or of item types (sheets with a line of one of ``item_type_ids``) reaches,
+    in the caller's transaction; a sheet whose figures change is updated (``updatedAt``), so
+    pollers see it. The count changed."""
     now = clock.now()
     changed = 0
     after_id = 0
     while True:
         chunk = await repository.open_chunk(
             session, tenant_id, OPEN, laundry_id=laundry_id, start=start, end=end,
-            item_type_id=item_type_id, after_id=after_id, limit=REFRESH_CHUNK,
+            item_type_ids=item_type_ids, after_id=after_id, limit=REFRESH_CHUNK,
         )  # fmt: skip
         if not chunk:
             return changed

@@ -96,9 +96,6 @@ def expand_sets(lines: list[SheetLine], kinds: dict[int, ItemType]) -> dict[int,
     out: dict[int, int] = defaultdict(int)
     for line in lines:
         kind = kinds.get(line.item_type_id)
-        if kind is not None and kind.unit == "set" and kind.components:
-            for part in kind.components:
-                out[int(part["itemTypeId"])] += int(part["qty"]) * line.qty_ordered
-        else:
-            out[line.item_type_id] += line.qty_ordered
+        for part, qty in item_types.parts(kind) if kind is not None else [(line.item_type_id, 1)]:
+            out[part] += qty * line.qty_ordered
     return dict(out)

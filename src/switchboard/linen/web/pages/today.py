@@ -42,8 +42,7 @@ async def packing_list(session: AsyncSession, tenant_id: int, day: dt.date) -> l
     rows = await sheets_where(session, tenant_id, where)
     names = await names_for(session, tenant_id, rows)
     lines = await sheets.lines_of(session, tenant_id=tenant_id, sheet_ids=[r.id for r in rows])
-    parts = {int(c["itemTypeId"]) for k in names.kinds.values() for c in k.components}
-    kinds = {**names.kinds, **await item_types.many(session, tenant_id=tenant_id, ids=list(parts))}
+    kinds = await item_types.with_components(session, tenant_id=tenant_id, ids=names.kinds)
     out = []
     for row in rows:
         expanded = expand_sets(lines.get(row.id, []), kinds)
