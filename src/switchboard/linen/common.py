@@ -13,7 +13,7 @@ from pydantic import BeforeValidator, Field
 from sqlalchemy import ColumnElement, Select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from switchboard.kit.errors import BadRequest
+from switchboard.kit.errors import BadRequest, Conflict
 from switchboard.kit.paging import PageParams
 from switchboard.kit.paging import fetch_page as kit_fetch_page
 from switchboard.kit.schemas import ErrorBody, Page, Schema
@@ -111,6 +111,16 @@ def order_by(
     return clauses
 
 
+def require_active(rows: Sequence[Any], *, hint: str, field: str = "") -> None:
+    """409 ``inactive`` naming the first of ``rows`` that is deactivated: new orders go to
+    active properties and laundries for active item types, and a property's default laundry
+    is an active one. ``hint`` says what the client can do instead."""
+    for row in rows:
+        if not row.active:
+            prefix = f"{field}: " if field else ""
+            raise Conflict(f"{prefix}{row.name!r} is deactivated; {hint}", code="inactive")
+
+
 def check_range(start: dt.date | None, end: dt.date | None) -> None:
     if start is not None and end is not None and start > end:
         raise BadRequest("`from` must not be after `to`", code="invalid_range")
@@ -151,8 +161,6 @@ async def delete_unless_used(
     """Delete ``row``; a foreign key still pointing at it makes this a 409 ``in_use`` whose
     description ends with ``hint``, what the client can do instead."""
     from sqlalchemy.exc import IntegrityError
-
-    from switchboard.kit.errors import Conflict
 
     await session.delete(row)
     try:

@@ -60,7 +60,13 @@ class PropertyCreate(StrictInput):
     bathrooms: int = Field(default=0, ge=0, le=100)
     max_guests: int = Field(default=0, ge=0, le=1000)
     beds: list[Bed] = Field(default_factory=list, max_length=100)
-    default_laundry_id: int | None = Field(default=None, ge=1, le=ID_MAX)
+    default_laundry_id: int | None = Field(
+        default=None,
+        ge=1,
+        le=ID_MAX,
+        description="New sheets go to it unless they name another; a deactivated laundry is "
+        "refused (409 `inactive`)",
+    )
     linen_par: list[ParLine] = Field(default_factory=list, max_length=500)
     delivery_note: str = Field(default="", max_length=2000, description="Where linen is left")
     group_ids: list[Id] = Field(default_factory=list, max_length=100)
@@ -85,7 +91,11 @@ class PropertyUpdate(StrictInput):
     max_guests: int | None = Field(default=None, ge=0, le=1000)
     beds: list[Bed] | None = Field(default=None, max_length=100)
     default_laundry_id: int | None = Field(
-        default=None, ge=1, le=ID_MAX, description="null clears it"
+        default=None,
+        ge=1,
+        le=ID_MAX,
+        description="null clears it; a deactivated laundry is refused (409 `inactive`) unless "
+        "it is already the property's",
     )
     linen_par: list[ParLine] | None = Field(default=None, max_length=500)
     delivery_note: str | None = Field(default=None, max_length=2000)

@@ -7,7 +7,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from switchboard.kit.clock import Clock
 from switchboard.kit.errors import BadRequest, Conflict, NotFound
 from switchboard.kit.paging import PageParams
-from switchboard.linen.common import delete_unless_used
+from switchboard.linen.common import delete_unless_used, require_active
 from switchboard.linen.groups import service as groups
 from switchboard.linen.item_types import service as item_types
 from switchboard.linen.laundries import service as laundries
@@ -70,6 +70,21 @@ async def _check_code(session: AsyncSession, tenant_id: int, code: str, own_id: 
         raise Conflict(f"property code {code!r} already exists", code="duplicate_code")
 
 
+async def _check_default_laundry(
+    session: AsyncSession, tenant_id: int, laundry_id: int | None, *, current: int | None
+) -> None:
+    """A default laundry is one of the tenant's (400 ``unknown_reference``) and active (409
+    ``inactive``). The one the property already names stays allowed after it was deactivated,
+    so that a form or client sending the property back unchanged is not refused."""
+    if laundry_id is None:
+        return
+    laundry = await laundries.require_reference(
+        session, tenant_id=tenant_id, laundry_id=laundry_id, field="defaultLaundryId"
+    )
+    if laundry.id != current:
+        require_active([laundry], hint="choose an active laundry", field="defaultLaundryId")
+
+
 async def _check_par(session: AsyncSession, tenant_id: int, par: list[ParLine]) -> None:
     ids = [line.item_type_id for line in par]
     if len(set(ids)) != len(ids):
@@ -83,11 +98,7 @@ async def create(
     session: AsyncSession, *, tenant_id: int, body: PropertyCreate, clock: Clock
 ) -> Property:
     await _check_code(session, tenant_id, body.code, 0)
-    if body.default_laundry_id is not None:
-        await laundries.require_reference(
-            session, tenant_id=tenant_id, laundry_id=body.default_laundry_id,
-            field="defaultLaundryId",
-        )  # fmt: skip
+    await _check_default_laundry(session, tenant_id, body.default_laundry_id, current=None)
     await _check_par(session, tenant_id, body.linen_par)
     await groups.require_ids(session, tenant_id=tenant_id, ids=body.group_ids, field="groupIds")
     now = clock.now()
@@ -138,11 +149,9 @@ async def update(
     if body.beds is not None:
         row.beds = [{"bedType": b.bed_type, "count": b.count} for b in body.beds]
     if "default_laundry_id" in given:
-        if body.default_laundry_id is not None:
-            await laundries.require_reference(
-                session, tenant_id=tenant_id, laundry_id=body.default_laundry_id,
-                field="defaultLaundryId",
-            )  # fmt: skip
+        await _check_default_laundry(
+            session, tenant_id, body.default_laundry_id, current=row.default_laundry_id
+        )
         row.default_laundry_id = body.default_laundry_id
     if body.linen_par is not None:
         await _check_par(session, tenant_id, body.linen_par)

@@ -22,7 +22,11 @@ class LineIn(StrictInput):
 class SheetCreate(StrictInput):
     property_id: int = Field(ge=1, le=ID_MAX)
     laundry_id: int | None = Field(
-        default=None, ge=1, le=ID_MAX, description="Defaults to the property's default laundry"
+        default=None,
+        ge=1,
+        le=ID_MAX,
+        description="Defaults to the property's default laundry; either way it must be active "
+        "(409 `inactive`)",
     )
     service_date: dt.date
     pickup_date: dt.date | None = None

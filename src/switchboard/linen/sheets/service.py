@@ -48,6 +48,7 @@ LATE_ORDER_NOTICE = dt.timedelta(days=1)
 # A stated ``deliveredAt`` may be this far ahead of the portal's clock: a laundry's handheld
 # that runs a little fast is not refused (docs/linen.md). Later is a 400.
 CLOCK_SKEW = dt.timedelta(minutes=5)
+TO_ORDER = "reactivate it to order"
 
 
 def next_status(current: str, action: str) -> str:
@@ -184,13 +185,6 @@ def parse_statuses(value: str | None) -> tuple[str, ...]:
     return common.parse_statuses(value, STATUSES)
 
 
-def _require_active(inactive: Sequence[object], what: str) -> None:
-    """New orders go to active properties and laundries, for active item types only."""
-    if inactive:
-        name = getattr(inactive[0], "name", what)
-        raise Conflict(f"{name!r} is deactivated; reactivate it to order", code="inactive")
-
-
 async def _build_lines(
     session: AsyncSession, tenant_id: int, sheet_id: int, given: list[LineIn]
 ) -> list[SheetLine]:
@@ -198,7 +192,7 @@ async def _build_lines(
     if len(set(ids)) != len(ids):
         raise BadRequest("lines: an item type is listed twice")
     found = await item_types.require_all(session, tenant_id=tenant_id, ids=ids, field="lines")
-    _require_active([k for k in found.values() if not k.active], "item type")
+    common.require_active(list(found.values()), hint=TO_ORDER)
     return [
         SheetLine(
             tenant_id=tenant_id,
@@ -304,7 +298,12 @@ async def create(
     laundry = await laundries.require_reference(
         session, tenant_id=tenant_id, laundry_id=laundry_id, field="laundryId"
     )
-    _require_active([row for row in (prop, laundry) if not row.active], "property or laundry")
+    common.require_active([prop], hint=TO_ORDER)
+    if body.laundry_id is None:  # the property's default, which may have been retired since
+        common.require_active(
+            [laundry], hint="it is the property's default laundry: name an active laundryId"
+        )
+    common.require_active([laundry], hint=TO_ORDER)
     _check_dates(body.service_date, body.pickup_date)
     now = clock.now()
     sheet = await _numbered(
@@ -355,7 +354,7 @@ async def update(
         laundry = await laundries.require_reference(
             session, tenant_id=tenant_id, laundry_id=body.laundry_id, field="laundryId"
         )
-        _require_active([laundry] if not laundry.active else [], "laundry")
+        common.require_active([laundry], hint=TO_ORDER)
         sheet.laundry_id = body.laundry_id
     if body.service_date is not None:
         sheet.service_date = body.service_date
