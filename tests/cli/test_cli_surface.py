@@ -15,6 +15,7 @@ from sqlalchemy.engine import make_url
 from switchboard import __version__
 from switchboard.cli import main
 from tests.cli.conftest import ok
+from tests.ports import free_port
 
 HEAVY = ("sqlalchemy", "fastapi", "starlette", "pydantic", "uvicorn", "httpx", "aiohttp")
 
@@ -103,3 +104,18 @@ def test_a_database_without_tables_or_unreachable_is_one_clear_line(
     )
     assert result.output.strip() == expected
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("command", [["tenant", "list"], ["migrate"], ["relay", "acl", "list"]])
+def test_a_database_server_that_cannot_be_reached_is_one_clear_line(
+    command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing listens on the port: the driver's connect error, as one line with exit 2."""
+    url = f"postgresql+asyncpg://127.0.0.1:{free_port()}/switchboard"
+    monkeypatch.setenv("SWITCHBOARD_DATABASE_URL", url)
+    monkeypatch.setenv("SWITCHBOARD_RELAY_DATABASE_URL", url)
+    monkeypatch.setenv("SWITCHBOARD_DATA_DIR", str(tmp_path))
+    result = CliRunner().invoke(main, command)
+    assert result.exit_code == 2, result.output
+    [line] = result.output.splitlines()
+    assert line.startswith("error: the database cannot be reached: "), line

@@ -46,6 +46,10 @@ def database_problem(exc: BaseException) -> str | None:
     missing, not migrated), instead of a driver's traceback; ``None`` for any other error."""
     from sqlalchemy.exc import DBAPIError
 
+    if isinstance(exc, OSError) and _while_connecting(exc):
+        # The driver's own connect error (refused, unknown host, timeout): SQLAlchemy passes
+        # asyncpg's OSError through unwrapped.
+        return f"the database cannot be reached: {exc}"
     if not isinstance(exc, DBAPIError):
         return None
     lines = str(exc.orig if exc.orig is not None else exc).strip().splitlines() or [""]
@@ -60,6 +64,17 @@ def database_problem(exc: BaseException) -> str | None:
             "run `switchboard migrate`"
         )
     return f"the database refused the command: {reason}"
+
+
+def _while_connecting(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised while SQLAlchemy opened a database connection."""
+    tb = exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_name == "raw_connection" and "sqlalchemy" in code.co_filename:
+            return True
+        tb = tb.tb_next
+    return False
 
 
 def print_json(value: object) -> None:
