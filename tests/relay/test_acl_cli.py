@@ -22,9 +22,11 @@ def _run(cli: CliRunner, *args: str) -> tuple[int, str]:
 
 
 def _rules(cli: CliRunner) -> list[dict[str, object]]:
+    """``acl list --json``: one JSON object per line, like every listing of the CLI."""
     code, out = _run(cli, "list", "--json")
     assert code == 0, out
-    rules: list[dict[str, object]] = json.loads(out)
+    rules: list[dict[str, object]] = [json.loads(line) for line in out.splitlines()]
+    assert all(isinstance(rule, dict) for rule in rules), out
     return rules
 
 
@@ -43,7 +45,7 @@ def test_add_list_remove(cli: CliRunner) -> None:
     assert rules[0]["note"] == "x" * 200
     code, out = _run(cli, "list")
     assert "203.0.113.0/24\tsip-inbound" in out
-    assert _run(cli, "remove", str(rule_id)) == (0, f"removed {rule_id}\n")
+    assert _run(cli, "remove", str(rule_id)) == (0, f"removed\t{rule_id}\n")
     assert [r["value"] for r in _rules(cli)] == ["198.51.100.7"]
 
 

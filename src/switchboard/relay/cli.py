@@ -13,7 +13,7 @@ import click
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.kit import heap
-from switchboard.kit.cli import print_json
+from switchboard.kit.cli import json_flag, print_json
 from switchboard.kit.clock import SystemClock
 from switchboard.kit.db import Database
 from switchboard.relay import service
@@ -127,29 +127,23 @@ def acl_remove(rule_id: int) -> None:
 
     async def work(session: AsyncSession) -> None:
         await service.remove_rule(session, rule_id=rule_id)
-        click.echo(f"removed {rule_id}")
+        click.echo(f"removed\t{rule_id}")
 
     _in_transaction(work)
 
 
 @acl_cli.command("list")
-@click.option("--json", "as_json", is_flag=True, help="One JSON array instead of lines")
+@json_flag
 def acl_list(as_json: bool) -> None:
     """List the rules: id, subject, value, scope, note."""
 
     async def work(session: AsyncSession) -> None:
-        rules = await service.list_rules(session)
-        if as_json:
-            print_json(
-                [
-                    {"id": r.id, "subject": r.subject, "value": r.value, "scope": r.scope,
-                     "note": r.note}
-                    for r in rules
-                ]
-            )  # fmt: skip
-            return
-        for r in rules:
-            click.echo(f"{r.id}\t{r.subject}\t{r.value}\t{r.scope}\t{r.note}")
+        for r in await service.list_rules(session):
+            if as_json:
+                print_json({"id": r.id, "subject": r.subject, "value": r.value,
+                            "scope": r.scope, "note": r.note})  # fmt: skip
+            else:
+                click.echo(f"{r.id}\t{r.subject}\t{r.value}\t{r.scope}\t{r.note}")
 
     _in_transaction(work)
 
