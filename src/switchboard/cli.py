@@ -63,9 +63,9 @@ class LazyGroup(click.Group):
         try:
             return super().invoke(ctx)
         except Exception as exc:
-            from switchboard.kit.cli import database_problem
+            from switchboard.kit.cli import database_problem, settings_problem
 
-            problem = database_problem(exc)
+            problem = settings_problem(exc) or database_problem(exc)
             if problem is None:
                 raise
             click.echo(f"error: {problem}", err=True)

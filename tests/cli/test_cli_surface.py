@@ -119,3 +119,22 @@ def test_a_database_server_that_cannot_be_reached_is_one_clear_line(
     assert result.exit_code == 2, result.output
     [line] = result.output.splitlines()
     assert line.startswith("error: the database cannot be reached: "), line
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "command", "expected"),
+    [
+        ("SWITCHBOARD_ROOM_MAX_PEERS", "1", ["tenant", "list"],
+         "error: SWITCHBOARD_ROOM_MAX_PEERS: Input should be greater than or equal to 2"),
+        ("SWITCHBOARD_RELAY_TURN_PORT", "0", ["relay", "acl", "list"],
+         "error: SWITCHBOARD_RELAY_TURN_PORT: Input should be greater than or equal to 1"),
+    ],
+)  # fmt: skip
+def test_a_setting_out_of_bounds_is_one_line_naming_its_variable(
+    variable: str, value: str, command: list[str], expected: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    monkeypatch.setenv(variable, value)
+    result = CliRunner().invoke(main, command)
+    assert result.exit_code == 2, result.output
+    assert result.output.strip() == expected

@@ -66,6 +66,26 @@ def database_problem(exc: BaseException) -> str | None:
     return f"the database refused the command: {reason}"
 
 
+# The settings classes and the prefix of their environment variables.
+SETTINGS_PREFIXES = {"Settings": "SWITCHBOARD_", "RelaySettings": "SWITCHBOARD_RELAY_"}
+
+
+def settings_problem(exc: BaseException) -> str | None:
+    """What an operator should read when a ``SWITCHBOARD_*`` variable holds a value its setting
+    refuses: the variable's name and the rule, instead of pydantic's traceback; ``None`` for
+    any other error."""
+    from pydantic import ValidationError
+
+    if not isinstance(exc, ValidationError) or exc.title not in SETTINGS_PREFIXES:
+        return None
+    prefix = SETTINGS_PREFIXES[exc.title]
+    problems = []
+    for error in exc.errors(include_url=False):
+        name = prefix + str(error["loc"][0]).upper() if error["loc"] else "the settings"
+        problems.append(f"{name}: {error['msg']}")
+    return "; ".join(problems)
+
+
 def _while_connecting(exc: BaseException) -> bool:
     """Whether ``exc`` was raised while SQLAlchemy opened a database connection."""
     tb = exc.__traceback__
