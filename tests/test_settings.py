@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -43,3 +44,28 @@ def test_the_issuer_allowance_is_a_list_of_cidrs(
     monkeypatch.setenv("SWITCHBOARD_ISSUER_ALLOW_PRIVATE", "10.0.5.0/24,keycloak")
     with pytest.raises(ValidationError):
         Settings(data_dir=tmp_path)
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _table_variables(doc: str, prefix: str) -> set[str]:
+    """The variables named in the first column of a doc's settings table (`_X` after a full
+    name abbreviates ``<prefix>_X``)."""
+    names: set[str] = set()
+    for line in (ROOT / doc).read_text().splitlines():
+        if line.startswith(f"| `{prefix}"):
+            for name in re.findall(r"`(_?[A-Z0-9_]+)`", line.split("|")[1]):
+                names.add(prefix + name if name.startswith("_") else name)
+    return names
+
+
+def test_every_setting_has_its_row_in_the_docs_and_every_row_a_setting() -> None:
+    from switchboard.relay.settings import RelaySettings
+
+    assert _table_variables("docs/operations.md", "SWITCHBOARD_") == {
+        f"SWITCHBOARD_{name.upper()}" for name in Settings.model_fields
+    }
+    assert _table_variables("docs/relay.md", "SWITCHBOARD_RELAY") == {
+        f"SWITCHBOARD_RELAY_{name.upper()}" for name in RelaySettings.model_fields
+    }
