@@ -31,12 +31,17 @@ install: $(UV) ## Create .venv and install the locked dependencies, the Debian c
 	  else echo "note: install Debian's $$missing for the real-component tests"; fi; \
 	fi
 
-run: install ## Migrate, create the demo tenant (prints its admin password once) and serve on :8000
+# `make run PORT=8001` when 8000 is taken (the demo tenant is named by the port: a fresh data dir)
+PORT ?= 8000
+
+run: install ## Migrate, create the demo tenant (prints its admin password once) and serve on :8000 (PORT=N)
+	SWITCHBOARD_PUBLIC_BASE_URL=$${SWITCHBOARD_PUBLIC_BASE_URL:-http://127.0.0.1:$(PORT)} ; \
 	SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE=$${SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE:-127.0.0.0/8,::1/128} ; \
 	SWITCHBOARD_FEDERATION_ALLOW_PRIVATE=$${SWITCHBOARD_FEDERATION_ALLOW_PRIVATE:-127.0.0.0/8,::1/128} ; \
 	SWITCHBOARD_ISSUER_ALLOW_PRIVATE=$${SWITCHBOARD_ISSUER_ALLOW_PRIVATE:-127.0.0.0/8,::1/128} ; \
-	export SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE SWITCHBOARD_FEDERATION_ALLOW_PRIVATE SWITCHBOARD_ISSUER_ALLOW_PRIVATE ; \
-	$(BIN)/switchboard migrate && $(BIN)/switchboard demo && $(BIN)/switchboard serve
+	export SWITCHBOARD_PUBLIC_BASE_URL SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE SWITCHBOARD_FEDERATION_ALLOW_PRIVATE \
+	  SWITCHBOARD_ISSUER_ALLOW_PRIVATE ; \
+	$(BIN)/switchboard migrate && $(BIN)/switchboard demo && $(BIN)/switchboard serve --port $(PORT)
 
 test: install ## Run the whole suite (SQLite, and PostgreSQL when SWITCHBOARD_TEST_POSTGRES_URL is set)
 	@# byte-compile the project once: the suite starts many child processes, and compiling in
