@@ -4,7 +4,7 @@ one bash session against a real server, as a newcomer pasting them would.
     .venv/bin/python scripts/readme_walkthrough.py [--workdir DIR] [--port N] [--sim-speed X]
 
 The blocks run in DIR (a fresh temporary directory by default, with ``.venv`` linked to this
-repository's), so the database, logs and files they create stay there. Ports 8000 and 8090 of
+repository's), so the database, logs and files they create stay there. Ports 8000 and 8095 of
 the text are replaced by free ones; ``curl`` fails on HTTP errors; background jobs are stopped
 at the end. Exit status: the session's.
 """
@@ -42,7 +42,7 @@ def free_port() -> int:
 
 def run(workdir: Path, port: int, hook_port: int, sim_speed: float) -> int:
     script = walkthrough((ROOT / "README.md").read_text())
-    script = script.replace("8000", str(port)).replace("8090", str(hook_port))
+    script = script.replace("8000", str(port)).replace("8095", str(hook_port))
     venv = workdir / ".venv"
     if not venv.exists():
         venv.symlink_to(ROOT / ".venv")
