@@ -4,7 +4,8 @@ SQLite is the embedded default; PostgreSQL is selected by a ``postgresql+asyncpg
 Services flush, never commit: the request (or task) that opened the session commits it.
 ``Database.read`` runs a read-only unit of work in one piece (docs/decisions/0950), and
 ``Database.write`` a write unit of work (docs/decisions/0209); ``Database.first`` and
-``Database.insert`` run one statement, on PostgreSQL straight on the driver (decision 0999).
+``Database.insert`` run one statement, on PostgreSQL straight on the driver (decision 0999);
+``read_on_driver`` and ``write_on_driver`` a unit of work whose statements go to the driver.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ from sqlalchemy.pool import ConnectionPoolEntry
 from sqlalchemy.types import TypeDecorator
 
 from switchboard.kit.changes import NOTIFY_FUNCTION, Changes, notify_trigger_sql
-from switchboard.kit.driver import DriverStatements, Statements
+from switchboard.kit.driver import DriverStatements, Runner, Statements, in_session
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -320,6 +321,20 @@ class Database:
             session.connection().execute(statement, values)
 
         await self.write(insert, single=True)
+
+    async def read_on_driver(self, work: Callable[[Runner], T]) -> T:
+        """``read`` with ``work``'s statements sent on the driver (decision 0210); on
+        PostgreSQL in a transaction of its own."""
+        if self._driver is not None:
+            return await self._driver.transaction(work)
+        return await self.read(in_session(work, self._statements))
+
+    async def write_on_driver(self, work: Callable[[Runner], T]) -> T:
+        """``write`` with ``work``'s statements sent on the driver (decision 0210): on SQLite's
+        writer thread (grouped like any write unit), on PostgreSQL in an asyncpg transaction."""
+        if self._driver is not None:
+            return await self._driver.transaction(work)
+        return await self.write(in_session(work, self._statements))
 
     def _first_in_thread(self, sql: str, arguments: list[Any]) -> Any:
         assert self._reader is not None

@@ -8,25 +8,41 @@ parameter and column) and then runs it on a pooled asyncpg connection, taken fro
 to the engine's own pool: about 110 us. ``Statements`` is the compiling half, which
 ``Database`` also uses for SQLite's threads (their connections are ``sqlite3``'s own).
 
-Each statement is its own transaction (asyncpg outside a transaction), as the platform's other
-single-statement reads and writes on PostgreSQL are (decisions 0992 and 0993). A write moves
-the process's change version (``Changes``) as a committed session write does.
+``first`` and ``insert`` are each their own transaction (asyncpg outside a transaction), as the
+platform's other single-statement reads and writes on PostgreSQL are (decisions 0992 and 0993).
+``transaction`` runs a synchronous unit of work whose statements go through a ``Runner``, in one
+transaction on one connection (decision 0210); ``SqliteRunner`` is the same for a ``sqlite3``
+connection. A write moves the process's change version (``Changes``) as a committed session
+write does.
 """
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, TypeVar, cast
 
 import asyncpg
 from sqlalchemy import Insert, Select
 from sqlalchemy.engine import Dialect
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.orm import Session
+from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.expression import ClauseElement
+from sqlalchemy.util import await_, greenlet_spawn
 
 from switchboard.kit.changes import Changes
 
 Processor = Callable[[Any], Any] | None
+T = TypeVar("T")
+# What a constraint refused raises, through a session or on either driver.
+INTEGRITY_ERRORS: tuple[type[Exception], ...] = (
+    IntegrityError,
+    sqlite3.IntegrityError,
+    asyncpg.IntegrityConstraintViolationError,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +52,9 @@ class Compiled:
     sql: str
     names: tuple[str, ...]  # the parameters, in the order of $1, $2, ...
     binds: tuple[Processor, ...]  # one per parameter
-    defaults: Mapping[str, Any]  # scalar column defaults for an INSERT's missing columns
+    # Values of the parameters a caller may leave out: an INSERT's scalar column defaults and
+    # the literals written into the statement (``status == 'pending'``).
+    defaults: Mapping[str, Any]
     results: tuple[Processor, ...]  # one per selected column
 
     def arguments(self, params: Mapping[str, Any]) -> list[Any]:
@@ -60,15 +78,20 @@ class Statements:
         self._dialect = dialect
         self._compiled: dict[tuple[object, tuple[str, ...]], Compiled] = {}
 
-    def compile(self, statement: Select[Any] | Insert, keys: tuple[str, ...] = ()) -> Compiled:
+    def compile(self, statement: ClauseElement, keys: tuple[str, ...] = ()) -> Compiled:
         """An INSERT's columns left out of ``keys`` get their scalar defaults (a callable
-        default is refused: nothing would run it)."""
+        default is refused: nothing would run it). A statement is compiled once: one built per
+        call (with its values in it) would be compiled every time, so hot statements are built
+        once with named parameters."""
         key = (statement, keys)
         compiled = self._compiled.get(key)
         if compiled is not None:
             return compiled
         dialect = self._dialect
-        sql = statement.compile(dialect=dialect, column_keys=list(keys) if keys else None)
+        sql = cast(
+            SQLCompiler,
+            statement.compile(dialect=dialect, column_keys=list(keys) if keys else None),
+        )
         names = tuple(sql.positiontup or ())
         defaults: dict[str, Any] = {}
         for column in sql.insert_prefetch:
@@ -78,16 +101,126 @@ class Statements:
                     f"column {column.key!r} needs a value: its default is not a constant"
                 )
             defaults[column.key] = default.arg  # type: ignore[attr-defined]
+        for name in names:
+            bind = sql.binds[name]
+            if name not in defaults and not bind.required and not bind.callable:
+                defaults[name] = bind.value
         binds = tuple(
             sql.binds[name].type.dialect_impl(dialect).bind_processor(dialect) for name in names
         )
         results = tuple(
             column.type.dialect_impl(dialect).result_processor(dialect, None)
-            for column in getattr(statement, "selected_columns", ())
+            for column in getattr(statement, "exported_columns", ())
         )
         compiled = Compiled(str(sql), names, binds, defaults, results)
         self._compiled[key] = compiled
         return compiled
+
+    def compile_for(self, statement: ClauseElement, params: Mapping[str, Any]) -> Compiled:
+        """``statement`` compiled for ``params``: an INSERT for the columns they name."""
+        return self.compile(statement, tuple(params) if isinstance(statement, Insert) else ())
+
+
+class Runner(Protocol):
+    """The statements of one unit of work, each compiled once and sent on the driver."""
+
+    @property
+    def postgres(self) -> bool: ...
+
+    def rows(self, statement: ClauseElement, params: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+        """Run ``statement`` and return its rows, converted by its columns' types."""
+        ...
+
+    def execute(self, statement: ClauseElement, params: Mapping[str, Any]) -> None: ...
+
+    def execute_many(self, statement: ClauseElement, rows: Sequence[Mapping[str, Any]]) -> None:
+        """One statement, once per parameter set of ``rows`` (all with the same keys)."""
+        ...
+
+
+class SqliteRunner:
+    """A ``Runner`` on a ``sqlite3`` connection, inside the transaction it is in."""
+
+    postgres = False
+
+    def __init__(self, connection: sqlite3.Connection, statements: Statements) -> None:
+        self._connection = connection
+        self._statements = statements
+
+    def rows(self, statement: ClauseElement, params: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+        compiled = self._statements.compile_for(statement, params)
+        cursor = self._connection.execute(compiled.sql, compiled.arguments(params))
+        return [compiled.row(row) for row in cursor.fetchall()]
+
+    def execute(self, statement: ClauseElement, params: Mapping[str, Any]) -> None:
+        compiled = self._statements.compile_for(statement, params)
+        self._connection.execute(compiled.sql, compiled.arguments(params))
+
+    def execute_many(self, statement: ClauseElement, rows: Sequence[Mapping[str, Any]]) -> None:
+        if not rows:
+            return
+        compiled = self._statements.compile_for(statement, rows[0])
+        self._connection.executemany(compiled.sql, [compiled.arguments(row) for row in rows])
+
+
+class SessionRunner:
+    """A ``Runner`` through a session, where no driver connection of our own serves (an
+    in-memory SQLite database)."""
+
+    postgres = False
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+
+    def rows(self, statement: ClauseElement, params: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+        return [tuple(row) for row in self._session.execute(statement, params)]  # type: ignore[call-overload]
+
+    def execute(self, statement: ClauseElement, params: Mapping[str, Any]) -> None:
+        self._session.execute(statement, params)  # type: ignore[call-overload]
+
+    def execute_many(self, statement: ClauseElement, rows: Sequence[Mapping[str, Any]]) -> None:
+        if rows:
+            self._session.execute(statement, list(rows))  # type: ignore[call-overload]
+
+
+def in_session(work: Callable[[Runner], T], statements: Statements) -> Callable[[Session], T]:
+    """``work`` as a unit of work for a session's transaction: its statements on the session's
+    own ``sqlite3`` connection, or through the session where that is not the driver (aiosqlite,
+    for an in-memory database)."""
+
+    def unit(session: Session) -> T:
+        driver = session.connection().connection.driver_connection
+        if isinstance(driver, sqlite3.Connection):
+            return work(SqliteRunner(driver, statements))
+        return work(SessionRunner(session))
+
+    return unit
+
+
+class _PostgresRunner:
+    """A ``Runner`` on an asyncpg connection, called from a unit of work that runs in a
+    greenlet (``DriverStatements.transaction``): each statement is awaited on the loop."""
+
+    postgres = True
+
+    def __init__(self, connection: asyncpg.Connection, statements: Statements) -> None:
+        self._connection = connection
+        self._statements = statements
+
+    def rows(self, statement: ClauseElement, params: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+        compiled = self._statements.compile_for(statement, params)
+        records = await_(self._connection.fetch(compiled.sql, *compiled.arguments(params)))
+        return [compiled.row(record) for record in records]
+
+    def execute(self, statement: ClauseElement, params: Mapping[str, Any]) -> None:
+        compiled = self._statements.compile_for(statement, params)
+        await_(self._connection.execute(compiled.sql, *compiled.arguments(params)))
+
+    def execute_many(self, statement: ClauseElement, rows: Sequence[Mapping[str, Any]]) -> None:
+        if not rows:
+            return
+        compiled = self._statements.compile_for(statement, rows[0])
+        await_(self._connection.executemany(compiled.sql, [compiled.arguments(r) for r in rows]))
 
 
 class DriverStatements:
@@ -112,6 +245,27 @@ class DriverStatements:
             await self._run("execute", compiled, values)
         finally:
             self._changes.bump()  # what was read before the commit is not current
+
+    async def transaction(self, work: Callable[[Runner], T]) -> T:
+        """``work`` in one transaction on one pooled connection, its statements on the driver
+        (``work`` is synchronous: it runs in a greenlet, and each statement is awaited on the
+        loop, as SQLAlchemy's ``run_sync`` does). Committed when ``work`` returns, rolled back
+        when it raises."""
+        connection = await self._engine.raw_connection()
+        self._changes.bump()
+        try:
+            driver = connection.driver_connection
+            assert driver is not None
+            async with driver.transaction():
+                return await greenlet_spawn(work, _PostgresRunner(driver, self._statements))
+        except asyncpg.PostgresError:  # the server refused a statement: the connection is fine
+            raise
+        except BaseException as exc:  # the connection may be broken or mid-statement: drop it
+            connection.invalidate(exc if isinstance(exc, Exception) else None)
+            raise
+        finally:
+            self._changes.bump()  # what was read before the commit is not current
+            connection.close()
 
     async def _run(self, method: str, compiled: Compiled, params: Mapping[str, Any]) -> Any:
         arguments = compiled.arguments(params)
