@@ -20,6 +20,7 @@ from sqlalchemy import (
     Select,
     String,
     Table,
+    Update,
     and_,
     any_,
     bindparam,
@@ -40,6 +41,7 @@ from sqlalchemy.sql.expression import type_coerce
 from sqlalchemy.types import TypeDecorator
 
 from switchboard.kit.db import UtcDateTime
+from switchboard.kit.driver import Runner
 from switchboard.platform.events.models import Event
 from switchboard.platform.webhooks.models import (
     FAILED,
@@ -55,19 +57,14 @@ _attempts_table = cast(Table, Attempt.__table__)
 _subscriptions_table = cast(Table, Subscription.__table__)
 
 
-def _one_of(session: Session, column: ColumnElement[str], values: Sequence[str]) -> Any:
-    postgres = session.get_bind().dialect.name == "postgresql"
-    return _listed(column, None, list(values), postgres=postgres)
-
-
-def _listed(column: ColumnElement[str], key: str | None, values: Any, *, postgres: bool) -> Any:
-    """``column IN values`` with the values as one parameter: a PostgreSQL array (``= ANY``), a
+def _listed(column: ColumnElement[str], key: str, *, postgres: bool) -> Any:
+    """``column IN :key`` with the values as one parameter: a PostgreSQL array (``= ANY``), a
     JSON array on SQLite (``IN (SELECT value FROM json_each(...))``, which still reaches rows
     by their key). One statement text for any count (asyncpg reuses its prepared statement),
     and nothing to render per value on every execution as an expanding ``IN (...)`` does."""
     if postgres:
-        return column == any_(bindparam(key, values, type_=ARRAY(String)))
-    listed = bindparam(key, values, type_=_JsonList())
+        return column == any_(bindparam(key, type_=ARRAY(String)))
+    listed = bindparam(key, type_=_JsonList())
     return column.in_(select(func.json_each(listed).table_valued("value")))
 
 
@@ -190,19 +187,31 @@ async def requeue(session: AsyncSession, delivery: Delivery, *, now: dt.datetime
     await session.flush()
 
 
-def fail_pending(session: Session, subscription_id: str, *, now: dt.datetime, reason: str) -> None:
-    """Finish every queued delivery of a paused or deleted subscription as failed."""
+# The sender: cross-tenant by nature. Its statements run through a ``Runner``, which sends them
+# on the driver (decision 0210): each is built once per backend with named parameters, and
+# compiled once.
+
+
+@functools.cache
+def _fail_pending_statement() -> Update:
     d = _deliveries_table
-    session.execute(
+    return (
         update(d)
-        .where(d.c.subscription_id == subscription_id, d.c.status == PENDING)
+        .where(d.c.subscription_id == bindparam("b_subscription"), d.c.status == PENDING)
         .values(
-            status=FAILED, completed_at=now, lease_token=None, lease_until=None, last_error=reason
+            status=FAILED,
+            completed_at=bindparam("b_now", type_=UtcDateTime),
+            lease_token=None,
+            lease_until=None,
+            last_error=bindparam("b_reason", type_=String),
         )
     )
 
 
-# The sender: cross-tenant by nature.
+def fail_pending(runner: Runner, subscription_id: str, *, now: dt.datetime, reason: str) -> None:
+    """Finish every queued delivery of a paused or deleted subscription as failed."""
+    params = {"b_subscription": subscription_id, "b_now": now, "b_reason": reason}
+    runner.execute(_fail_pending_statement(), params)
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,30 +278,50 @@ def _due_statement(*, excluding: bool, postgres: bool) -> Select[Any]:
         .limit(bindparam("limit", type_=Integer))
     )
     if excluding:
-        stmt = stmt.where(~_listed(d.c.subscription_id, "exclude", None, postgres=postgres))
+        stmt = stmt.where(~_listed(d.c.subscription_id, "exclude", postgres=postgres))
     if postgres:
         stmt = stmt.with_for_update(skip_locked=True, of=d)
     return stmt
 
 
 def due_candidates(
-    session: Session,
+    runner: Runner,
     *,
     now: dt.datetime,
     limit: int,
     exclude: Sequence[str],
 ) -> list[Candidate]:
     """Due, unleased deliveries, oldest first, with their subscription's current state."""
-    postgres = session.get_bind().dialect.name == "postgresql"
-    stmt = _due_statement(excluding=bool(exclude), postgres=postgres)
+    stmt = _due_statement(excluding=bool(exclude), postgres=runner.postgres)
     params: dict[str, Any] = {"now": now, "limit": limit}
     if exclude:
         params["exclude"] = list(exclude)
-    return [Candidate(*row) for row in session.execute(stmt, params)]
+    return [Candidate(*row) for row in runner.rows(stmt, params)]
+
+
+@functools.cache
+def _lease_statement(*, postgres: bool) -> Update:
+    d = _deliveries_table
+    now = bindparam("b_now", type_=UtcDateTime)
+    return (
+        update(d)
+        .where(
+            _listed(d.c.id, "ids", postgres=postgres),
+            # Not through the (status, next_attempt_at) index, which SQLite would otherwise
+            # pick and walk every pending row for: the ids reach each row by its key.
+            (d.c.status + "") == PENDING,
+            or_(d.c.lease_until.is_(None), d.c.lease_until < now),
+        )
+        .values(
+            lease_token=bindparam("b_token", type_=String),
+            lease_until=bindparam("b_until", type_=UtcDateTime),
+        )
+        .returning(d.c.id, d.c.tenant_id, d.c.event, d.c.body, d.c.attempts)
+    )
 
 
 def lease(
-    session: Session,
+    runner: Runner,
     candidates: Sequence[Candidate],
     *,
     now: dt.datetime,
@@ -303,29 +332,17 @@ def lease(
     and read what sending them needs in the same statement; in the candidates' order."""
     if not candidates:
         return []
-    d = _deliveries_table
-    leased = session.execute(
-        update(d)
-        .where(
-            _one_of(session, d.c.id, [c.id for c in candidates]),
-            # Not through the (status, next_attempt_at) index, which SQLite would otherwise
-            # pick and walk every pending row for: the ids reach each row by its key.
-            (d.c.status + "") == PENDING,
-            or_(d.c.lease_until.is_(None), d.c.lease_until < now),
-        )
-        .values(lease_token=token, lease_until=until)
-        .returning(d.c.id, d.c.tenant_id, d.c.event, d.c.body, d.c.attempts)
-    )
-    won = {row.id: row for row in leased}
+    params = {"ids": [c.id for c in candidates], "b_now": now, "b_token": token, "b_until": until}
+    won = {row[0]: row for row in runner.rows(_lease_statement(postgres=runner.postgres), params)}
     return [
         Claimed(
             id=c.id,
             token=token,
-            tenant_id=r.tenant_id,
+            tenant_id=r[1],
             subscription_id=c.subscription_id,
-            event=r.event,
-            body=r.body,
-            attempt=r.attempts + 1,
+            event=r[2],
+            body=r[3],
+            attempt=r[4] + 1,
             url=c.url,
             secret_sealed=c.secret_sealed,
             active=c.active,
@@ -336,18 +353,24 @@ def lease(
     ]
 
 
-def release(session: Session, *, items: Sequence[Claimed]) -> None:
-    """Give back the leases of ``items`` (leased, never sent) that their tokens still hold."""
+@functools.cache
+def _release_statement(*, postgres: bool) -> Update:
     d = _deliveries_table
+    return (
+        update(d)
+        .where(_listed(d.c.id, "ids", postgres=postgres), d.c.lease_token == bindparam("b_token"))
+        .values(lease_token=None, lease_until=None)
+    )
+
+
+def release(runner: Runner, *, items: Sequence[Claimed]) -> None:
+    """Give back the leases of ``items`` (leased, never sent) that their tokens still hold."""
     by_token: dict[str, list[str]] = {}
     for item in items:
         by_token.setdefault(item.token, []).append(item.id)
+    stmt = _release_statement(postgres=runner.postgres)
     for token, ids in by_token.items():
-        session.execute(
-            update(d)
-            .where(_one_of(session, d.c.id, ids), d.c.lease_token == token)
-            .values(lease_token=None, lease_until=None)
-        )
+        runner.execute(stmt, {"ids": ids, "b_token": token})
 
 
 def next_due(session: Session) -> dt.datetime | None:
@@ -361,18 +384,23 @@ def next_due(session: Session) -> dt.datetime | None:
     return cast("dt.datetime | None", session.scalar(stmt))
 
 
-def existing_deliveries(session: Session, ids: Sequence[str]) -> set[str]:
-    if not ids:
-        return set()
-    d = _deliveries_table
-    return set(session.scalars(select(d.c.id).where(_one_of(session, d.c.id, ids))))
+@functools.cache
+def _ids_statement(table: Table, *, postgres: bool) -> Select[Any]:
+    return select(table.c.id).where(_listed(table.c.id, "ids", postgres=postgres))
 
 
-def existing_subscriptions(session: Session, ids: Sequence[str]) -> set[str]:
+def existing_deliveries(runner: Runner, ids: Sequence[str]) -> set[str]:
     if not ids:
         return set()
-    t = _subscriptions_table
-    return set(session.scalars(select(t.c.id).where(_one_of(session, t.c.id, ids))))
+    stmt = _ids_statement(_deliveries_table, postgres=runner.postgres)
+    return {row[0] for row in runner.rows(stmt, {"ids": list(ids)})}
+
+
+def existing_subscriptions(runner: Runner, ids: Sequence[str]) -> set[str]:
+    if not ids:
+        return set()
+    stmt = _ids_statement(_subscriptions_table, postgres=runner.postgres)
+    return {row[0] for row in runner.rows(stmt, {"ids": list(ids)})}
 
 
 _ATTEMPT_COLUMNS = (
@@ -387,6 +415,7 @@ _ATTEMPT_COLUMNS = (
     "error",
     "response_snippet",
 )
+_INSERT_ATTEMPTS = insert(_attempts_table)
 # One statement text whatever the batch size, so PostgreSQL reuses one prepared statement
 # (a multi-row VALUES list would be a new statement for every batch size).
 _INSERT_ATTEMPTS_UNNEST = text(
@@ -402,17 +431,36 @@ _INSERT_ATTEMPTS_UNNEST = text(
 )
 
 
-def record_attempts(session: Session, rows: Sequence[dict[str, Any]]) -> None:
+def record_attempts(runner: Runner, rows: Sequence[dict[str, Any]]) -> None:
     if not rows:
         return
-    if session.get_bind().dialect.name == "postgresql":
+    if runner.postgres:
         columns = {name: [row[name] for row in rows] for name in _ATTEMPT_COLUMNS}
-        session.execute(_INSERT_ATTEMPTS_UNNEST, columns)
+        runner.execute(_INSERT_ATTEMPTS_UNNEST, columns)
         return
-    session.execute(insert(_attempts_table), list(rows))
+    runner.execute_many(_INSERT_ATTEMPTS, rows)
 
 
-def finish_deliveries(session: Session, rows: Sequence[dict[str, Any]]) -> None:
+@functools.cache
+def _finish_statement(*, postgres: bool) -> Update:
+    t = _deliveries_table
+    return (
+        update(t)
+        .where(_listed(t.c.id, "ids", postgres=postgres), t.c.lease_token == bindparam("b_token"))
+        .values(
+            status=bindparam("b_status", type_=String),
+            attempts=bindparam("b_attempts", type_=Integer),
+            next_attempt_at=bindparam("b_next", type_=UtcDateTime),
+            completed_at=bindparam("b_completed", type_=UtcDateTime),
+            last_status_code=bindparam("b_code", type_=Integer),
+            last_error=bindparam("b_error", type_=String),
+            lease_token=None,
+            lease_until=None,
+        )
+    )
+
+
+def finish_deliveries(runner: Runner, rows: Sequence[dict[str, Any]]) -> None:
     """Apply outcomes; a row whose lease was lost (token changed) is left alone.
 
     Rows with the same outcome (a batch of successes, typically) are written by one
@@ -422,23 +470,11 @@ def finish_deliveries(session: Session, rows: Sequence[dict[str, Any]]) -> None:
     for row in rows:
         key = tuple(row[name] for name in _OUTCOME_COLUMNS)
         groups.setdefault(key, []).append(row["b_id"])
-    t = _deliveries_table
+    stmt = _finish_statement(postgres=runner.postgres)
     for key, ids in groups.items():
-        values = dict(zip(_OUTCOME_COLUMNS, key, strict=True))
-        session.execute(
-            update(t)
-            .where(_one_of(session, t.c.id, ids), t.c.lease_token == values["b_token"])
-            .values(
-                status=values["b_status"],
-                attempts=values["b_attempts"],
-                next_attempt_at=values["b_next"],
-                completed_at=values["b_completed"],
-                last_status_code=values["b_code"],
-                last_error=values["b_error"],
-                lease_token=None,
-                lease_until=None,
-            )
-        )
+        params: dict[str, Any] = dict(zip(_OUTCOME_COLUMNS, key, strict=True))
+        params["ids"] = ids
+        runner.execute(stmt, params)
 
 
 _OUTCOME_COLUMNS = (
@@ -452,39 +488,62 @@ _OUTCOME_COLUMNS = (
 )
 
 
+@functools.cache
+def _touch_statement(*, resetting: bool, postgres: bool) -> Update:
+    t = _subscriptions_table
+    values: dict[str, Any] = {"last_fired_at": bindparam("b_now", type_=UtcDateTime)}
+    if resetting:
+        reset = and_(_listed(t.c.id, "succeeded", postgres=postgres), t.c.active.is_(True))
+        values["failures"] = case((reset, 0), else_=t.c.failures)
+    return update(t).where(_listed(t.c.id, "fired", postgres=postgres)).values(**values)
+
+
 def touch(
-    session: Session, *, fired: Sequence[str], succeeded: Sequence[str], now: dt.datetime
+    runner: Runner, *, fired: Sequence[str], succeeded: Sequence[str], now: dt.datetime
 ) -> None:
     """Stamp ``lastFiredUtc`` of ``fired`` and, in the same statement, clear the failure
     tally of those in ``succeeded`` (a subset) that are active."""
     if not fired:
         return
-    t = _subscriptions_table
-    values: dict[str, Any] = {"last_fired_at": now}
+    params: dict[str, Any] = {"fired": list(fired), "b_now": now}
     if succeeded:
-        reset = and_(_one_of(session, t.c.id, succeeded), t.c.active.is_(True))
-        values["failures"] = case((reset, 0), else_=t.c.failures)
-    session.execute(update(t).where(_one_of(session, t.c.id, fired)).values(**values))
+        params["succeeded"] = list(succeeded)
+    stmt = _touch_statement(resetting=bool(succeeded), postgres=runner.postgres)
+    runner.execute(stmt, params)
 
 
-def add_failures(
-    session: Session, subscription_id: str, *, count: int, reset_first: bool, pause_at: int
-) -> bool:
-    """Count ``count`` more consecutive failed deliveries (after a success when
-    ``reset_first``); returns True when this pauses the subscription."""
+@functools.cache
+def _count_failures_statement(*, reset_first: bool) -> Update:
     t = _subscriptions_table
-    result = session.execute(
+    count = bindparam("b_count", type_=Integer)
+    return (
         update(t)
-        .where(t.c.id == subscription_id, t.c.active.is_(True))
+        .where(t.c.id == bindparam("b_id"), t.c.active.is_(True))
         .values(failures=count if reset_first else t.c.failures + count)
         .returning(t.c.failures)
     )
-    current = result.scalar_one_or_none()
-    if current is None or current < pause_at:
-        return False
-    session.execute(
-        update(t).where(t.c.id == subscription_id).values(active=False, failures=pause_at)
+
+
+@functools.cache
+def _pause_statement() -> Update:
+    t = _subscriptions_table
+    return (
+        update(t)
+        .where(t.c.id == bindparam("b_id"))
+        .values(active=False, failures=bindparam("b_pause", type_=Integer))
     )
+
+
+def add_failures(
+    runner: Runner, subscription_id: str, *, count: int, reset_first: bool, pause_at: int
+) -> bool:
+    """Count ``count`` more consecutive failed deliveries (after a success when
+    ``reset_first``); returns True when this pauses the subscription."""
+    stmt = _count_failures_statement(reset_first=reset_first)
+    rows = runner.rows(stmt, {"b_id": subscription_id, "b_count": count})
+    if not rows or rows[0][0] < pause_at:
+        return False
+    runner.execute(_pause_statement(), {"b_id": subscription_id, "b_pause": pause_at})
     return True
 
 

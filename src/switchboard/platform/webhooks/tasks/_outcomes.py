@@ -7,8 +7,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy.orm import Session
-
+from switchboard.kit.driver import Runner
 from switchboard.platform.webhooks import repository, service
 from switchboard.platform.webhooks.models import FAILED, PENDING, SUCCEEDED
 from switchboard.platform.webhooks.repository import Claimed
@@ -94,10 +93,10 @@ class Writes:
                 )
         return w
 
-    def still_existing(self, session: Session) -> Writes:
+    def still_existing(self, runner: Runner) -> Writes:
         """The writes without deliveries and subscriptions deleted meanwhile."""
-        existing = repository.existing_deliveries(session, [f["b_id"] for f in self.finished])
-        alive = repository.existing_subscriptions(session, sorted(self.fired))
+        existing = repository.existing_deliveries(runner, [f["b_id"] for f in self.finished])
+        alive = repository.existing_subscriptions(runner, sorted(self.fired))
         return Writes(
             self.now,
             [a for a in self.attempts if a["delivery_id"] in existing],

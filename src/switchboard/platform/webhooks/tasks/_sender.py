@@ -18,10 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from types import TracebackType
 
-from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
-
 from switchboard.kit.destinations import parse_networks
+from switchboard.kit.driver import INTEGRITY_ERRORS, Runner
 from switchboard.kit.listen import listen
 from switchboard.platform.webhooks import repository, service
 from switchboard.platform.webhooks.repository import Candidate, Claimed
@@ -175,41 +173,43 @@ class Sender:
         self._wake.clear()
         now, db = self.runtime.clock.now(), self.runtime.db
         if self.postgres:
-            claim = await db.write(functools.partial(self._claim_in, now=now, room=room))
+            claim = await db.write_on_driver(functools.partial(self._claim_in, now=now, room=room))
         else:
             # SQLite: read the candidates without the write lock; the lease is conditional.
-            candidates = await db.read(functools.partial(self._candidates, now=now, room=room))
+            candidates = await db.read_on_driver(
+                functools.partial(self._candidates, now=now, room=room)
+            )
             if not candidates:
                 self._more = False
                 return []
             more = len(candidates) >= room.free
-            leased = await db.write(
+            leased = await db.write_on_driver(
                 functools.partial(self._lease, candidates=candidates, now=now, room=room)
             )
             claim = _Claim(leased, more)
         self._more = claim.more
         return claim.leased
 
-    def _claim_in(self, session: Session, *, now: dt.datetime, room: _Room) -> _Claim:
-        """Read the candidates and lease them in ``session``, a write transaction."""
-        candidates = self._candidates(session, now=now, room=room)
+    def _claim_in(self, runner: Runner, *, now: dt.datetime, room: _Room) -> _Claim:
+        """Read the candidates and lease them through ``runner``, a write transaction."""
+        candidates = self._candidates(runner, now=now, room=room)
         more = len(candidates) >= room.free
-        leased = self._lease(session, candidates=candidates, now=now, room=room)
+        leased = self._lease(runner, candidates=candidates, now=now, room=room)
         return _Claim(leased, more)
 
-    def _candidates(self, session: Session, *, now: dt.datetime, room: _Room) -> list[Candidate]:
+    def _candidates(self, runner: Runner, *, now: dt.datetime, room: _Room) -> list[Candidate]:
         saturated = [s for s, n in room.leased.items() if n >= room.cap]
-        return repository.due_candidates(session, now=now, limit=room.free, exclude=saturated)
+        return repository.due_candidates(runner, now=now, limit=room.free, exclude=saturated)
 
     def _lease(
-        self, session: Session, *, candidates: list[Candidate], now: dt.datetime, room: _Room
+        self, runner: Runner, *, candidates: list[Candidate], now: dt.datetime, room: _Room
     ) -> list[Claimed]:
         if not candidates:
             return []
         until = now + dt.timedelta(seconds=self.lease_seconds)
         token = secrets.token_hex(8)
         return repository.lease(
-            session, self._pick(candidates, room), now=now, until=until, token=token
+            runner, self._pick(candidates, room), now=now, until=until, token=token
         )
 
     async def _release_ready(self) -> None:
@@ -217,7 +217,9 @@ class Sender:
         takes them now rather than when their leases run out."""
         ready, self._ready = list(self._ready), collections.deque()
         if ready:
-            await self.runtime.db.write(functools.partial(repository.release, items=ready))
+            await self.runtime.db.write_on_driver(
+                functools.partial(repository.release, items=ready)
+            )
 
     # Sending.
 
@@ -299,7 +301,7 @@ class Sender:
         try:
             try:
                 leased = await self._transact(writes, room=room)
-            except IntegrityError:
+            except INTEGRITY_ERRORS:
                 # A subscription was deleted while its delivery was in flight: write what
                 # still exists (the rare path pays one more query).
                 leased = await self._transact(writes, room=room, check=True)
@@ -315,7 +317,7 @@ class Sender:
     ) -> list[Claimed]:
         if room is not None:
             self._wake.clear()
-        claimed = await self.runtime.db.write(
+        claimed = await self.runtime.db.write_on_driver(
             functools.partial(self._write_back, w=w, room=room, check=check)
         )
         if claimed is None:
@@ -324,30 +326,30 @@ class Sender:
         return claimed.leased
 
     def _write_back(
-        self, session: Session, *, w: Writes, room: _Room | None, check: bool
+        self, runner: Runner, *, w: Writes, room: _Room | None, check: bool
     ) -> _Claim | None:
         """The tick's one unit of work: the outcomes, then (given ``room``) the next claim."""
         if check:
-            w = w.still_existing(session)
-        repository.record_attempts(session, w.attempts)
-        repository.finish_deliveries(session, w.finished)
+            w = w.still_existing(runner)
+        repository.record_attempts(runner, w.attempts)
+        repository.finish_deliveries(runner, w.finished)
         repository.touch(
-            session,
+            runner,
             fired=sorted(w.fired),
             succeeded=sorted(w.succeeded - set(w.failures)),
             now=w.now,
         )
         for subscription_id, (reset, count) in w.failures.items():
-            self._add_failures(session, subscription_id, reset, count, w.now)
+            self._add_failures(runner, subscription_id, reset, count, w.now)
         if room is None:
             return None
-        return self._claim_in(session, now=self.runtime.clock.now(), room=room)
+        return self._claim_in(runner, now=self.runtime.clock.now(), room=room)
 
     def _add_failures(
-        self, session: Session, subscription_id: str, reset: bool, count: int, now: dt.datetime
+        self, runner: Runner, subscription_id: str, reset: bool, count: int, now: dt.datetime
     ) -> None:
         paused = repository.add_failures(
-            session,
+            runner,
             subscription_id,
             count=count,
             reset_first=reset,
@@ -359,7 +361,7 @@ class Sender:
                 subscription_id,
                 service.PAUSE_AFTER_FAILURES,
             )
-            repository.fail_pending(session, subscription_id, now=now, reason="subscription paused")
+            repository.fail_pending(runner, subscription_id, now=now, reason="subscription paused")
 
     # Driving.
 
