@@ -50,9 +50,7 @@ async def seed(settings: Settings, host: str) -> None:
             session, tenant=tenant, username="admin", password=PASSWORD, role="admin",
             clock=runtime.clock, passwords=runtime.passwords,
         )  # fmt: skip
-        await clients.ensure_web_clients(
-            session, tenant=tenant, scheme="http", clock=runtime.clock
-        )
+        await clients.ensure_web_clients(session, tenant=tenant, scheme="http", clock=runtime.clock)
         await create_demo_linen(session, tenant_id=tenant.id, clock=runtime.clock, box=runtime.box)
     await runtime.db.dispose()
 
