@@ -16,7 +16,7 @@ from httpx import AsyncClient
 from joserfc import jwt
 from joserfc.jwk import RSAKey
 
-from switchboard.identity.external import UNAVAILABLE
+from switchboard.identity.external import UNAVAILABLE, UNTRUSTED
 from switchboard.kit.clock import ManualClock
 from switchboard.kit.errors import BadRequest
 from switchboard.runtime import Runtime
@@ -375,13 +375,15 @@ async def test_a_jwks_at_a_private_address_is_never_fetched(
         "http://169.254.169.254/latest/meta-data/",
         "http://10.0.0.1/jwks",
     ):
+        why = UNAVAILABLE
         try:
             await _set_jwks_url(runtime, url)
         except BadRequest:  # the settings take https, or http on loopback (tenants/config.py)
             await _store_jwks_url(runtime, url)  # as stored before that rule
+            why = UNTRUSTED  # a broken trust setting is no trust (decision 0017)
         refused = await app_client.get("/api.ashx/v1/api-keys", headers=_bearer(token))
         assert refused.status_code == 401, url
-        assert refused.json() == {"error": "invalid_token", "error_description": UNAVAILABLE}, url
+        assert refused.json() == {"error": "invalid_token", "error_description": why}, url
     assert issuer.fetches == []
 
 
@@ -419,3 +421,38 @@ async def test_what_an_unusable_jwks_answered_is_never_told(
     assert (
         await app_client.get("/api.ashx/v1/api-keys", headers=_bearer(token))
     ).status_code == 200
+
+
+async def _store_raw(runtime: Runtime, tenant: str, key: str, value: str) -> None:
+    """``key`` stored as ``value`` without its rule: as a value kept from before the rule, or
+    written to the database by hand (decision 0017)."""
+    async with runtime.db.transaction() as session:
+        row = await tenants.require_by_name(session, tenant)
+        row.settings = {**(row.settings or {}), key: value}
+
+
+@pytest.mark.parametrize(
+    ("key", "broken"),
+    [
+        ("ExternalOidc:TenantClaim", "org\tid"),
+        ("ExternalOidc:TenantClaim", "o" * 256),
+        ("ExternalOidc:RoleClaim", "roles\x7f"),
+    ],
+)
+async def test_a_stored_trust_setting_that_breaks_its_rule_trusts_no_token(
+    app_client: AsyncClient,
+    acme: TenantFixture,
+    runtime: Runtime,
+    issuer: FakeIssuer,
+    key: str,
+    broken: str,
+) -> None:
+    """A broken tenant or role claim is not read as its default (no tenant check, the ``role``
+    claim): the tenant then trusts the issuer's tokens of no tenant, as with a broken issuer."""
+    await _trust(runtime, "acme", issuer)
+    own = issuer.token(roles=["admin"], role="admin")
+    assert await _whoami(app_client, own, acme.host) == (200, "acme")
+    await _store_raw(runtime, "acme", key, broken)
+    foreign = issuer.token(roles=["admin"], role="admin", org="globex")
+    for token in (own, foreign):
+        assert (await _whoami(app_client, token, acme.host))[0] == 401

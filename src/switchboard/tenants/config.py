@@ -4,7 +4,8 @@ Settings are stored as a flat map of keys (``Phone:Sfu:AutoPromoteHumanCount``,
 ``DefaultVoice``, ...). Out-of-range tunables snap silently to the nearest bound; every other
 value is checked by ``check_setting`` with the rules a call's own fields follow. A stored value
 that breaks its rule (stored before the rule existed, or written to the database by hand) is
-read as the setting's default, and ``stored_problems`` names it (``switchboard tenant check``).
+read as the setting's default (a broken ``ExternalOidc:*`` one as no external issuer at all),
+and ``stored_problems`` names it (``switchboard tenant check``).
 """
 
 from __future__ import annotations
@@ -79,6 +80,15 @@ STRING_SETTINGS: dict[str, str] = {
     # without a message (spec 6.3 ``voicemail``).
     "Voicemail:Message": "",
 }
+
+
+# The settings of the trusted external issuer (``ExternalIssuer``).
+EXTERNAL_SETTINGS = (
+    "ExternalOidc:Issuer",
+    "ExternalOidc:JwksUrl",
+    "ExternalOidc:TenantClaim",
+    "ExternalOidc:RoleClaim",
+)
 
 
 class SettingRefused(ValueError):
@@ -201,6 +211,12 @@ def _stored_text(raw: Mapping[str, Any], key: str) -> str:
         return ""
 
 
+def _breaks_rule(raw: Mapping[str, Any], key: str) -> bool:
+    """Whether ``key`` is stored with a value that breaks its rule."""
+    value = raw.get(key)
+    return value not in (None, "") and _stored_text(raw, key) == ""
+
+
 def stored_problems(raw: Mapping[str, Any] | None) -> list[str]:
     """Each stored string setting that breaks its rule and is therefore read as its default,
     as ``<key>: <rule>`` (sorted by key)."""
@@ -261,7 +277,11 @@ class TenantConfig:
             name: tunable.snap(raw.get(SFU_PREFIX + name, tunable.default))
             for name, tunable in SFU_TUNABLES.items()
         }
-        issuer = text("ExternalOidc:Issuer")
+        # Any trust setting that breaks its rule is no trust at all (fail closed): read as its
+        # default, a broken tenant claim would check no tenant and a broken role claim would
+        # read the ``role`` claim.
+        trust_broken = any(_breaks_rule(raw, key) for key in EXTERNAL_SETTINGS)
+        issuer = "" if trust_broken else text("ExternalOidc:Issuer")
         external = (
             ExternalIssuer(
                 issuer=issuer,
