@@ -229,3 +229,29 @@ def test_behind_https_the_flash_is_secure() -> None:
     assert cookie.startswith(f"{FLASH}=")
     for attribute in ("Secure", "HttpOnly", "SameSite=lax", "Path=/admin", "Max-Age=300"):
         assert attribute in cookie
+
+
+async def test_a_flash_is_for_the_tenant_acted_on_when_it_was_made(
+    browsers: dict[str, AsyncClient],
+) -> None:
+    """The super-admin resets a password of globex's and switches back to acme (in another tab)
+    before the page comes: acme's users page does not show globex's password; acting on globex
+    again within the flash's life, it is shown (the same session and tenant)."""
+    client = browsers["acme"]  # acme is the primary tenant
+    await sign_in(client)
+    token = csrf_of((await client.get("/admin/users")).text)
+    moved = await client.post("/admin/tenant", data={"csrf": token, "tenant": "globex"})
+    assert moved.status_code == 303
+    reset = await client.post("/admin/users/power/password", data={"csrf": token})
+    assert reset.status_code == 303
+    flash = client.cookies.get(FLASH, path="/admin")
+    await client.post("/admin/tenant", data={"csrf": token, "tenant": "acme"})
+    on_acme = await client.get("/admin/users")
+    assert secret_of(on_acme.text) is None
+    assert "was reset" not in on_acme.text
+    assert flash_expired(on_acme)
+    client.cookies.set(FLASH, flash or "", domain=str(client.base_url.host), path="/admin")
+    await client.post("/admin/tenant", data={"csrf": token, "tenant": "globex"})
+    on_globex = await client.get("/admin/users")
+    assert secret_of(on_globex.text) is not None
+    assert "The password of power was reset" in on_globex.text
