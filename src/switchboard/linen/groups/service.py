@@ -7,6 +7,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from switchboard.kit.clock import Clock
 from switchboard.kit.errors import BadRequest, Conflict, NotFound
 from switchboard.kit.paging import PageParams
+from switchboard.linen.common import delete_unless_used
 from switchboard.linen.groups import repository
 from switchboard.linen.groups.models import PropertyGroup
 from switchboard.linen.groups.schemas import GroupCreate, GroupUpdate
@@ -51,9 +52,9 @@ async def set_groups_of_property(
 
 
 async def _require_properties(session: AsyncSession, tenant_id: int, ids: list[int]) -> None:
-    import switchboard.linen.properties.service as properties  # properties use groups too
-
-    await properties.require_ids(session, tenant_id=tenant_id, ids=ids, field="propertyIds")
+    missing = sorted(set(ids) - await repository.existing_property_ids(session, tenant_id, ids))
+    if missing:
+        raise BadRequest(f"propertyIds: unknown property {missing[0]}", code="unknown_reference")
 
 
 async def _check_name(session: AsyncSession, tenant_id: int, name: str, own_id: int) -> None:
@@ -118,11 +119,8 @@ async def update(
 async def delete(session: AsyncSession, *, tenant_id: int, group_id: int) -> None:
     """Membership goes with the group; vault entries of the group keep it (409 ``in_use``).
     A group has no active flag to retire it by: its entries are deleted first."""
-    from switchboard.linen.common import delete_unless_used
-    from switchboard.linen.vault import service as vault  # vault entries belong to groups
-
     row = await get(session, tenant_id=tenant_id, group_id=group_id)
-    labels = await vault.labels_of_group(session, tenant_id=tenant_id, group_id=row.id)
+    labels = await repository.vault_labels_of(session, tenant_id, row.id)
     if labels:
         shown = ", ".join(labels[:3]) + (", ..." if len(labels) > 3 else "")
         raise Conflict(

@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from switchboard.kit.clock import Clock
 from switchboard.kit.errors import BadRequest, Conflict, NotFound
 from switchboard.kit.paging import PageParams
+from switchboard.linen import figures
 from switchboard.linen.common import delete_unless_used
 from switchboard.linen.item_types import repository
 from switchboard.linen.item_types.models import ItemType
@@ -176,13 +177,9 @@ async def update(
     await session.flush()
     if _figures_of(row) != figures_before:
         # The open sheets' weights and costs follow, those holding a set made with it too.
-        from switchboard.linen.sheets import service as sheets
-
         containing = await repository.sets_containing(session, tenant_id, row.id)
         reached = [row.id, *(kind.id for kind in containing)]
-        await sheets.refresh_figures(
-            session, tenant_id=tenant_id, item_type_ids=reached, clock=clock
-        )
+        await figures.changed(session, tenant_id=tenant_id, item_type_ids=reached, clock=clock)
     return row
 
 
@@ -194,31 +191,23 @@ def _figures_of(row: ItemType) -> tuple[int, str, list[tuple[int, int]]]:
 async def _users(session: AsyncSession, tenant_id: int, item_type_id: int) -> list[str]:
     """What still refers to the item type: sets, par levels and price lists keep its id in
     JSON (no foreign key), sheet lines by a foreign key."""
-    from switchboard.linen.laundries import service as laundries
-    from switchboard.linen.properties import service as properties
-    from switchboard.linen.sheets import service as sheets
-
     users = [
         f"set {kind.code}"
         for kind in await repository.sets_containing(session, tenant_id, item_type_id)
     ]
     users += [
         f"the par levels of property {code}"
-        for code in await properties.with_par_of(
-            session, tenant_id=tenant_id, item_type_id=item_type_id
-        )
+        for code in await repository.properties_with_par_of(session, tenant_id, item_type_id)
     ]
     users += [
         f"price list {price_list_id} of {laundry}"
-        for price_list_id, laundry in await laundries.price_lists_pricing(
-            session, tenant_id=tenant_id, item_type_id=item_type_id
+        for price_list_id, laundry in await repository.price_lists_pricing(
+            session, tenant_id, item_type_id
         )
     ]
     users += [
         f"sheet {number}"
-        for number in await sheets.numbers_with_item(
-            session, tenant_id=tenant_id, item_type_id=item_type_id, limit=4
-        )
+        for number in await repository.sheets_with(session, tenant_id, item_type_id, limit=4)
     ]
     return users
 

@@ -12,6 +12,7 @@ from switchboard.kit.clock import Clock
 from switchboard.kit.crypto import random_token, sha256_hex
 from switchboard.kit.errors import BadRequest, Conflict, NotFound, Unauthorized
 from switchboard.kit.paging import PageParams
+from switchboard.linen import figures
 from switchboard.linen.common import check_range, delete_unless_used
 from switchboard.linen.laundries import repository
 from switchboard.linen.laundries.models import Laundry, LaundryKey, PriceList
@@ -305,13 +306,6 @@ async def delete_price_list(
     )
 
 
-async def price_lists_pricing(
-    session: AsyncSession, *, tenant_id: int, item_type_id: int
-) -> list[tuple[int, str]]:
-    """(price list id, laundry name) of the price lists that price the item type."""
-    return await repository.price_lists_pricing(session, tenant_id, item_type_id)
-
-
 async def price_lists_of(
     session: AsyncSession, *, tenant_id: int, laundry_ids: Iterable[int]
 ) -> dict[int, list[PriceList]]:
@@ -343,11 +337,9 @@ async def _refresh_sheets(
 ) -> None:
     """The sheets' estimates follow their laundry's price lists: recompute those of the
     service dates the change reaches (the old and the new validity), in this transaction."""
-    from switchboard.linen.sheets import service as sheets  # sheets price with this module
-
     start = min(span[0] for span in spans)
     ends = [span[1] for span in spans]
     end = None if None in ends else max(e for e in ends if e is not None)
-    await sheets.refresh_figures(
+    await figures.changed(
         session, tenant_id=tenant_id, laundry_id=laundry_id, start=start, end=end, clock=clock
     )

@@ -44,16 +44,6 @@ async def many(session: AsyncSession, tenant_id: int, ids: Iterable[int]) -> dic
     return {r.id: r for r in rows}
 
 
-async def codes_with_par_of(session: AsyncSession, tenant_id: int, item_type_id: int) -> list[str]:
-    """Codes of the properties whose par levels (JSON) name ``item_type_id``."""
-    stmt = scoped(tenant_id).with_only_columns(Property.code, Property.linen_par)
-    return [
-        code
-        for code, par in (await session.execute(stmt.order_by(Property.code))).all()
-        if any(int(line["itemTypeId"]) == item_type_id for line in par or [])
-    ]
-
-
 async def list_page(
     session: AsyncSession,
     tenant_id: int,

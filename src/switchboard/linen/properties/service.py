@@ -36,17 +36,6 @@ async def require_reference(
     return row
 
 
-async def require_ids(session: AsyncSession, *, tenant_id: int, ids: list[int], field: str) -> None:
-    missing = sorted(set(ids) - set(await repository.many(session, tenant_id, ids)))
-    if missing:
-        raise BadRequest(f"{field}: unknown property {missing[0]}", code="unknown_reference")
-
-
-async def with_par_of(session: AsyncSession, *, tenant_id: int, item_type_id: int) -> list[str]:
-    """Codes of the properties that keep a par level of the item type."""
-    return await repository.codes_with_par_of(session, tenant_id, item_type_id)
-
-
 async def list_properties(
     session: AsyncSession,
     *,

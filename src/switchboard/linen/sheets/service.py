@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from switchboard.kit.clock import Clock
 from switchboard.kit.errors import BadRequest, Conflict, NotFound
 from switchboard.kit.paging import PageParams
-from switchboard.linen import common
+from switchboard.linen import common, figures
 from switchboard.linen.item_types import service as item_types
 from switchboard.linen.item_types.models import ItemType
 from switchboard.linen.laundries import service as laundries
@@ -154,13 +154,6 @@ async def running_balance(
     return [(kinds[i], ordered, accepted) for i, ordered, accepted in rows if i in kinds]
 
 
-async def numbers_with_item(
-    session: AsyncSession, *, tenant_id: int, item_type_id: int, limit: int = 3
-) -> list[str]:
-    """Numbers of a few sheets that count the item type."""
-    return await repository.numbers_with_item(session, tenant_id, item_type_id, limit)
-
-
 async def lines_of(
     session: AsyncSession, *, tenant_id: int, sheet_ids: list[int]
 ) -> dict[int, list[SheetLine]]:
@@ -265,6 +258,11 @@ async def refresh_figures(
             changed += 1
         await session.flush()
         after_id = chunk[-1].id
+
+
+# Item types and price lists, which this module is built on, report their changes through
+# ``figures``; the open sheets follow them here.
+figures.follow(refresh_figures)
 
 
 def _check_dates(service_date: dt.date, pickup_date: dt.date | None) -> None:

@@ -33,13 +33,6 @@ async def get(session: AsyncSession, tenant_id: int, entry_id: int) -> VaultEntr
     return (await session.execute(stmt)).scalar_one_or_none()
 
 
-async def labels_of_group(session: AsyncSession, tenant_id: int, group_id: int) -> list[str]:
-    stmt = scoped(tenant_id).where(VaultEntry.group_id == group_id)
-    return list(
-        await session.scalars(stmt.with_only_columns(VaultEntry.label).order_by(VaultEntry.label))
-    )
-
-
 async def list_page(
     session: AsyncSession,
     tenant_id: int,

@@ -24,11 +24,6 @@ async def get(session: AsyncSession, *, tenant_id: int, entry_id: int) -> VaultE
     return row
 
 
-async def labels_of_group(session: AsyncSession, *, tenant_id: int, group_id: int) -> list[str]:
-    """Labels of the entries a group holds."""
-    return await repository.labels_of_group(session, tenant_id, group_id)
-
-
 async def list_entries(
     session: AsyncSession,
     *,
