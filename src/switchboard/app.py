@@ -14,7 +14,8 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 
-from switchboard.bridge.client import close_bridge
+from switchboard.bridge.client import close_bridge, run_in_process
+from switchboard.bridge.local import in_process_simulator
 from switchboard.bridge.simulator import mounted_simulator
 from switchboard.console.app import create_console_app
 from switchboard.identity.app import create_identity_app
@@ -57,6 +58,7 @@ def create_app(
     runtime: Runtime | None = None,
 ) -> Starlette:
     runtime = runtime or Runtime(settings or Settings(), clock=clock)
+    run_in_process(in_process_simulator)  # the bridge when SWITCHBOARD_BRIDGE_URL is empty
     if not runtime.workers:
         runtime.workers.extend(all_workers())
     runtime.watch_changes = runtime.settings.read_cache_entries > 0

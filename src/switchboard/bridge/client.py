@@ -7,10 +7,8 @@ means no bridge is configured (POST /v1/calls answers 503).
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import logging
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -27,8 +25,6 @@ if TYPE_CHECKING:
 
     from switchboard.bridge.simulator import SimulatedBridge
     from switchboard.runtime import Runtime
-
-log = logging.getLogger("switchboard.bridge")
 
 SIMULATOR_BASE = "http://bridge-sim.internal"
 CONNECT_SECONDS = 3.0
@@ -170,7 +166,7 @@ class BridgeClient:
         secret: str,
         callback_url: str,
         simulator: SimulatedBridge | None = None,
-        keeper: LeaseKeeper | None = None,
+        keeper: Keeper | None = None,
     ) -> None:
         self._keeper = keeper
         self.base_url = base_url.rstrip("/")
@@ -261,39 +257,28 @@ class BridgeClient:
         )  # fmt: skip
 
 
-class LeaseKeeper:
-    """Renews the leases of the calls this process's built-in simulator holds, while it holds
-    any, so that another process's reconciliation does not take them for orphans (the API
-    process may run without the dispatcher, whose pass renews them too)."""
+class Keeper(Protocol):
+    """Kept informed of the dials of a bridge run in this process (``bridge.local``)."""
 
-    def __init__(self, runtime: Runtime, simulator: SimulatedBridge) -> None:
-        self._runtime = runtime
-        self._simulator = simulator
-        self._task: asyncio.Task[None] | None = None
+    def poke(self) -> None: ...
 
-    def poke(self) -> None:
-        if self._task is None or self._task.done():
-            self._task = asyncio.ensure_future(self._run())
-
-    async def _run(self) -> None:
-        from switchboard.platform.calls.tasks import heartbeat
-
-        interval = self._runtime.settings.call_lease_seconds / 3
-        while self._simulator.busy:
-            await asyncio.sleep(interval)
-            try:
-                await heartbeat(self._runtime)
-            except Exception:
-                log.exception("renewing call leases failed")
-
-    async def aclose(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+    async def aclose(self) -> None: ...
 
 
 _clients: weakref.WeakKeyDictionary[Runtime, BridgeClient] = weakref.WeakKeyDictionary()
+
+LocalBridge = Callable[["Runtime", str], BridgeClient]
+# The bridge run in this process when SWITCHBOARD_BRIDGE_URL is empty: the simulator, whose
+# callbacks go to the platform's bridge endpoints. Those are built on the platform's services,
+# and the services on this client, so it is assembled above them (``bridge.local``) and
+# registered here by the application and the worker as they start (``run_in_process``).
+_local: list[LocalBridge] = []
+
+
+def run_in_process(factory: LocalBridge) -> None:
+    """Register how to make the bridge of a process that names none: ``factory(runtime,
+    callback_url)``."""
+    _local[:] = [factory]
 
 
 def bridge_secret(runtime: Runtime) -> str:
@@ -317,34 +302,15 @@ def bridge_for(runtime: Runtime) -> BridgeClient:
             base_url=url, secret=settings.bridge_secret, callback_url=callback_url
         )
     else:
-        client = _in_process_simulator(runtime, callback_url)
+        client = _in_process(runtime, callback_url)
     _clients[runtime] = client
     return client
 
 
-def _in_process_simulator(runtime: Runtime, callback_url: str) -> BridgeClient:
-    from switchboard.bridge.endpoints import create_bridge_callback_app
-    from switchboard.bridge.simulator import SimulatedBridge
-
-    secret = bridge_secret(runtime)
-    callbacks = httpx.AsyncClient(
-        transport=httpx.ASGITransport(
-            app=create_bridge_callback_app(runtime), raise_app_exceptions=False
-        ),
-        base_url=runtime.settings.public_base_url,
-        timeout=TIMEOUT,
-    )
-    simulator = SimulatedBridge(
-        secret=secret, speed=runtime.settings.sim_speed, clock=runtime.clock,
-        callback_client=callbacks,
-    )  # fmt: skip
-    return BridgeClient(
-        base_url=SIMULATOR_BASE,
-        secret=secret,
-        callback_url=callback_url,
-        simulator=simulator,
-        keeper=LeaseKeeper(runtime, simulator),
-    )
+def _in_process(runtime: Runtime, callback_url: str) -> BridgeClient:
+    if not _local:
+        raise RuntimeError("no in-process bridge is registered (bridge.client.run_in_process)")
+    return _local[0](runtime, callback_url)
 
 
 async def close_bridge(runtime: Runtime) -> None:

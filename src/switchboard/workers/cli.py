@@ -7,6 +7,8 @@ import signal
 
 import click
 
+from switchboard.bridge.client import run_in_process
+from switchboard.bridge.local import in_process_simulator
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
 from switchboard.workers import all_workers
@@ -22,6 +24,7 @@ def worker_cli() -> None:
 
     async def main() -> None:
         runtime = Runtime(settings)
+        run_in_process(in_process_simulator)  # the bridge when SWITCHBOARD_BRIDGE_URL is empty
         runtime.workers.extend(all_workers())
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
