@@ -53,7 +53,15 @@ SERIAL_GROUPS = {"relay": "relay"}
 ALONE = os.environ.get("SWITCHBOARD_TEST_ALONE") == "1"
 
 
+def _seconds(item: pytest.Item) -> float:
+    marker = item.get_closest_marker("long")
+    return float(marker.kwargs["seconds"]) if marker is not None else 0.0
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # The longest tests first: one started last would keep its worker busy while the other idles.
+    # (xdist hands out the multi-test xdist_groups before single tests, then follows this order.)
+    items.sort(key=_seconds, reverse=True)
     for item in items:
         folder = item.path.parent.name
         if folder in SERIAL_GROUPS:

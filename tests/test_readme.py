@@ -13,6 +13,7 @@ SCRIPT = ROOT / "scripts" / "readme_walkthrough.py"
 
 
 @pytest.mark.slow
+@pytest.mark.long(seconds=45)
 def test_the_readme_walkthrough_runs_as_written(tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, str(SCRIPT), "--workdir", str(tmp_path)],

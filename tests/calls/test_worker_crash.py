@@ -146,6 +146,7 @@ async def _answers(url: str, within: float = 90) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.long(seconds=45)
 async def test_kill_9_with_an_external_bridge_records_the_true_outcomes(
     app_client: AsyncClient, runtime: Runtime, org: Org, settings: Settings, tmp_path: Path
 ) -> None:

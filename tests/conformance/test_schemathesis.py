@@ -184,7 +184,13 @@ def _failures(statistic: Statistic) -> Iterator[str]:
 # (about 3.5 minutes for both documents on the reference machine on a fast day, over 5 on a
 # slow one), so it gets more than the suite's default 300 s.
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize("document", ["/openapi.json", "/api/openapi.json"])
+@pytest.mark.parametrize(
+    "document",
+    [
+        pytest.param("/openapi.json", marks=pytest.mark.long(seconds=160)),
+        pytest.param("/api/openapi.json", marks=pytest.mark.long(seconds=260)),
+    ],
+)
 def test_document_and_api_agree(settings: Settings, document: str) -> None:
     if not settings.database_url.startswith("sqlite"):
         pytest.skip("the documents do not depend on the backend: one run, on SQLite (0910)")

@@ -71,6 +71,7 @@ def _ids(receiver: Receiver) -> set[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.long(seconds=50)
 async def test_sigkilled_workers_deliver_every_event_at_least_once(
     runtime: Runtime, clock: ManualClock, org: TenantFixture, receiver: Receiver, tmp_path: Path
 ) -> None:
