@@ -58,7 +58,20 @@ def _seconds(item: pytest.Item) -> float:
     return float(marker.kwargs["seconds"]) if marker is not None else 0.0
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def _join_group(config: pytest.Config, item: pytest.Item, group: str) -> None:
+    """Name the group in the node id, where `--dist loadgroup` looks for it. pytest-xdist 3.8 does
+    this by setting `_nodeid`, which pytest 9.2's node ids no longer read (pytest-xdist #1386):
+    without this the group's tests spread over both workers."""
+    if getattr(config.option, "loadgroup", False) and hasattr(item, "_id"):
+        from _pytest.nodeid import coerce_node_id
+
+        if not item.nodeid.endswith(f"@{group}"):
+            item._id = coerce_node_id(f"{item.nodeid}@{group}")
+
+
+# First, before xdist's own hook reads the xdist_group markers added here.
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # The longest tests first: one started last would keep its worker busy while the other idles.
     # (xdist hands out the multi-test xdist_groups before single tests, then follows this order.)
     items.sort(key=_seconds, reverse=True)
@@ -66,6 +79,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         folder = item.path.parent.name
         if folder in SERIAL_GROUPS:
             item.add_marker(pytest.mark.xdist_group(SERIAL_GROUPS[folder]))
+            _join_group(config, item, SERIAL_GROUPS[folder])
         if item.get_closest_marker("alone") is not None and not ALONE:
             item.add_marker(pytest.mark.skip(reason="run with SWITCHBOARD_TEST_ALONE=1"))
 
