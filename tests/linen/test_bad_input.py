@@ -94,3 +94,16 @@ async def test_query_days_are_calendar_dates(world: World) -> None:
         response = await portal.get(path, **params)
         assert response.status_code == 400, (path, params, response.text)
     assert (await portal.get("/v1/sheets", **{"from": "2026-01-01"})).status_code == 200
+
+
+async def test_a_laundry_email_with_a_control_character_is_refused(world: World) -> None:
+    portal = world.portal
+    for email in ("a\u0085b@x.test", "ab@x\x1c.test", "a b@x.test", "a\x7f@x.test", "no-at.test"):
+        refused = await portal.post("/v1/laundries", {"name": "Odd", "email": email})
+        assert refused.status_code == 400, (email, refused.text)
+        assert refused.json()["error"] == "invalid_request"
+    listed = (await portal.get("/v1/laundries")).json()
+    assert all(row["name"] != "Odd" for row in listed["data"])
+    assert (
+        await portal.post("/v1/laundries", {"name": "Odd", "email": "ops@x.test"})
+    ).status_code == 201

@@ -7,6 +7,12 @@ from pydantic import Field
 from switchboard.kit.schemas import Schema, StrictInput
 from switchboard.linen.common import ID_MAX, Currency, MinorUnits
 
+# One "@" between two runs of neither spaces nor control characters. The control ranges are
+# spelled out: regex engines disagree on what ``\s`` holds (U+0085 and U+001C-U+001F are
+# whitespace to Python and pydantic's Rust engine, not to the ECMA-262 pattern of the OpenAPI
+# document), and no address contains one.
+EMAIL = r"^([^@\s\x00-\x1f\x7f-\x9f]+@[^@\s\x00-\x1f\x7f-\x9f]+)?$"
+
 
 class Address(StrictInput):
     street: str = Field(default="", max_length=200)
@@ -25,7 +31,7 @@ class AddressOut(Schema):
 class LaundryCreate(StrictInput):
     name: str = Field(min_length=1, max_length=200)
     contact_name: str = Field(default="", max_length=200)
-    email: str = Field(default="", max_length=320, pattern=r"^([^@\s]+@[^@\s]+)?$")
+    email: str = Field(default="", max_length=320, pattern=EMAIL)
     phone: str = Field(default="", max_length=64)
     address: Address = Field(default_factory=Address)
     vat_id: str = Field(default="", max_length=64)
@@ -37,7 +43,7 @@ class LaundryUpdate(StrictInput):
 
     name: str | None = Field(default=None, min_length=1, max_length=200)
     contact_name: str | None = Field(default=None, max_length=200)
-    email: str | None = Field(default=None, max_length=320, pattern=r"^([^@\s]+@[^@\s]+)?$")
+    email: str | None = Field(default=None, max_length=320, pattern=EMAIL)
     phone: str | None = Field(default=None, max_length=64)
     address: Address | None = None
     vat_id: str | None = Field(default=None, max_length=64)
