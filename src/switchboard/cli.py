@@ -133,9 +133,9 @@ def serve(host: str, port: int, no_workers: bool) -> None:
 def demo(name: str) -> None:
     """Create the demo tenant (admin, clients `cli`, `console` and `linen`) and its linen data
     unless it exists; print the password."""
+    from switchboard.commands import run_in_transaction
     from switchboard.identity import clients
     from switchboard.identity import service as identity
-    from switchboard.kit.cli import run_in_transaction
     from switchboard.linen.demo import create_demo_linen
     from switchboard.tenants import repository
     from switchboard.tenants import service as tenants

@@ -1,44 +1,15 @@
-"""Running one CLI command as one transaction, with plain, scriptable output."""
+"""Plain, scriptable command-line output, and one-line reasons for failures an operator meets.
+
+Running a command as one transaction on the platform's runtime is `switchboard.commands`."""
 
 from __future__ import annotations
 
-import asyncio
 import sys
-from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 import click
 import orjson
-from sqlalchemy.ext.asyncio import AsyncSession
-
-from switchboard.kit.errors import ApiError
-
-if TYPE_CHECKING:
-    from switchboard.runtime import Runtime
-    from switchboard.tenants.models import Tenant
-
-T = TypeVar("T")
-R = TypeVar("R")
-
-
-def run_in_transaction(work: Callable[..., Awaitable[T]]) -> T:
-    """Run ``work(runtime, session)`` in one transaction; an ApiError exits with status 2."""
-    from switchboard.runtime import Runtime
-    from switchboard.settings import Settings
-
-    async def main() -> T:
-        runtime = Runtime(Settings())
-        try:
-            async with runtime.db.transaction() as session:
-                return await work(runtime, session)
-        finally:
-            await runtime.db.dispose()
-
-    try:
-        return asyncio.run(main())
-    except ApiError as exc:
-        click.echo(f"error: {exc.description}", err=True)
-        sys.exit(2)
 
 
 def database_problem(exc: BaseException) -> str | None:
@@ -111,63 +82,6 @@ def json_flag(command: F) -> F:
     )
 
 
-def run_for_tenant(tenant: str, work: Callable[[Runtime, AsyncSession, Tenant], Awaitable[T]]) -> T:
-    """``run_in_transaction`` for a command of one tenant, named by ``--tenant``."""
-    from switchboard.tenants.service import require_by_name
-
-    async def inner(runtime: Runtime, session: AsyncSession) -> T:
-        return await work(runtime, session, await require_by_name(session, tenant))
-
-    return run_in_transaction(inner)
-
-
-def tenant_list_command(
-    group: click.Group,
-    *,
-    help: str,
-    rows: Callable[[AsyncSession, Tenant], Awaitable[Sequence[R]]],
-    line: Callable[[R], str],
-    view: Callable[[R], dict[str, object]],
-) -> None:
-    """Add ``list --tenant T [--json]`` to ``group``: one ``line`` (or ``view`` as JSON) a row."""
-
-    @group.command("list", help=help)
-    @click.option("--tenant", required=True)
-    @json_flag
-    def command(tenant: str, as_json: bool) -> None:
-        async def work(runtime: Runtime, session: AsyncSession, row: Tenant) -> None:
-            for item in await rows(session, row):
-                if as_json:
-                    print_json(view(item))
-                else:
-                    click.echo(line(item))
-
-        run_for_tenant(tenant, work)
-
-
-def tenant_item_command(
-    group: click.Group,
-    name: str,
-    *,
-    argument: str,
-    help: str,
-    act: Callable[[Runtime, AsyncSession, Tenant, str], Awaitable[object]],
-    done: str,
-) -> None:
-    """Add ``NAME ARGUMENT --tenant T`` to ``group``: ``act`` on the item, then print
-    ``done<TAB>item`` (remove, delete, revoke, enable, disable ...)."""
-
-    @group.command(name, help=help)
-    @click.argument("item", metavar=argument)
-    @click.option("--tenant", required=True)
-    def command(item: str, tenant: str) -> None:
-        async def work(runtime: Runtime, session: AsyncSession, row: Tenant) -> None:
-            await act(runtime, session, row, item)
-            click.echo(f"{done}\t{item}")
-
-        run_for_tenant(tenant, work)
-
-
 def read_secret_stdin() -> str:
     value = sys.stdin.readline().rstrip("\r\n")
     if not value:
@@ -177,12 +91,9 @@ def read_secret_stdin() -> str:
 
 
 __all__ = [
-    "AsyncSession",
+    "database_problem",
     "json_flag",
     "print_json",
     "read_secret_stdin",
-    "run_for_tenant",
-    "run_in_transaction",
-    "tenant_item_command",
-    "tenant_list_command",
+    "settings_problem",
 ]

@@ -7,7 +7,8 @@ import datetime as dt
 import click
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from switchboard.kit.cli import json_flag, print_json, run_in_transaction
+from switchboard.commands import run_in_transaction
+from switchboard.kit.cli import json_flag, print_json
 from switchboard.kit.clock import iso_utc
 from switchboard.kit.paging import PageParams
 from switchboard.linen.laundries import service as laundries

@@ -7,8 +7,9 @@ import sys
 import click
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from switchboard.commands import run_in_transaction
 from switchboard.identity import clients
-from switchboard.kit.cli import json_flag, print_json, run_in_transaction
+from switchboard.kit.cli import json_flag, print_json
 from switchboard.runtime import Runtime
 from switchboard.tenants import repository, service
 from switchboard.tenants.config import TenantConfig, stored_problems

@@ -5,9 +5,9 @@ from __future__ import annotations
 import click
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from switchboard.commands import tenant_item_command, tenant_list_command
 from switchboard.identity.issuance import status
 from switchboard.identity.issuance.models import IssuedCredential
-from switchboard.kit.cli import tenant_item_command, tenant_list_command
 from switchboard.kit.clock import iso_utc
 from switchboard.kit.errors import BadRequest
 from switchboard.runtime import Runtime

@@ -7,10 +7,10 @@ from typing import IO
 import click
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from switchboard.commands import run_in_transaction, tenant_item_command, tenant_list_command
 from switchboard.identity.issuance.cli import credential_cli
 from switchboard.identity.wallet import repository, service
 from switchboard.identity.wallet.models import TrustedIssuer
-from switchboard.kit.cli import run_in_transaction, tenant_item_command, tenant_list_command
 from switchboard.kit.clock import iso_utc
 from switchboard.runtime import Runtime
 from switchboard.tenants import service as tenants

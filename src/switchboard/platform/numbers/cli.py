@@ -13,7 +13,8 @@ from typing import IO
 import click
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from switchboard.kit.cli import json_flag, print_json, run_in_transaction
+from switchboard.commands import run_in_transaction
+from switchboard.kit.cli import json_flag, print_json
 from switchboard.platform.numbers import service
 from switchboard.platform.numbers.models import (
     DEFAULT_MAX_DURATION_SEC,

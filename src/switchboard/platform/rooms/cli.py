@@ -16,7 +16,8 @@ import orjson
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from switchboard.kit.cli import json_flag, print_json, run_in_transaction
+from switchboard.commands import run_in_transaction
+from switchboard.kit.cli import json_flag, print_json
 from switchboard.platform.rooms import repository
 from switchboard.platform.rooms.endpoints import canonical_string
 from switchboard.platform.whitelist import service as whitelist

@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from switchboard.kit.cli import json_flag, print_json, run_in_transaction
+from switchboard.commands import run_in_transaction
+from switchboard.kit.cli import json_flag, print_json
 from switchboard.kit.paging import MAX_LIMIT
 from switchboard.platform.routing import service
 from switchboard.runtime import Runtime

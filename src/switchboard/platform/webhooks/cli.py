@@ -8,7 +8,8 @@ from __future__ import annotations
 import click
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from switchboard.kit.cli import json_flag, print_json, run_in_transaction
+from switchboard.commands import run_in_transaction
+from switchboard.kit.cli import json_flag, print_json
 from switchboard.kit.clock import iso_utc, parse_iso_utc
 from switchboard.kit.destinations import parse_networks
 from switchboard.kit.errors import BadRequest
