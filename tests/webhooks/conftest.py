@@ -16,7 +16,7 @@ from aiohttp import web
 from switchboard.kit.clock import ManualClock
 from switchboard.kit.destinations import parse_networks
 from switchboard.platform.events.service import emit
-from switchboard.platform.webhooks import repository, service
+from switchboard.platform.webhooks import queue, service
 from switchboard.platform.webhooks.tasks import Sender
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
@@ -182,7 +182,7 @@ async def deliver_until(
         while not done(bodies := receiver.bodies(path)):
             if await sender.pass_once():
                 continue
-            due = await runtime.db.read(repository.next_due)
+            due = await runtime.db.read(queue.next_due)
             if manual is not None and due is not None and due >= manual.now():
                 manual.advance((due - manual.now()).total_seconds() + 0.001)
             else:

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from switchboard.kit.driver import Runner
-from switchboard.platform.webhooks import repository, service
+from switchboard.platform.webhooks import queue, service
 from switchboard.platform.webhooks.models import FAILED, PENDING, SUCCEEDED
-from switchboard.platform.webhooks.repository import Claimed
+from switchboard.platform.webhooks.queue import Claimed
 
 
 @dataclass(slots=True)
@@ -95,8 +95,8 @@ class Writes:
 
     def still_existing(self, runner: Runner) -> Writes:
         """The writes without deliveries and subscriptions deleted meanwhile."""
-        existing = repository.existing_deliveries(runner, [f["b_id"] for f in self.finished])
-        alive = repository.existing_subscriptions(runner, sorted(self.fired))
+        existing = queue.existing_deliveries(runner, [f["b_id"] for f in self.finished])
+        alive = queue.existing_subscriptions(runner, sorted(self.fired))
         return Writes(
             self.now,
             [a for a in self.attempts if a["delivery_id"] in existing],

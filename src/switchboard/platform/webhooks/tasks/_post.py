@@ -17,7 +17,7 @@ from switchboard.kit.destinations import (
     check_literal_host,
 )
 from switchboard.platform.webhooks import service
-from switchboard.platform.webhooks.repository import Claimed
+from switchboard.platform.webhooks.queue import Claimed
 from switchboard.platform.webhooks.signing import (
     platform_signature,
     standard_key,

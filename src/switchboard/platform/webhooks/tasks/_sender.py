@@ -21,8 +21,8 @@ from types import TracebackType
 from switchboard.kit.destinations import parse_networks
 from switchboard.kit.driver import INTEGRITY_ERRORS, Runner
 from switchboard.kit.listen import listen
-from switchboard.platform.webhooks import repository, service
-from switchboard.platform.webhooks.repository import Candidate, Claimed
+from switchboard.platform.webhooks import queue, service
+from switchboard.platform.webhooks.queue import Candidate, Claimed
 from switchboard.platform.webhooks.tasks._outcomes import Outcome, Writes
 from switchboard.platform.webhooks.tasks._post import Poster
 from switchboard.runtime import Runtime
@@ -199,7 +199,7 @@ class Sender:
 
     def _candidates(self, runner: Runner, *, now: dt.datetime, room: _Room) -> list[Candidate]:
         saturated = [s for s, n in room.leased.items() if n >= room.cap]
-        return repository.due_candidates(runner, now=now, limit=room.free, exclude=saturated)
+        return queue.due_candidates(runner, now=now, limit=room.free, exclude=saturated)
 
     def _lease(
         self, runner: Runner, *, candidates: list[Candidate], now: dt.datetime, room: _Room
@@ -208,18 +208,14 @@ class Sender:
             return []
         until = now + dt.timedelta(seconds=self.lease_seconds)
         token = secrets.token_hex(8)
-        return repository.lease(
-            runner, self._pick(candidates, room), now=now, until=until, token=token
-        )
+        return queue.lease(runner, self._pick(candidates, room), now=now, until=until, token=token)
 
     async def _release_ready(self) -> None:
         """Give back the leases of deliveries never sent (shutting down), so another sender
         takes them now rather than when their leases run out."""
         ready, self._ready = list(self._ready), collections.deque()
         if ready:
-            await self.runtime.db.write_on_driver(
-                functools.partial(repository.release, items=ready)
-            )
+            await self.runtime.db.write_on_driver(functools.partial(queue.release, items=ready))
 
     # Sending.
 
@@ -331,9 +327,9 @@ class Sender:
         """The tick's one unit of work: the outcomes, then (given ``room``) the next claim."""
         if check:
             w = w.still_existing(runner)
-        repository.record_attempts(runner, w.attempts)
-        repository.finish_deliveries(runner, w.finished)
-        repository.touch(
+        queue.record_attempts(runner, w.attempts)
+        queue.finish_deliveries(runner, w.finished)
+        queue.touch(
             runner,
             fired=sorted(w.fired),
             succeeded=sorted(w.succeeded - set(w.failures)),
@@ -348,7 +344,7 @@ class Sender:
     def _add_failures(
         self, runner: Runner, subscription_id: str, reset: bool, count: int, now: dt.datetime
     ) -> None:
-        paused = repository.add_failures(
+        paused = queue.add_failures(
             runner,
             subscription_id,
             count=count,
@@ -361,7 +357,7 @@ class Sender:
                 subscription_id,
                 service.PAUSE_AFTER_FAILURES,
             )
-            repository.fail_pending(runner, subscription_id, now=now, reason="subscription paused")
+            queue.fail_pending(runner, subscription_id, now=now, reason="subscription paused")
 
     # Driving.
 
@@ -387,7 +383,7 @@ class Sender:
 
     async def _idle_timeout(self) -> float:
         poll = IDLE_POLL_POSTGRES if self.postgres else IDLE_POLL_SQLITE
-        due = await self.runtime.db.read(repository.next_due)
+        due = await self.runtime.db.read(queue.next_due)
         if due is None:
             return poll
         wait = (due - self.runtime.clock.now()).total_seconds()
@@ -397,7 +393,7 @@ class Sender:
         days = self.runtime.settings.webhook_log_retention_days
         before = self.runtime.clock.now() - dt.timedelta(days=days)
         async with self.runtime.db.transaction() as session:
-            return await repository.prune(session, before=before)
+            return await queue.prune(session, before=before)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Until ``stop``: write outcomes back and refill free slots once per tick while busy;

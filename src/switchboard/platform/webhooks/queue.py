@@ -1,0 +1,446 @@
+"""The sender's SQL: claiming, completing and pruning the deliveries of every tenant.
+
+Cross-tenant by nature: these statements serve every tenant's outbox and never reach an API
+caller (the tenant-facing reads are in ``repository.py``). They run through a ``Runner``, which
+sends them on the driver (decision 0210): each is built once per backend with named parameters,
+and compiled once.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+import orjson
+from sqlalchemy import (
+    ColumnElement,
+    Integer,
+    Select,
+    String,
+    Table,
+    Update,
+    and_,
+    any_,
+    bindparam,
+    case,
+    delete,
+    func,
+    insert,
+    or_,
+    select,
+    text,
+    update,
+)
+from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.engine import Dialect
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
+from sqlalchemy.sql.expression import type_coerce
+from sqlalchemy.types import TypeDecorator
+
+from switchboard.kit.db import UtcDateTime
+from switchboard.kit.driver import Runner
+from switchboard.platform.events.models import Event
+from switchboard.platform.webhooks.models import (
+    FAILED,
+    PENDING,
+    SUCCEEDED,
+    Attempt,
+    Delivery,
+    Subscription,
+)
+
+_deliveries_table = cast(Table, Delivery.__table__)
+_attempts_table = cast(Table, Attempt.__table__)
+_subscriptions_table = cast(Table, Subscription.__table__)
+
+
+def _listed(column: ColumnElement[str], key: str, *, postgres: bool) -> Any:
+    """``column IN :key`` with the values as one parameter: a PostgreSQL array (``= ANY``), a
+    JSON array on SQLite (``IN (SELECT value FROM json_each(...))``, which still reaches rows
+    by their key). One statement text for any count (asyncpg reuses its prepared statement),
+    and nothing to render per value on every execution as an expanding ``IN (...)`` does."""
+    if postgres:
+        return column == any_(bindparam(key, type_=ARRAY(String)))
+    listed = bindparam(key, type_=_JsonList())
+    return column.in_(select(func.json_each(listed).table_valued("value")))
+
+
+class _JsonList(TypeDecorator[list[str]]):
+    """A list of strings bound as one JSON array (SQLite's ``json_each`` reads it)."""
+
+    impl = String
+    cache_ok = True
+
+    def process_bind_param(self, value: list[str] | None, dialect: Dialect) -> str | None:
+        return None if value is None else orjson.dumps(list(value)).decode()
+
+
+@functools.cache
+def _fail_pending_statement() -> Update:
+    d = _deliveries_table
+    return (
+        update(d)
+        .where(d.c.subscription_id == bindparam("b_subscription"), d.c.status == PENDING)
+        .values(
+            status=FAILED,
+            completed_at=bindparam("b_now", type_=UtcDateTime),
+            lease_token=None,
+            lease_until=None,
+            last_error=bindparam("b_reason", type_=String),
+        )
+    )
+
+
+def fail_pending(runner: Runner, subscription_id: str, *, now: dt.datetime, reason: str) -> None:
+    """Finish every queued delivery of a paused or deleted subscription as failed."""
+    params = {"b_subscription": subscription_id, "b_now": now, "b_reason": reason}
+    runner.execute(_fail_pending_statement(), params)
+
+
+@dataclass(frozen=True, slots=True)
+class Claimed:
+    """A delivery leased to one sender, with what sending it needs."""
+
+    id: str
+    token: str
+    tenant_id: int
+    subscription_id: str
+    event: str
+    body: bytes
+    attempt: int
+    url: str
+    secret_sealed: str
+    active: bool
+    until: dt.datetime  # when the lease runs out
+
+
+def _not_blocked() -> Any:
+    """No earlier delivery of the same call to the same subscription is still pending."""
+    d = _deliveries_table
+    earlier = d.alias("earlier")
+    blocked = (
+        select(earlier.c.id)
+        .where(
+            earlier.c.subscription_id == d.c.subscription_id,
+            earlier.c.order_key == d.c.order_key,
+            earlier.c.status == PENDING,
+            earlier.c.seq < d.c.seq,
+        )
+        .exists()
+    )
+    return or_(d.c.order_key.is_(None), ~blocked)
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A due, unleased delivery and the subscription it goes to, read before leasing."""
+
+    id: str
+    subscription_id: str
+    url: str
+    secret_sealed: str
+    active: bool
+
+
+@functools.cache
+def _due_statement(*, excluding: bool, postgres: bool) -> Select[Any]:
+    """Built once per shape (building the ordering subquery costs more than running it). On
+    PostgreSQL the rows are locked as read, skipping those another sender holds."""
+    d, s = _deliveries_table, _subscriptions_table
+    now = bindparam("now", type_=UtcDateTime)
+    stmt = (
+        select(d.c.id, d.c.subscription_id, s.c.url, s.c.secret_sealed, s.c.active)
+        .join(s, s.c.id == d.c.subscription_id)
+        .where(
+            d.c.status == PENDING,
+            d.c.next_attempt_at <= now,
+            or_(d.c.lease_until.is_(None), d.c.lease_until < now),
+            _not_blocked(),
+        )
+        .order_by(d.c.next_attempt_at)
+        .limit(bindparam("limit", type_=Integer))
+    )
+    if excluding:
+        stmt = stmt.where(~_listed(d.c.subscription_id, "exclude", postgres=postgres))
+    if postgres:
+        stmt = stmt.with_for_update(skip_locked=True, of=d)
+    return stmt
+
+
+def due_candidates(
+    runner: Runner,
+    *,
+    now: dt.datetime,
+    limit: int,
+    exclude: Sequence[str],
+) -> list[Candidate]:
+    """Due, unleased deliveries, oldest first, with their subscription's current state."""
+    stmt = _due_statement(excluding=bool(exclude), postgres=runner.postgres)
+    params: dict[str, Any] = {"now": now, "limit": limit}
+    if exclude:
+        params["exclude"] = list(exclude)
+    return [Candidate(*row) for row in runner.rows(stmt, params)]
+
+
+@functools.cache
+def _lease_statement(*, postgres: bool) -> Update:
+    d = _deliveries_table
+    now = bindparam("b_now", type_=UtcDateTime)
+    return (
+        update(d)
+        .where(
+            _listed(d.c.id, "ids", postgres=postgres),
+            # Not through the (status, next_attempt_at) index, which SQLite would otherwise
+            # pick and walk every pending row for: the ids reach each row by its key.
+            (d.c.status + "") == PENDING,
+            or_(d.c.lease_until.is_(None), d.c.lease_until < now),
+        )
+        .values(
+            lease_token=bindparam("b_token", type_=String),
+            lease_until=bindparam("b_until", type_=UtcDateTime),
+        )
+        .returning(d.c.id, d.c.tenant_id, d.c.event, d.c.body, d.c.attempts)
+    )
+
+
+def lease(
+    runner: Runner,
+    candidates: Sequence[Candidate],
+    *,
+    now: dt.datetime,
+    until: dt.datetime,
+    token: str,
+) -> list[Claimed]:
+    """Lease ``candidates`` still due and unleased (a conditional UPDATE: one winner per row)
+    and read what sending them needs in the same statement; in the candidates' order."""
+    if not candidates:
+        return []
+    params = {"ids": [c.id for c in candidates], "b_now": now, "b_token": token, "b_until": until}
+    won = {row[0]: row for row in runner.rows(_lease_statement(postgres=runner.postgres), params)}
+    return [
+        Claimed(
+            id=c.id,
+            token=token,
+            tenant_id=r[1],
+            subscription_id=c.subscription_id,
+            event=r[2],
+            body=r[3],
+            attempt=r[4] + 1,
+            url=c.url,
+            secret_sealed=c.secret_sealed,
+            active=c.active,
+            until=until,
+        )
+        for c in candidates
+        if (r := won.get(c.id)) is not None
+    ]
+
+
+@functools.cache
+def _release_statement(*, postgres: bool) -> Update:
+    d = _deliveries_table
+    return (
+        update(d)
+        .where(_listed(d.c.id, "ids", postgres=postgres), d.c.lease_token == bindparam("b_token"))
+        .values(lease_token=None, lease_until=None)
+    )
+
+
+def release(runner: Runner, *, items: Sequence[Claimed]) -> None:
+    """Give back the leases of ``items`` (leased, never sent) that their tokens still hold."""
+    by_token: dict[str, list[str]] = {}
+    for item in items:
+        by_token.setdefault(item.token, []).append(item.id)
+    stmt = _release_statement(postgres=runner.postgres)
+    for token, ids in by_token.items():
+        runner.execute(stmt, {"ids": ids, "b_token": token})
+
+
+def next_due(session: Session) -> dt.datetime | None:
+    """When the earliest pending delivery becomes claimable (its lease may hold it)."""
+    d = _deliveries_table
+    effective = func.coalesce(d.c.lease_until, d.c.next_attempt_at)
+    # A delivery waiting for an earlier one of its call is not due: the earlier one's time is.
+    stmt = select(type_coerce(func.min(effective), UtcDateTime)).where(
+        d.c.status == PENDING, _not_blocked()
+    )
+    return cast("dt.datetime | None", session.scalar(stmt))
+
+
+@functools.cache
+def _ids_statement(table: Table, *, postgres: bool) -> Select[Any]:
+    return select(table.c.id).where(_listed(table.c.id, "ids", postgres=postgres))
+
+
+def existing_deliveries(runner: Runner, ids: Sequence[str]) -> set[str]:
+    if not ids:
+        return set()
+    stmt = _ids_statement(_deliveries_table, postgres=runner.postgres)
+    return {row[0] for row in runner.rows(stmt, {"ids": list(ids)})}
+
+
+def existing_subscriptions(runner: Runner, ids: Sequence[str]) -> set[str]:
+    if not ids:
+        return set()
+    stmt = _ids_statement(_subscriptions_table, postgres=runner.postgres)
+    return {row[0] for row in runner.rows(stmt, {"ids": list(ids)})}
+
+
+_ATTEMPT_COLUMNS = (
+    "tenant_id",
+    "subscription_id",
+    "delivery_id",
+    "event",
+    "attempt",
+    "started_at",
+    "status_code",
+    "latency_ms",
+    "error",
+    "response_snippet",
+)
+_INSERT_ATTEMPTS = insert(_attempts_table)
+# One statement text whatever the batch size, so PostgreSQL reuses one prepared statement
+# (a multi-row VALUES list would be a new statement for every batch size).
+_INSERT_ATTEMPTS_UNNEST = text(
+    """
+    INSERT INTO webhook_attempts (tenant_id, subscription_id, delivery_id, event, attempt,
+        started_at, status_code, latency_ms, error, response_snippet)
+    SELECT * FROM unnest(CAST(:tenant_id AS INTEGER[]), CAST(:subscription_id AS VARCHAR[]),
+        CAST(:delivery_id AS VARCHAR[]), CAST(:event AS VARCHAR[]), CAST(:attempt AS INTEGER[]),
+        CAST(:started_at AS TIMESTAMPTZ[]), CAST(:status_code AS INTEGER[]),
+        CAST(:latency_ms AS INTEGER[]), CAST(:error AS VARCHAR[]),
+        CAST(:response_snippet AS VARCHAR[]))
+    """
+)
+
+
+def record_attempts(runner: Runner, rows: Sequence[dict[str, Any]]) -> None:
+    if not rows:
+        return
+    if runner.postgres:
+        columns = {name: [row[name] for row in rows] for name in _ATTEMPT_COLUMNS}
+        runner.execute(_INSERT_ATTEMPTS_UNNEST, columns)
+        return
+    runner.execute_many(_INSERT_ATTEMPTS, rows)
+
+
+@functools.cache
+def _finish_statement(*, postgres: bool) -> Update:
+    t = _deliveries_table
+    return (
+        update(t)
+        .where(_listed(t.c.id, "ids", postgres=postgres), t.c.lease_token == bindparam("b_token"))
+        .values(
+            status=bindparam("b_status", type_=String),
+            attempts=bindparam("b_attempts", type_=Integer),
+            next_attempt_at=bindparam("b_next", type_=UtcDateTime),
+            completed_at=bindparam("b_completed", type_=UtcDateTime),
+            last_status_code=bindparam("b_code", type_=Integer),
+            last_error=bindparam("b_error", type_=String),
+            lease_token=None,
+            lease_until=None,
+        )
+    )
+
+
+def finish_deliveries(runner: Runner, rows: Sequence[dict[str, Any]]) -> None:
+    """Apply outcomes; a row whose lease was lost (token changed) is left alone.
+
+    Rows with the same outcome (a batch of successes, typically) are written by one
+    ``UPDATE ... WHERE id IN (...)``: one statement and one parameter set per group rather
+    than per row."""
+    groups: dict[tuple[Any, ...], list[str]] = {}
+    for row in rows:
+        key = tuple(row[name] for name in _OUTCOME_COLUMNS)
+        groups.setdefault(key, []).append(row["b_id"])
+    stmt = _finish_statement(postgres=runner.postgres)
+    for key, ids in groups.items():
+        params: dict[str, Any] = dict(zip(_OUTCOME_COLUMNS, key, strict=True))
+        params["ids"] = ids
+        runner.execute(stmt, params)
+
+
+_OUTCOME_COLUMNS = (
+    "b_token",
+    "b_status",
+    "b_attempts",
+    "b_next",
+    "b_completed",
+    "b_code",
+    "b_error",
+)
+
+
+@functools.cache
+def _touch_statement(*, resetting: bool, postgres: bool) -> Update:
+    t = _subscriptions_table
+    values: dict[str, Any] = {"last_fired_at": bindparam("b_now", type_=UtcDateTime)}
+    if resetting:
+        reset = and_(_listed(t.c.id, "succeeded", postgres=postgres), t.c.active.is_(True))
+        values["failures"] = case((reset, 0), else_=t.c.failures)
+    return update(t).where(_listed(t.c.id, "fired", postgres=postgres)).values(**values)
+
+
+def touch(
+    runner: Runner, *, fired: Sequence[str], succeeded: Sequence[str], now: dt.datetime
+) -> None:
+    """Stamp ``lastFiredUtc`` of ``fired`` and, in the same statement, clear the failure
+    tally of those in ``succeeded`` (a subset) that are active."""
+    if not fired:
+        return
+    params: dict[str, Any] = {"fired": list(fired), "b_now": now}
+    if succeeded:
+        params["succeeded"] = list(succeeded)
+    stmt = _touch_statement(resetting=bool(succeeded), postgres=runner.postgres)
+    runner.execute(stmt, params)
+
+
+@functools.cache
+def _count_failures_statement(*, reset_first: bool) -> Update:
+    t = _subscriptions_table
+    count = bindparam("b_count", type_=Integer)
+    return (
+        update(t)
+        .where(t.c.id == bindparam("b_id"), t.c.active.is_(True))
+        .values(failures=count if reset_first else t.c.failures + count)
+        .returning(t.c.failures)
+    )
+
+
+@functools.cache
+def _pause_statement() -> Update:
+    t = _subscriptions_table
+    return (
+        update(t)
+        .where(t.c.id == bindparam("b_id"))
+        .values(active=False, failures=bindparam("b_pause", type_=Integer))
+    )
+
+
+def add_failures(
+    runner: Runner, subscription_id: str, *, count: int, reset_first: bool, pause_at: int
+) -> bool:
+    """Count ``count`` more consecutive failed deliveries (after a success when
+    ``reset_first``); returns True when this pauses the subscription."""
+    stmt = _count_failures_statement(reset_first=reset_first)
+    rows = runner.rows(stmt, {"b_id": subscription_id, "b_count": count})
+    if not rows or rows[0][0] < pause_at:
+        return False
+    runner.execute(_pause_statement(), {"b_id": subscription_id, "b_pause": pause_at})
+    return True
+
+
+async def prune(session: AsyncSession, *, before: dt.datetime) -> int:
+    """Drop finished deliveries, their log and events older than ``before``."""
+    await session.execute(delete(Attempt).where(Attempt.started_at < before))
+    result = await session.execute(
+        delete(Delivery).where(
+            Delivery.status.in_((SUCCEEDED, FAILED)), Delivery.completed_at < before
+        )
+    )
+    await session.execute(delete(Event).where(Event.created_at < before))
+    return int(getattr(result, "rowcount", 0) or 0)
