@@ -43,10 +43,18 @@ from sqlalchemy.ext.asyncio import (
 )
 from sqlalchemy.orm import DeclarativeBase
 from sqlalchemy.orm import Session as SyncSession
-from sqlalchemy.pool import ConnectionPoolEntry
 from sqlalchemy.types import TypeDecorator
 
 from switchboard.kit.changes import NOTIFY_FUNCTION, Changes, notify_trigger_sql
+from switchboard.kit.connections import (
+    READ_ONLY,
+    begin_on_driver,
+    count_from_zero,
+    one_statement,
+    sqlite_begin,
+    sqlite_pragmas,
+    sqlite_reader_pragmas,
+)
 from switchboard.kit.driver import DriverStatements, Runner, Statements, in_session
 
 NAMING_CONVENTION = {
@@ -113,62 +121,6 @@ def is_sqlite(url: str) -> bool:
     return url.startswith("sqlite")
 
 
-def _sqlite_pragmas(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
-    # The driver would open transactions lazily at the first write, so a read-then-write could
-    # lose an update; SQLAlchemy emits our own BEGIN instead (see _sqlite_begin).
-    dbapi_connection.isolation_level = None
-    cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.close()
-
-
-def _sqlite_reader_pragmas(dbapi_connection: Any, record: ConnectionPoolEntry) -> None:
-    """A reader's connection (``Database.read``) refuses writes: SQLite enforces the promise."""
-    _sqlite_pragmas(dbapi_connection, record)
-    dbapi_connection.execute("PRAGMA query_only=ON")
-
-
-READ_ONLY = "switchboard_read_only"
-
-
-def _sqlite_begin(conn: Connection) -> None:
-    """Writers take SQLite's write lock at BEGIN, so transactions never interleave a read and a
-    write with another writer (no lost updates); read-only transactions keep a WAL snapshot."""
-    read_only = conn.get_execution_options().get(READ_ONLY, False)
-    conn.exec_driver_sql("BEGIN DEFERRED" if read_only else "BEGIN IMMEDIATE")
-
-
-def _begin_on_driver(statement: str) -> Callable[[Connection], None]:
-    """``_sqlite_begin`` for an engine whose transactions are all of one kind (the reader
-    threads' and the writer thread's): the BEGIN goes straight to the ``sqlite3`` connection,
-    about 20 us less a unit of work than a statement through SQLAlchemy's execution (it is then
-    not echoed)."""
-
-    def begin(conn: Connection) -> None:
-        driver = conn.connection.dbapi_connection
-        assert driver is not None
-        driver.execute(statement)
-
-    return begin
-
-
-_STATEMENTS = "switchboard_statements"
-
-
-def _count_from_zero(conn: Connection) -> None:
-    conn.info[_STATEMENTS] = 0
-
-
-def _one_statement(conn: Connection, *_: Any) -> None:
-    """A single-statement write is atomic only while it is one statement."""
-    count = conn.info.get(_STATEMENTS, 0) + 1
-    if count > 1:
-        raise RuntimeError("a single-statement write ran a second statement")
-    conn.info[_STATEMENTS] = count
-
-
 AfterCommit = Callable[[], Awaitable[None] | None]
 T = TypeVar("T")
 # PostgreSQL's connection pool: the connections kept open, and how many more a burst may open.
@@ -220,8 +172,8 @@ class Database:
         self._queued: list[Queued] = []
         self._committer: asyncio.Task[None] | None = None
         if is_sqlite(url):
-            event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
-            event.listen(self.engine.sync_engine, "begin", _sqlite_begin)
+            event.listen(self.engine.sync_engine, "connect", sqlite_pragmas)
+            event.listen(self.engine.sync_engine, "begin", sqlite_begin)
             file = make_url(url)
             if file.database not in (None, "", ":memory:"):
                 self._reader = create_engine(
@@ -229,15 +181,15 @@ class Database:
                     connect_args={"timeout": busy_timeout, "check_same_thread": False},
                     pool_size=SQLITE_READERS, max_overflow=0,
                 ).execution_options(**{READ_ONLY: True})  # fmt: skip
-                event.listen(self._reader, "connect", _sqlite_reader_pragmas)
-                event.listen(self._reader, "begin", _begin_on_driver("BEGIN DEFERRED"))
+                event.listen(self._reader, "connect", sqlite_reader_pragmas)
+                event.listen(self._reader, "begin", begin_on_driver("BEGIN DEFERRED"))
                 self._sync_writer = create_engine(
                     file.set(drivername="sqlite"),
                     connect_args={"timeout": busy_timeout, "check_same_thread": False},
                     pool_size=1, max_overflow=0,
                 )  # fmt: skip
-                event.listen(self._sync_writer, "connect", _sqlite_pragmas)
-                event.listen(self._sync_writer, "begin", _begin_on_driver("BEGIN IMMEDIATE"))
+                event.listen(self._sync_writer, "connect", sqlite_pragmas)
+                event.listen(self._sync_writer, "begin", begin_on_driver("BEGIN IMMEDIATE"))
         self.sessionmaker = async_sessionmaker(self.engine, expire_on_commit=False)
         # Read-only sessions carry the option on their engine, so they need not connect up front
         # (a request that reads nothing through its session costs no round trip).
@@ -258,8 +210,8 @@ class Database:
         self._statement_writes: async_sessionmaker[AsyncSession] | None = None
         if not is_sqlite(url):
             single = self.engine.execution_options(isolation_level="AUTOCOMMIT")
-            event.listen(single.sync_engine, "begin", _count_from_zero)
-            event.listen(single.sync_engine, "before_cursor_execute", _one_statement)
+            event.listen(single.sync_engine, "begin", count_from_zero)
+            event.listen(single.sync_engine, "before_cursor_execute", one_statement)
             self._statement_writes = async_sessionmaker(single, expire_on_commit=False)
         self._writer = asyncio.Lock()
         self.changes = Changes(self.engine, url)
@@ -497,7 +449,7 @@ class Database:
         while True:
             with SyncSession(self._sync_writer, expire_on_commit=False) as session:
                 try:
-                    # BEGIN IMMEDIATE goes to the driver itself (``_begin_on_driver``): its
+                    # BEGIN IMMEDIATE goes to the driver itself (``begin_on_driver``): its
                     # error arrives unwrapped.
                     session.connection()
                 except (OperationalError, sqlite3.OperationalError) as exc:
