@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from sqlalchemy import CTE, Integer, Select, Subquery, column, func, select, table
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -29,8 +29,15 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from switchboard.kit.paging import like_pattern
 from switchboard.platform.transcripts.models import OUTBOUND_SOURCE, Transcript
 
-if TYPE_CHECKING:
-    from switchboard.platform.transcripts.service import TranscriptFilter
+
+@dataclass(frozen=True, slots=True)
+class TranscriptFilter:
+    """What a list keeps: one caller source, a literal ``q`` (lower-cased), a start time."""
+
+    source: str | None = None
+    q: str | None = None
+    since: dt.datetime | None = None
+
 
 # Below three characters a trigram index cannot help.
 MIN_INDEXED_QUERY = 3

@@ -27,6 +27,7 @@ from switchboard.platform.transcripts.models import (
     OUTBOUND_SOURCE,
     Transcript,
 )
+from switchboard.platform.transcripts.repository import TranscriptFilter
 
 log = logging.getLogger("switchboard.transcripts")
 
@@ -69,13 +70,6 @@ class TranscriptInput:
     input_turns: int
     output_turns: int
     turns: list[Turn] = field(default_factory=list)
-
-
-@dataclass(frozen=True, slots=True)
-class TranscriptFilter:
-    source: str | None = None
-    q: str | None = None
-    since: dt.datetime | None = None
 
 
 def search_text(data: TranscriptInput) -> str:
