@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import os
 import shutil
 import uuid
@@ -101,6 +102,17 @@ async def _prepare(url: str) -> None:
     async with database.transaction() as session:
         await keyring.rotate(session)
     await database.dispose()
+
+
+@pytest.fixture(autouse=True)
+def _root_logger_as_found() -> Iterator[None]:
+    """A test leaves the root logger's level as it found it: a level left behind decides which
+    records later tests capture. (A command run in process sets up its log only once its
+    options are accepted, so a refused start changes nothing.)"""
+    root = logging.getLogger()
+    level = root.level
+    yield
+    assert root.level == level, f"the root logger's level moved from {level} to {root.level}"
 
 
 @pytest.fixture(scope="session")

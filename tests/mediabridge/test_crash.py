@@ -51,6 +51,8 @@ async def test_a_killed_bridge_is_reconciled_as_lost(
             await asyncio.sleep(0.05)
         assert record["status"] == "in-flight"
         assert record["answeredAtUtc"]
+        # started without the platform's address: it says what that costs, once
+        assert crash_bridge.output().count("no --platform-url") == 1
         crash_bridge.kill()
         crash_bridge.start(tmp_path)  # the same ports, a fresh process with no calls
         clock = platform.runtime.clock

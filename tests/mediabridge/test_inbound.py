@@ -74,6 +74,7 @@ async def test_a_did_with_a_virtual_number_reaches_the_receptionist(
     assert started["did"] == DID
     assert (ended["source"], ended["outcome"]) == ("sip", "far-hangup")
     assert "desk-ai-key" not in bridge.process.output()
+    assert "no --platform-url" not in bridge.process.output()
 
 
 async def test_a_did_with_no_route_is_refused_404_and_reported_nowhere(

@@ -67,7 +67,7 @@ async def test_head_is_the_get_without_its_body(
                  "/api.ashx/v1/inbound-routes", "/signal.ashx?whitelist=list",
                  "/api/v1/properties"):  # fmt: skip
         got = await app_client.get(path, headers=headers)
-        caplog.clear()  # the GET's line too, where an earlier test left the root logger at INFO
+        caplog.clear()  # only the HEAD's own line counts
         with caplog.at_level(logging.INFO, logger="switchboard.access"):
             head = await app_client.head(path, headers=headers)
         assert (got.status_code, head.status_code, head.content) == (200, 200, b""), path

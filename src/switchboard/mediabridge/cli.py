@@ -106,9 +106,6 @@ def serve(
     """Run the media bridge: protocol v1 over HTTP, SIP and RTP to the trunks.
 
     The shared secret comes from SWITCHBOARD_BRIDGE_SECRET."""
-    logging.basicConfig(
-        level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
-    )
     secret = os.environ.get("SWITCHBOARD_BRIDGE_SECRET", "")
     if not secret:
         raise click.UsageError("set SWITCHBOARD_BRIDGE_SECRET, shared with the platform")
@@ -128,6 +125,15 @@ def serve(
         advertise = sip_host if sip_host not in ("0.0.0.0", "::") else _primary_address()  # noqa: S104
     from switchboard.mediabridge.server import Server
 
+    # The log is set up once every option has been accepted: a refused start changes nothing.
+    logging.basicConfig(
+        level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
+    )
+    if not platform_url:
+        log.warning(
+            "no --platform-url (nor SWITCHBOARD_PUBLIC_BASE_URL): inbound calls are refused "
+            "with 503 and the SFU's connections are not reported"
+        )
     server = Server(
         http=(http_host, http_port), sip=(sip_host, sip_port), advertise=advertise,
         trunks=trunks, engine=chosen, secret=secret, rtp_ports=ports,

@@ -63,12 +63,14 @@ def serve() -> None:
     from switchboard.settings import Settings
 
     settings = RelaySettings()
-    configure_logging(Settings().log_level)
+    log_level = Settings().log_level
 
     async def main() -> None:
         database = Database(_database_url(settings))
         try:
             server = RelayServer(settings, database=database, clock=SystemClock())
+            # the log is set up once the settings are accepted: a refused start changes nothing
+            configure_logging(log_level)
             await serve_until_signalled(server)
         finally:
             await database.dispose()
