@@ -11,7 +11,7 @@ from starlette.responses import Response
 
 from switchboard.identity.deps import request_host
 from switchboard.identity.federation import repository
-from switchboard.identity.federation import service as federation
+from switchboard.identity.federation import signin as federation
 from switchboard.identity.federation.secrets import ClientSecrets
 from switchboard.identity.signin import endpoints as signin_pages
 from switchboard.identity.signin import options, pages
