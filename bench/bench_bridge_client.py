@@ -24,8 +24,8 @@ import orjson
 from bench_calls import free_port, pinned, wait_http
 from report import check
 from switchboard.bridge import protocol
-from switchboard.bridge.client import BridgeClient
 from switchboard.bridge.protocol import DialRequest
+from switchboard.platform.bridging.client import BridgeClient
 
 SECRET = "bench-bridge-secret"
 BRIDGE = textwrap.dedent("""

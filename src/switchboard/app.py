@@ -14,9 +14,6 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 
-from switchboard.bridge.client import close_bridge, run_in_process
-from switchboard.bridge.local import in_process_simulator
-from switchboard.bridge.simulator import mounted_simulator
 from switchboard.console.app import create_console_app
 from switchboard.identity.app import create_identity_app
 from switchboard.identity.issuance.endpoints import well_known_routes
@@ -38,6 +35,8 @@ from switchboard.ops.endpoints import ops_routes
 from switchboard.ops.metrics import Metrics
 from switchboard.ops.middleware import AccessLogMiddleware
 from switchboard.platform.app import create_platform_app
+from switchboard.platform.bridging.client import close_bridge, run_in_process
+from switchboard.platform.bridging.local import in_process_simulator, mounted_simulator
 from switchboard.platform.catalogue.fastpath import ServeCatalogue
 from switchboard.platform.whitelist.endpoints import MAX_BODY_BYTES as WHITELIST_LIMIT
 from switchboard.runtime import Runtime

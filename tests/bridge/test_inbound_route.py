@@ -10,8 +10,8 @@ import pytest
 from httpx import AsyncClient, Response
 
 from switchboard.bridge import protocol
-from switchboard.bridge.client import bridge_secret
 from switchboard.identity import service as identity
+from switchboard.platform.bridging.client import bridge_secret
 from switchboard.platform.numbers import service as numbers
 from switchboard.runtime import Runtime
 from switchboard.tenants import service as tenants

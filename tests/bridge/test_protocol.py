@@ -10,7 +10,7 @@ import pytest
 from httpx import AsyncClient
 
 from switchboard.bridge import protocol
-from switchboard.bridge.client import bridge_for, bridge_secret
+from switchboard.platform.bridging.client import bridge_for, bridge_secret
 from switchboard.platform.calls import tasks
 from switchboard.platform.calls.models import Call
 from switchboard.runtime import Runtime
@@ -139,8 +139,8 @@ async def test_simulator_refuses_unsigned_requests(
 async def test_a_restarted_bridge_loses_its_calls_and_reconcile_closes_them(
     app_client: AsyncClient, runtime: Runtime, org: Org
 ) -> None:
-    from switchboard.bridge.client import close_bridge
     from switchboard.kit.clock import ManualClock
+    from switchboard.platform.bridging.client import close_bridge
 
     created = await place(app_client, org.headers, phone="+14155550106", maxSeconds=3600)
     await close_bridge(runtime)  # the bridge process dies with the call

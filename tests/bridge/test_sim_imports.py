@@ -1,5 +1,6 @@
-"""The simulated bridge stays apart from the platform and from the media bridge; the WebRTC
-pieces it shares with the media bridge import nothing of switchboard."""
+"""The bridge side, the protocol and the simulated bridge, stays apart from the platform and from
+the media bridge; the WebRTC pieces it shares with the media bridge import nothing of
+switchboard."""
 
 from __future__ import annotations
 
@@ -10,14 +11,14 @@ import switchboard.webrtc
 from tests.mediabridge.test_imports import _imports
 
 BRIDGE = Path(switchboard.bridge.__file__).parent
-SIMULATOR = ["simulator.py", "scenarios.py", *(p.name for p in BRIDGE.glob("simulated_*.py"))]
+MODULES = sorted(p.name for p in BRIDGE.glob("*.py"))
 
 
 def test_the_simulated_bridge_imports_neither_the_platform_nor_the_media_bridge() -> None:
-    assert "simulated_aipeer.py" in SIMULATOR
+    assert {"protocol.py", "simulator.py", "simulated_aipeer.py"} <= set(MODULES)
     offending = {
         f"{name}: {module}"
-        for name in SIMULATOR
+        for name in MODULES
         for module in _imports(BRIDGE / name)
         if module.startswith(("switchboard.platform", "switchboard.mediabridge"))
     }

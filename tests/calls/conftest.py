@@ -10,9 +10,9 @@ import pytest
 from httpx import ASGITransport, AsyncClient
 
 from switchboard.app import create_app
-from switchboard.bridge.client import close_bridge
 from switchboard.identity import service as identity
 from switchboard.kit.clock import ManualClock
+from switchboard.platform.bridging.client import close_bridge
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
 from switchboard.tenants import service as tenants

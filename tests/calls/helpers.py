@@ -7,7 +7,7 @@ from typing import Any
 from httpx import AsyncClient
 from sqlalchemy import select
 
-from switchboard.bridge.client import bridge_for
+from switchboard.platform.bridging.client import bridge_for
 from switchboard.platform.events.models import Event
 from switchboard.runtime import Runtime
 

@@ -14,8 +14,8 @@ import httpx
 import pytest
 
 from switchboard.app import create_app
-from switchboard.bridge.client import close_bridge
 from switchboard.kit.clock import ManualClock
+from switchboard.platform.bridging.client import close_bridge
 from switchboard.platform.routing import service as routing
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings

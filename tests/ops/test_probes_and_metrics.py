@@ -15,9 +15,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import text
 
 from switchboard.app import create_app
-from switchboard.bridge.client import close_bridge
 from switchboard.kit.clock import ManualClock
 from switchboard.ops.endpoints import migration_heads
+from switchboard.platform.bridging.client import close_bridge
 from switchboard.platform.events.service import emit
 from switchboard.platform.webhooks import service as webhooks
 from switchboard.runtime import Runtime

@@ -10,7 +10,7 @@ import httpx
 import orjson
 
 from switchboard.bridge import protocol
-from switchboard.bridge.client import bridge_secret
+from switchboard.platform.bridging.client import bridge_secret
 from switchboard.platform.rooms.endpoints import canonical_string
 from switchboard.platform.whitelist import service as whitelist
 from switchboard.runtime import Runtime

@@ -16,7 +16,6 @@ import logging
 import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import httpx
 import orjson
@@ -45,9 +44,6 @@ from switchboard.bridge.simulated_rooms import SimulatedRooms
 from switchboard.bridge.simulated_sfu import SimulatedSfu
 from switchboard.kit.clock import Clock, iso_utc
 from switchboard.webrtc.mesh import SIGNALING_ERRORS
-
-if TYPE_CHECKING:
-    from switchboard.runtime import Runtime
 
 log = logging.getLogger("switchboard.bridge.sim")
 
@@ -504,13 +500,3 @@ class SimulatedBridge:
             call.hangup_requested = True
             call.hangup_outcome = "far-hangup" if call.connected else "empty-room"
             call.task.cancel()
-
-
-def mounted_simulator(runtime: Runtime) -> SimulatedBridge:
-    """The simulator served at ``/bridge-sim`` next to the platform, for a deployment that
-    wants a bridge over real HTTP (``SWITCHBOARD_BRIDGE_URL=<base>/bridge-sim``)."""
-    from switchboard.bridge.client import bridge_secret
-
-    return SimulatedBridge(
-        secret=bridge_secret(runtime), speed=runtime.settings.sim_speed, clock=runtime.clock
-    )

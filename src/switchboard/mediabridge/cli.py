@@ -172,3 +172,11 @@ async def _serve(server: object) -> None:
         await stop.wait()
     finally:
         await server.stop()
+
+
+@click.group("bridge")
+def bridge_cli() -> None:
+    """The media bridge: SIP and RTP to the trunks, protocol v1 to the platform."""
+
+
+bridge_cli.add_command(serve)

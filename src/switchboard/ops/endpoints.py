@@ -47,7 +47,7 @@ async def _bridge(runtime: Runtime) -> str:
     url = runtime.settings.bridge_url.strip()
     if not url or url.lower() == "none":
         return "not-configured" if url else "simulator"
-    from switchboard.bridge.client import bridge_for
+    from switchboard.platform.bridging.client import bridge_for
 
     try:
         await asyncio.wait_for(bridge_for(runtime).health(), BRIDGE_TIMEOUT)

@@ -21,10 +21,10 @@ import os
 import secrets
 import socket
 
-from switchboard.bridge.client import bridge_for, close_bridge
 from switchboard.bridge.protocol import DialRequest, EndedFields, StatusReply
 from switchboard.kit.db import after_commit
 from switchboard.kit.errors import ApiError
+from switchboard.platform.bridging.client import bridge_for, close_bridge
 from switchboard.platform.calls import repository, service
 from switchboard.platform.calls.models import Call
 from switchboard.platform.calls.repository import DISPATCHING

@@ -18,8 +18,8 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.bridge import protocol
-from switchboard.bridge.client import RoomAnswer, bridge_for
 from switchboard.kit.errors import ApiError
+from switchboard.platform.bridging.client import RoomAnswer, bridge_for
 from switchboard.platform.events import catalogue as ev
 from switchboard.platform.events.service import emit
 from switchboard.platform.rooms import repository

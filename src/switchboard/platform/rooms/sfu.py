@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from switchboard.bridge import protocol
-from switchboard.bridge.client import RoomAnswer
+from switchboard.platform.bridging.client import RoomAnswer
 from switchboard.platform.events import catalogue as ev
 from switchboard.platform.rooms import schemas as msg
 from switchboard.platform.rooms import service

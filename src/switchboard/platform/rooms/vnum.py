@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import orjson
 
 from switchboard.bridge import protocol
-from switchboard.bridge.client import RoomAnswer, bridge_for
 from switchboard.kit.errors import ApiError
+from switchboard.platform.bridging.client import RoomAnswer, bridge_for
 from switchboard.platform.numbers import service as numbers
 from switchboard.platform.numbers.models import SIGNED_IN
 from switchboard.platform.rooms import service

@@ -12,10 +12,10 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session as SyncSession
 
-from switchboard.bridge.client import BridgeClient, bridge_for
 from switchboard.identity.bearer import Caller
 from switchboard.kit.db import Database, after_commit
 from switchboard.kit.errors import ApiError, BadRequest, NotFound
+from switchboard.platform.bridging.client import BridgeClient, bridge_for
 from switchboard.platform.calls import repository
 from switchboard.platform.calls.models import Call
 from switchboard.platform.calls.repository import (

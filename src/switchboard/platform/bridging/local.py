@@ -2,9 +2,10 @@
 
 The simulator is reached over HTTP through an in-process transport, and its callbacks go to the
 platform's bridge endpoints the same way. It is assembled here, above the platform's services
-that the endpoints call; the application and the worker register it with ``bridge.client``
+that the endpoints call; the application and the worker register it with ``bridging.client``
 (``run_in_process(in_process_simulator)``), so that ``bridge_for`` finds it without the client
-importing the platform built on it.
+importing the platform built on it. The simulator mounted at ``/bridge-sim`` next to the
+platform is made here too, with the same secret.
 """
 
 from __future__ import annotations
@@ -15,14 +16,14 @@ import logging
 
 import httpx
 
-from switchboard.bridge.client import (
+from switchboard.bridge.simulator import SimulatedBridge
+from switchboard.platform.bridging.client import (
     SIMULATOR_BASE,
     TIMEOUT,
     BridgeClient,
     bridge_secret,
 )
-from switchboard.bridge.endpoints import create_bridge_callback_app
-from switchboard.bridge.simulator import SimulatedBridge
+from switchboard.platform.bridging.endpoints import create_bridge_callback_app
 from switchboard.platform.calls.tasks import heartbeat
 from switchboard.runtime import Runtime
 
@@ -78,4 +79,12 @@ def in_process_simulator(runtime: Runtime, callback_url: str) -> BridgeClient:
         callback_url=callback_url,
         simulator=simulator,
         keeper=LeaseKeeper(runtime, simulator),
+    )
+
+
+def mounted_simulator(runtime: Runtime) -> SimulatedBridge:
+    """The simulator served at ``/bridge-sim`` next to the platform, for a deployment that
+    wants a bridge over real HTTP (``SWITCHBOARD_BRIDGE_URL=<base>/bridge-sim``)."""
+    return SimulatedBridge(
+        secret=bridge_secret(runtime), speed=runtime.settings.sim_speed, clock=runtime.clock
     )

@@ -258,7 +258,7 @@ class BridgeClient:
 
 
 class Keeper(Protocol):
-    """Kept informed of the dials of a bridge run in this process (``bridge.local``)."""
+    """Kept informed of the dials of a bridge run in this process (``bridging.local``)."""
 
     def poke(self) -> None: ...
 
@@ -270,7 +270,7 @@ _clients: weakref.WeakKeyDictionary[Runtime, BridgeClient] = weakref.WeakKeyDict
 LocalBridge = Callable[["Runtime", str], BridgeClient]
 # The bridge run in this process when SWITCHBOARD_BRIDGE_URL is empty: the simulator, whose
 # callbacks go to the platform's bridge endpoints. Those are built on the platform's services,
-# and the services on this client, so it is assembled above them (``bridge.local``) and
+# and the services on this client, so it is assembled above them (``bridging.local``) and
 # registered here by the application and the worker as they start (``run_in_process``).
 _local: list[LocalBridge] = []
 
@@ -309,7 +309,7 @@ def bridge_for(runtime: Runtime) -> BridgeClient:
 
 def _in_process(runtime: Runtime, callback_url: str) -> BridgeClient:
     if not _local:
-        raise RuntimeError("no in-process bridge is registered (bridge.client.run_in_process)")
+        raise RuntimeError("no in-process bridge is registered (bridging.client.run_in_process)")
     return _local[0](runtime, callback_url)
 
 

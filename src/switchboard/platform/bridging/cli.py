@@ -11,10 +11,10 @@ import httpx
 import orjson
 
 from switchboard.bridge import protocol
-from switchboard.bridge.client import TIMEOUT, bridge_secret
 from switchboard.bridge.simulator import SimulatedBridge
 from switchboard.kit import heap
 from switchboard.kit.clock import SystemClock
+from switchboard.platform.bridging.client import TIMEOUT, bridge_secret
 from switchboard.platform.rooms.simulate import sim_room
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
@@ -73,7 +73,7 @@ def _run_inbound(
         settings = settings.model_copy(update={"sim_speed": speed})
 
     async def main() -> str:
-        from switchboard.bridge.endpoints import create_bridge_callback_app
+        from switchboard.platform.bridging.endpoints import create_bridge_callback_app
         from switchboard.platform.calls import repository
         from switchboard.platform.numbers.service import find_number, reveal_secrets
 
@@ -207,22 +207,3 @@ def sip(
         tenant=tenant, sip=True, number=did, from_number=from_number, outcome=outcome,
         speed=speed, platform_url=platform_url, office_tab=office_tab,
     )  # fmt: skip
-
-
-class _BridgeGroup(click.Group):
-    """Loads the media bridge only when one of its commands runs."""
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return ["serve"]
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name != "serve":
-            return None
-        from switchboard.mediabridge.cli import serve
-
-        return serve
-
-
-@click.group("bridge", cls=_BridgeGroup)
-def bridge_cli() -> None:
-    """The media bridge: SIP and RTP to the trunks, protocol v1 to the platform."""

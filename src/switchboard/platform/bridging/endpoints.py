@@ -9,11 +9,12 @@ from typing import TypeVar
 from fastapi import APIRouter, FastAPI, Request
 from pydantic import ValidationError
 
-from switchboard.bridge import protocol, service
-from switchboard.bridge.client import bridge_secret
+from switchboard.bridge import protocol
 from switchboard.bridge.protocol import Callback, InboundRouteRequest, RoomCallback
 from switchboard.kit.errors import ApiError, BadRequest
 from switchboard.kit.http import JsonResponse, new_api
+from switchboard.platform.bridging import service
+from switchboard.platform.bridging.client import bridge_secret
 from switchboard.platform.calls import service as call_service
 from switchboard.platform.rooms import service as room_service
 from switchboard.runtime import Runtime, RuntimeDep, Session
