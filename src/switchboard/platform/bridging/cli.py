@@ -46,9 +46,9 @@ def serve_bridge(host: str, port: int) -> None:
     from switchboard.kit.logging import configure_logging
 
     settings = Settings()
-    configure_logging(settings.log_level, settings.log_format)
     if not settings.bridge_secret:
         raise click.UsageError("set SWITCHBOARD_BRIDGE_SECRET, shared with the platform")
+    configure_logging(settings.log_level, settings.log_format)
     simulator = SimulatedBridge(
         secret=settings.bridge_secret, speed=settings.sim_speed, clock=SystemClock(),
         callback_client=httpx.AsyncClient(timeout=TIMEOUT), platform_url=settings.public_base_url,
