@@ -441,7 +441,7 @@ def test_numbers_routing_whitelist_users_and_settings(world: World, browser: Any
     expect(page.locator("#whitelist tbody tr")).to_have_count(2)
     expect(page.locator("#whitelist")).to_contain_text("+4989222")
 
-    # Users: create, change a role, reset a password (shown once) and unlock.
+    # Users: create, change a role, reset a password (shown once), unlock, sign out everywhere.
     page.goto(f"{world.base}/admin/users")
     page.fill('#new-user [name="username"]', "sam")
     page.fill('#new-user [name="password"]', "a long password")
@@ -471,6 +471,8 @@ def test_numbers_routing_whitelist_users_and_settings(world: World, browser: Any
     page.locator('tr[data-user="sam"]').locator("button", has_text="Unlock").click()
     expect(page.locator('tr[data-user="sam"] .lock')).to_have_text("ok")
     assert page.locator('tr[data-user="admin"]').locator("button", has_text="Reset").count() == 0
+    page.locator('tr[data-user="sam"]').locator("button", has_text="Sign out everywhere").click()
+    expect(page.locator(".notice")).to_contain_text("sam is signed out everywhere")
 
     # Settings: defaults and the SFU tunables, snapped to their bounds.
     page.goto(f"{world.base}/admin/settings")
@@ -481,6 +483,12 @@ def test_numbers_routing_whitelist_users_and_settings(world: World, browser: Any
     expect(page.locator(".notice")).to_have_text("Saved.")
     expect(page.locator('#settings [name="Phone:Sfu:StressWindowSec"]')).to_have_value("600")
     expect(page.locator('#settings [name="DefaultVoice"]')).to_have_value("Kore")
+
+    # Signing oneself out everywhere loads the sign-in as a whole page: the provider's own.
+    page.goto(f"{world.base}/admin/users")
+    page.locator('tr[data-user="admin"]').locator("button", has_text="Sign out everywhere").click()
+    page.wait_for_url(re.compile(r"/oidc\.ashx/authorize\?"), timeout=TIMEOUT)
+    expect(page.locator('[name="password"]')).to_be_visible()
 
     assert not errors, errors
     context.close()

@@ -116,6 +116,22 @@ _switch(
 _switch("enable", False, "Enable USERNAME again.")
 
 
+async def _sign_out_everywhere(
+    runtime: Runtime, session: AsyncSession, tenant: Tenant, item: str
+) -> None:
+    await service.sign_out_everywhere(
+        session, tenant_id=tenant.id, username=item, clock=runtime.clock
+    )
+
+
+tenant_item_command(
+    user_cli, "sign-out-everywhere", argument="USERNAME", act=_sign_out_everywhere,
+    done="signed out everywhere",
+    help="End every session of USERNAME (web apps, identity provider, refresh tokens); the "
+    "password and API keys stay.",
+)  # fmt: skip
+
+
 @user_cli.command("set-role")
 @click.argument("username")
 @click.option("--tenant", required=True)

@@ -29,6 +29,9 @@ class User(Base):
     # Given by the operator (or by a federated provider); sent in ID tokens for scope ``email``.
     email: Mapped[str | None] = mapped_column(String(320), nullable=True)
     email_verified: Mapped[bool] = mapped_column(default=False)
+    # Changed to a fresh random value by "sign out everywhere" (decision 0604): the web apps'
+    # session cookies carry a stamp of it (``web.cookies.credential_stamp``). Empty until then.
+    security_stamp: Mapped[str] = mapped_column(String(64), default="", server_default="")
 
 
 class OidcClient(Base):

@@ -31,8 +31,9 @@ class WebSession:
     csrf: str
     expires: int
     id_token: str
-    # The user's credentials when signing in (``credential_stamp``): a new password ends the
-    # session. A cookie without it (made by an earlier version) is no session.
+    # The user's credentials when signing in (``credential_stamp``): a new password, or the
+    # user signed out everywhere, ends the session. A cookie without it (made by an earlier
+    # version) is no session.
     stamp: str
     # A random id given at sign-in: signing out records it as ended (``web.repository``), so
     # that a copy of the cookie ends too. A cookie without one is no session either.
@@ -40,11 +41,11 @@ class WebSession:
 
     def still_holds(self, user: User) -> bool:
         """Whether ``user`` (the session's, read now) may go on: enabled, of the session's
-        tenant, with the password the session was signed in with."""
+        tenant, with the password and security stamp the session was signed in with."""
         return (
             not user.disabled
             and user.tenant_id == self.tenant_id
-            and constant_time_equals(self.stamp, credential_stamp(user.password_hash))
+            and constant_time_equals(self.stamp, credential_stamp(user))
         )
 
 
@@ -77,11 +78,19 @@ def flash_owner(session: WebSession) -> str:
     return sha256_hex(f"{session.user_id}:{session.acting_tenant_id}:{session.sid}:{session.csrf}")
 
 
-def credential_stamp(password_hash: str) -> str:
-    """A short digest of a password hash, kept in the sealed session cookie: a new password
-    ends the web apps' sessions signed in with the old one (as Django's session auth hash
-    does). The cookie is sealed, so the browser cannot read it."""
-    return sha256_hex(password_hash)[:16]
+def credential_stamp(user: User) -> str:
+    """A short digest of the user's password hash and security stamp, kept in the sealed session
+    cookie: a new password, or a new security stamp ("sign out everywhere", decision 0604),
+    ends the web apps' sessions signed in before it (as Django's session auth hash and ASP.NET
+    Identity's security stamp do). The cookie is sealed, so the browser cannot read it.
+
+    With an empty security stamp (every user until they are first signed out everywhere) it is
+    the digest of the password hash alone, as before the stamp existed: the sessions of an
+    upgraded server go on. A password hash (a PHC string) holds no line break, so no other
+    pair gives the same text."""
+    if not user.security_stamp:
+        return sha256_hex(user.password_hash)[:16]
+    return sha256_hex(f"{user.password_hash}\n{user.security_stamp}")[:16]
 
 
 def new_csrf() -> str:

@@ -14,7 +14,8 @@ from switchboard.web.models import EndedWebSession
 
 async def session_user(session: AsyncSession, found: WebSession) -> User | None:
     """The user of a session cookie when the session still holds: not signed out, the user
-    enabled, of the session's tenant and with the password it signed in with."""
+    enabled, of the session's tenant and with the password and security stamp it signed in
+    with (decision 0604)."""
     if await session.get(EndedWebSession, found.sid) is not None:
         return None
     user = await session.get(User, found.user_id)

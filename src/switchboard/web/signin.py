@@ -75,7 +75,8 @@ async def signed_in_user(
     request: Request, runtime: RuntimeDep, session: Session
 ) -> tuple[WebSession, User]:
     """The session cookie's user, while the session is not signed out and the user is still
-    enabled, of the same tenant and with the password it signed in with; else NotSignedIn."""
+    enabled, of the same tenant and with the password and security stamp it signed in with;
+    else NotSignedIn."""
     now = int(runtime.clock.now().timestamp())
     jar = cookie_jar(request)
     found = jar.session(request.cookies.get(jar.session_cookie), now=now)
@@ -160,7 +161,7 @@ def signin_router(
             WebSession(
                 user_id=user.id, tenant_id=user.tenant_id, acting_tenant_id=user.tenant_id,
                 csrf=new_csrf(), expires=now + SESSION_SECONDS, id_token=identity.id_token,
-                stamp=credential_stamp(user.password_hash), sid=new_sid(),
+                stamp=credential_stamp(user), sid=new_sid(),
             ),
         )  # fmt: skip
         return response

@@ -1,5 +1,5 @@
 """Users (create, reset a password: the new one shown once after the redirect, unlock,
-roles) and the tenant's settings with bounds."""
+sign out everywhere, roles) and the tenant's settings with bounds."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ async def users_page(request: Request, operator: OperatorDep, session: Session) 
         request, "users.html", operator, users=users, roles=ROLES,
         now=request.app.state.runtime.clock.now(), notice=notice_of(request),
         created=once.values.get("created"), reset=once.values.get("reset"),
-        password=once.values.get("password"),
+        password=once.values.get("password"), signed_out=once.values.get("signed_out"),
     )  # fmt: skip
     return once.spent(page)
 
@@ -65,6 +65,21 @@ async def reset_password(
 async def unlock(username: str, operator: FormOperator, session: Session) -> Response:
     await service.unlock_user(session, tenant_id=operator.tenant.id, username=username)
     return RedirectResponse("/admin/users?notice=unlocked", status_code=303)
+
+
+@router.post("/users/{username}/sign-out-everywhere")
+async def sign_out_everywhere(
+    request: Request, username: str, operator: FormOperator, session: Session, runtime: RuntimeDep
+) -> Response:
+    """End every session of ``username`` (decision 0604). An admin may sign themselves out
+    everywhere: this session ends too, and the page the redirect names sends them to sign in
+    (an htmx post is told to load it as a whole page, not to swap the sign-in into this one)."""
+    user = await service.sign_out_everywhere(
+        session, tenant_id=operator.tenant.id, username=username, clock=runtime.clock
+    )
+    if user.id == operator.user.id and "hx-request" in request.headers:
+        return Response(status_code=204, headers={"HX-Redirect": "/admin/users"})
+    return show_once(request, operator.session, "/admin/users", signed_out=username)
 
 
 @router.post("/users/{username}/role")
