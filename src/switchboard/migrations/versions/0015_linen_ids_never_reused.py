@@ -3,7 +3,7 @@ AUTOINCREMENT tables (decision 0512); PostgreSQL's sequences never go back, noth
 
 Revision ID: 0015
 Revises: 0014
-Create Date: 2026-11-29 09:00:00.000000
+Create Date: 2026-11-28 09:28:10.000000
 """
 
 from collections.abc import Sequence

@@ -3,7 +3,7 @@ keeps the entry's label at each reveal (decision 0514)
 
 Revision ID: 0016
 Revises: 0015
-Create Date: 2026-11-29 10:00:00.000000
+Create Date: 2026-11-28 09:31:52.000000
 """
 
 from collections.abc import Sequence

@@ -3,7 +3,7 @@ the operator's env:/file: reference (decision 0024)
 
 Revision ID: 0017
 Revises: 0016
-Create Date: 2026-11-30 10:00:00.000000
+Create Date: 2026-11-28 10:07:49.000000
 """
 
 from collections.abc import Sequence

@@ -3,7 +3,7 @@ sessions, kept until the sessions' own expiry (decision 0603)
 
 Revision ID: 0018
 Revises: 0017
-Create Date: 2026-12-01 10:00:00.000000
+Create Date: 2026-11-28 11:51:21.000000
 """
 
 from collections.abc import Sequence

@@ -3,7 +3,7 @@ digest of; a new one ends every session of the user (decision 0604)
 
 Revision ID: 0019
 Revises: 0018
-Create Date: 2026-12-02 10:00:00.000000
+Create Date: 2026-11-28 15:00:00.000000
 """
 
 from collections.abc import Sequence
