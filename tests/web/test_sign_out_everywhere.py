@@ -210,3 +210,49 @@ async def test_sessions_signed_in_before_the_upgrade_go_on(
                 session, tenant_id=acme.id, username="admin", clock=runtime.clock
             )
         await assert_signed_out(client, CONSOLE_PAGE, "/admin")
+
+
+@pytest.mark.parametrize(
+    ("mount", "page", "username"),
+    [("/admin", CONSOLE_PAGE, "chief"), ("/app", LINEN_PAGE, "power")],
+    ids=["console", "linen"],
+)
+async def test_a_user_signs_themselves_out_everywhere_from_the_header(
+    transport: ASGITransport, acme: TenantFixture, mount: str, page: str, username: str
+) -> None:
+    """The header's "Sign out everywhere" ends this session, the user's sessions in every other
+    browser and their refresh tokens; other users go on."""
+    async with (
+        browser(transport, acme) as here,
+        browser(transport, acme) as there,
+        browser(transport, acme) as other,
+    ):
+        assert (await sign_in(here, username, mount=mount)).status_code == 303
+        assert (await sign_in(there, username, mount=mount)).status_code == 303
+        assert (await sign_in(other, "admin")).status_code == 303
+        theirs, admins = await refresh_token(other, username), await refresh_token(other, "admin")
+
+        shown = (await here.get(page)).text
+        assert 'name="everywhere" value="1"' in shown
+        out = await here.post(f"{mount}/logout", data={"csrf": csrf_of(shown), "everywhere": "1"})
+        assert out.status_code == 303
+        assert "end_session" in out.headers["location"]
+
+        await assert_signed_out(here, page, mount)
+        await assert_signed_out(there, page, mount)
+        assert await asks_for_the_password(there, mount)
+        assert await refreshed(other, theirs) == 400
+        assert (await other.get(CONSOLE_PAGE)).status_code == 200
+        assert await refreshed(other, admins) == 200
+
+
+async def test_a_plain_sign_out_ends_only_this_browser(
+    transport: ASGITransport, acme: TenantFixture
+) -> None:
+    async with browser(transport, acme) as here, browser(transport, acme) as there:
+        assert (await sign_in(here, "power", mount="/app")).status_code == 303
+        assert (await sign_in(there, "power", mount="/app")).status_code == 303
+        token = csrf_of((await here.get(LINEN_PAGE)).text)
+        assert (await here.post("/app/logout", data={"csrf": token})).status_code == 303
+        await assert_signed_out(here, LINEN_PAGE, "/app")
+        assert (await there.get(LINEN_PAGE)).status_code == 200

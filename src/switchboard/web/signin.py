@@ -1,6 +1,6 @@
-"""The sign-in routes every web app shares: ``/login``, ``/callback``, ``/logout`` and
-``/signed-out`` under the app's mount, as an OIDC client of the identity provider
-(authorization code + PKCE)."""
+"""The sign-in routes every web app shares: ``/login``, ``/callback``, ``/logout`` (with
+``everywhere=1``: every session of the user, decision 0604) and ``/signed-out`` under the app's
+mount, as an OIDC client of the identity provider (authorization code + PKCE)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Depends, Request
 from starlette.responses import RedirectResponse, Response
 
+from switchboard.identity import service as identity_service
 from switchboard.identity.deps import request_host
 from switchboard.identity.models import User
 from switchboard.kit.crypto import constant_time_equals
@@ -172,6 +173,13 @@ def signin_router(
     ) -> Response:
         # Ended here, not only in this browser: a copy of the cookie is refused from now on.
         await repository.end_session(session, user.session)
+        if (await request.form()).get("everywhere") == "1":  # and in every other browser
+            found = await session.get(User, user.session.user_id)
+            if found is not None:
+                await identity_service.sign_out_everywhere(
+                    session, tenant_id=found.tenant_id, username=found.username,
+                    clock=runtime.clock,
+                )  # fmt: skip
         base = base_url(runtime, request)
         target = f"{base}{web.mount}/signed-out"
         # The provider returns only to the client's registered post-logout address.
