@@ -35,7 +35,8 @@ from switchboard.ops.endpoints import ops_routes
 from switchboard.ops.metrics import Metrics
 from switchboard.ops.middleware import AccessLogMiddleware
 from switchboard.platform.app import create_platform_app
-from switchboard.platform.bridging.client import close_bridge, run_in_process
+from switchboard.platform.backlog import read_backlog
+from switchboard.platform.bridging.client import bridge_readiness, close_bridge, run_in_process
 from switchboard.platform.bridging.local import in_process_simulator, mounted_simulator
 from switchboard.platform.catalogue.fastpath import ServeCatalogue
 from switchboard.platform.whitelist.endpoints import MAX_BODY_BYTES as WHITELIST_LIMIT
@@ -73,11 +74,11 @@ def create_app(
             finally:
                 await close_bridge(runtime)  # simulated calls end before the database closes
 
-    metrics = Metrics()
+    metrics = Metrics(backlog=read_backlog)
     console = create_console_app(runtime)
     linen_web = create_linen_web_app(runtime)
     routes: list[BaseRoute] = [
-        *ops_routes(runtime, metrics),
+        *ops_routes(runtime, metrics, bridge=bridge_readiness),
         *_front_doors(),
         *well_known_routes(identity, mount="/oidc.ashx"),
         Mount("/oidc.ashx", app=identity),

@@ -3,7 +3,7 @@ unauthenticated, for load balancers, orchestrators and Prometheus."""
 
 from __future__ import annotations
 
-import asyncio
+from collections.abc import Awaitable, Callable
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from switchboard.runtime import Runtime
 
 PROMETHEUS_TYPE = "text/plain; version=0.0.4; charset=utf-8"
-BRIDGE_TIMEOUT = 2.0
 
 
 @cache
@@ -43,32 +42,25 @@ async def _database(runtime: Runtime) -> tuple[str, str]:
     return "ok", "current" if applied == migration_heads() else "pending"
 
 
-async def _bridge(runtime: Runtime) -> str:
-    url = runtime.settings.bridge_url.strip()
-    if not url or url.lower() == "none":
-        return "not-configured" if url else "simulator"
-    from switchboard.platform.bridging.client import bridge_for
+def ops_routes(
+    runtime: Runtime, metrics: Metrics, *, bridge: Callable[[Runtime], Awaitable[str]]
+) -> list[Route]:
+    """The probes and the metrics; ``bridge`` tells the media bridge's state for ``/readyz``
+    (the platform's ``bridge_readiness``): ``ok``, ``simulator``, ``not-configured`` or
+    ``unavailable``, the one state that makes the process not ready."""
 
-    try:
-        await asyncio.wait_for(bridge_for(runtime).health(), BRIDGE_TIMEOUT)
-    except Exception:  # unreachable, refused or slow: not ready
-        return "unavailable"
-    return "ok"
-
-
-def ops_routes(runtime: Runtime, metrics: Metrics) -> list[Route]:
     async def healthz(_request: Request) -> Response:
         return JsonResponse({"status": "ok"})
 
     async def readyz(_request: Request) -> Response:
         database, migrations = await _database(runtime)
-        bridge = await _bridge(runtime)
-        ready = database == "ok" and migrations == "current" and bridge != "unavailable"
+        bridge_state = await bridge(runtime)
+        ready = database == "ok" and migrations == "current" and bridge_state != "unavailable"
         body = {
             "status": "ready" if ready else "not-ready",
             "database": database,
             "migrations": migrations,
-            "bridge": bridge,
+            "bridge": bridge_state,
         }
         return JsonResponse(body, status_code=200 if ready else 503)
 

@@ -8,13 +8,13 @@ import datetime as dt
 import functools
 import itertools
 from bisect import bisect_left
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, Gauge, Info, generate_latest
 from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
-from sqlalchemy import func, select
 from sqlalchemy.pool import QueuePool
 
 from switchboard import __version__
@@ -99,8 +99,26 @@ class ReadCacheCounts(Collector):
         yield family
 
 
+@dataclass(frozen=True, slots=True)
+class Backlog:
+    """What the platform's tables hold at scrape time: calls and webhook deliveries by status,
+    the failed delivery attempts, and the oldest due delivery and call (``None``: none due)."""
+
+    calls: Sequence[tuple[str, int]]
+    deliveries: Sequence[tuple[str, int]]
+    delivery_failures: int
+    oldest_delivery: dt.datetime | None
+    oldest_call: dt.datetime | None
+
+
+# Reads the backlog in one read-only transaction; given by the application (the platform's
+# ``read_backlog``), so that operations know nothing of the features' tables.
+ReadBacklog = Callable[["Runtime"], Awaitable[Backlog]]
+
+
 class Metrics:
-    def __init__(self) -> None:
+    def __init__(self, *, backlog: ReadBacklog) -> None:
+        self._backlog = backlog
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
         self.requests = RequestLatency()
@@ -150,44 +168,17 @@ class Metrics:
         return generate_latest(self.registry)
 
     async def _read_database(self, runtime: Runtime) -> None:
-        from switchboard.platform.calls.models import Call
-        from switchboard.platform.calls.repository import RETRY_PENDING, SCHEDULED
-        from switchboard.platform.webhooks.models import PENDING, Attempt, Delivery
-
         now = runtime.clock.now()
-        async with runtime.db.transaction(read_only=True) as session:
-            calls = (
-                await session.execute(select(Call.status, func.count()).group_by(Call.status))
-            ).all()
-            deliveries = (
-                await session.execute(
-                    select(Delivery.status, func.count()).group_by(Delivery.status)
-                )
-            ).all()
-            failures = await session.scalar(
-                select(func.count())
-                .select_from(Attempt)
-                .where((Attempt.status_code.is_(None)) | (Attempt.status_code >= 300))
-            )
-            oldest_delivery = await session.scalar(
-                select(func.min(Delivery.next_attempt_at)).where(
-                    Delivery.status == PENDING, Delivery.next_attempt_at <= now
-                )
-            )
-            oldest_call = await session.scalar(
-                select(func.min(Call.due_at)).where(
-                    Call.status.in_((SCHEDULED, RETRY_PENDING)), Call.due_at <= now
-                )
-            )
+        backlog = await self._backlog(runtime)
         self.calls.clear()
-        for status, count in calls:
+        for status, count in backlog.calls:
             self.calls.labels(status).set(count)
         self.deliveries.clear()
-        for status, count in deliveries:
+        for status, count in backlog.deliveries:
             self.deliveries.labels(status).set(count)
-        self.delivery_failures.set(failures or 0)
-        self.delivery_lag.set(_age(now, oldest_delivery))
-        self.dispatch_lateness.set(_age(now, oldest_call))
+        self.delivery_failures.set(backlog.delivery_failures)
+        self.delivery_lag.set(_age(now, backlog.oldest_delivery))
+        self.dispatch_lateness.set(_age(now, backlog.oldest_call))
         pool = runtime.db.engine.pool
         if isinstance(pool, QueuePool):
             self.pool.labels("size").set(pool.size())

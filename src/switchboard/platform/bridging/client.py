@@ -7,6 +7,7 @@ means no bridge is configured (POST /v1/calls answers 503).
 
 from __future__ import annotations
 
+import asyncio
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,6 +31,8 @@ SIMULATOR_BASE = "http://bridge-sim.internal"
 CONNECT_SECONDS = 3.0
 TIMEOUT_SECONDS = 10.0
 TIMEOUT = httpx.Timeout(TIMEOUT_SECONDS, connect=CONNECT_SECONDS)
+# How long `/readyz` waits for the bridge's health answer.
+READINESS_SECONDS = 2.0
 # At most eight connections to an external bridge; dials beyond eight wait for a free one
 # (decision 0930: a bridge answers a dial once accepted, so eight carry the dispatcher's dials).
 POOL_SIZE = 8
@@ -317,3 +320,16 @@ async def close_bridge(runtime: Runtime) -> None:
     client = _clients.pop(runtime, None)
     if client is not None:
         await client.aclose()
+
+
+async def bridge_readiness(runtime: Runtime) -> str:
+    """The bridge's state for ``/readyz``: ``simulator`` (built in), ``not-configured``
+    (``none``), ``ok`` (its health answered in time) or ``unavailable``."""
+    url = runtime.settings.bridge_url.strip()
+    if not url or url.lower() == "none":
+        return "not-configured" if url else "simulator"
+    try:
+        await asyncio.wait_for(bridge_for(runtime).health(), READINESS_SECONDS)
+    except Exception:  # unreachable, refused or slow: not ready
+        return "unavailable"
+    return "ok"
