@@ -12,7 +12,7 @@ import pytest
 from httpx import AsyncClient
 from sqlalchemy import event, select, update
 
-from switchboard.identity import service as identity
+from switchboard.identity import accounts
 from switchboard.identity.models import ApiKey
 from switchboard.kit.clock import ManualClock
 from switchboard.kit.crypto import sha256_hex
@@ -62,7 +62,7 @@ async def test_disabling_the_user_in_process_is_honoured_on_the_next_request(
     key_headers = {"Authorization": f"Bearer {key}"}
     assert (await app_client.get(read_url, headers=key_headers)).status_code == 200
     async with runtime.db.transaction() as session:
-        await identity.set_disabled(
+        await accounts.set_disabled(
             session, tenant_id=acme.id, username="admin", disabled=True, clock=runtime.clock
         )
     assert (await app_client.get(read_url, headers=key_headers)).status_code == 401

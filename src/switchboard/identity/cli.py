@@ -6,7 +6,7 @@ import click
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.commands import run_in_transaction, tenant_item_command, tenant_list_command
-from switchboard.identity import clients, service
+from switchboard.identity import accounts, clients, service
 from switchboard.identity.models import ROLES, ApiKey, OidcClient
 from switchboard.kit.cli import json_flag, print_json, read_secret_stdin
 from switchboard.kit.clock import iso_utc
@@ -103,7 +103,7 @@ def user_set_password(username: str, tenant: str, password_stdin: bool) -> None:
 
 def _switch(name: str, disabled: bool, help: str) -> None:
     async def act(runtime: Runtime, session: AsyncSession, tenant: Tenant, item: str) -> None:
-        await service.set_disabled(
+        await accounts.set_disabled(
             session, tenant_id=tenant.id, username=item, disabled=disabled, clock=runtime.clock
         )
 
@@ -148,7 +148,7 @@ def user_set_role(username: str, tenant: str, role: str) -> None:
 
 
 async def _delete_user(runtime: Runtime, session: AsyncSession, tenant: Tenant, item: str) -> None:
-    await service.delete_user(session, tenant_id=tenant.id, username=item, clock=runtime.clock)
+    await accounts.delete_user(session, tenant_id=tenant.id, username=item, clock=runtime.clock)
 
 
 tenant_item_command(

@@ -6,11 +6,10 @@ import datetime as dt
 import re
 import secrets
 
-from sqlalchemy import Select, delete, select, update
+from sqlalchemy import Select, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.identity.errors import OAuthError
-from switchboard.identity.issuance import status as credential_status
 from switchboard.identity.keycache import REVOCATIONS
 from switchboard.identity.models import (
     ROLES,
@@ -85,7 +84,7 @@ def _not_self(user: User, actor_id: int | None, what: str) -> None:
         raise Forbidden(f"an admin cannot {what} their own account", code="own_account")
 
 
-async def _revoke_refresh_tokens(session: AsyncSession, user: User, clock: Clock) -> None:
+async def revoke_refresh_tokens(session: AsyncSession, user: User, clock: Clock) -> None:
     await session.execute(
         update(RefreshToken)
         .where(RefreshToken.user_id == user.id, RefreshToken.revoked_at.is_(None))
@@ -123,7 +122,7 @@ async def set_password(
     user.password_hash = passwords.hash(password)
     user.failed_logins = 0
     user.locked_until = None
-    await _revoke_refresh_tokens(session, user, clock)
+    await revoke_refresh_tokens(session, user, clock)
     await _end_browser_sessions(session, user, clock)
     await session.flush()
     return user
@@ -157,7 +156,7 @@ async def sign_out_everywhere(
     refresh tokens are revoked. API keys and access tokens already issued are left alone."""
     user = await get_user(session, tenant_id=tenant_id, username=username)
     user.security_stamp = secrets.token_urlsafe(16)
-    await _revoke_refresh_tokens(session, user, clock)
+    await revoke_refresh_tokens(session, user, clock)
     await _end_browser_sessions(session, user, clock)
     await session.flush()
     return user
@@ -168,23 +167,6 @@ async def unlock_user(session: AsyncSession, *, tenant_id: int, username: str) -
     user = await get_user(session, tenant_id=tenant_id, username=username)
     user.failed_logins = 0
     user.locked_until = None
-    await session.flush()
-    return user
-
-
-async def set_disabled(
-    session: AsyncSession, *, tenant_id: int, username: str, disabled: bool, clock: Clock
-) -> User:
-    """Disable (or enable) a user: its tokens and API keys stop working on their next use, and
-    its staff credentials are revoked for good (enabling it again does not restore them)."""
-    user = await get_user(session, tenant_id=tenant_id, username=username)
-    user.disabled = disabled
-    if disabled:
-        await _revoke_refresh_tokens(session, user, clock)
-        REVOCATIONS.after_commit_of(session)
-        await credential_status.revoke_user(
-            session, tenant_id=tenant_id, user_id=user.id, reason="user disabled", now=clock.now()
-        )
     await session.flush()
     return user
 
@@ -202,22 +184,6 @@ async def set_role(
     user.role = role
     await session.flush()
     return user
-
-
-async def delete_user(
-    session: AsyncSession, *, tenant_id: int, username: str, clock: Clock
-) -> None:
-    """Delete a user with its API keys and refresh tokens; its access tokens stop working and
-    its staff credentials are revoked."""
-    user = await get_user(session, tenant_id=tenant_id, username=username)
-    await credential_status.revoke_user(
-        session, tenant_id=tenant_id, user_id=user.id, reason="user deleted", now=clock.now()
-    )
-    await session.execute(delete(ApiKey).where(ApiKey.user_id == user.id))
-    REVOCATIONS.after_commit_of(session)
-    await session.execute(delete(RefreshToken).where(RefreshToken.user_id == user.id))
-    await session.delete(user)
-    await session.flush()
 
 
 # sip: or sips:, an optional user part, a host name or IPv4 or [IPv6], a port, URI parameters.

@@ -15,7 +15,7 @@ from joserfc import jwt
 from joserfc.jwk import KeySet
 from starlette.applications import Starlette
 
-from switchboard.identity import service as identity
+from switchboard.identity import accounts
 from switchboard.identity.issuance import tasks
 from switchboard.identity.wallet import service as wallet
 from switchboard.kit.clock import ManualClock
@@ -130,7 +130,7 @@ async def test_a_disabled_user_gets_no_credential_and_its_credential_is_revoked(
     issuance = await holder.discover(device, second.link)
     token = (await holder.redeem(device, issuance, tx_code=second.tx_code)).json()
     async with runtime.db.transaction() as session:
-        await identity.set_disabled(
+        await accounts.set_disabled(
             session, tenant_id=acme.id, username="user", disabled=True, clock=runtime.clock
         )
     proof = holder.proof(aud=ISSUER, nonce=await holder.nonce(device, issuance))

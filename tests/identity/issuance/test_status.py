@@ -26,7 +26,7 @@ from joserfc.jwk import ECKey, KeySet
 from starlette.applications import Starlette
 
 from switchboard.cli import main
-from switchboard.identity import service as identity
+from switchboard.identity import accounts
 from switchboard.identity.issuance import service as issuance
 from switchboard.identity.issuance import status
 from switchboard.identity.wallet import service as wallet
@@ -190,7 +190,7 @@ async def test_deleting_a_user_revokes_its_credentials(
     credential = await holder.receive(device, offer.link, tx_code=offer.tx_code)
     entry = payload(credential)["status"]["status_list"]
     async with runtime.db.transaction() as session:
-        await identity.delete_user(session, tenant_id=acme.id, username="user", clock=runtime.clock)
+        await accounts.delete_user(session, tenant_id=acme.id, username="user", clock=runtime.clock)
     claims = await read_list(device, entry["uri"])
     assert bit(claims["status_list"]["lst"], entry["idx"]) == 1
     async with runtime.db.transaction() as session:
