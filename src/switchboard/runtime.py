@@ -6,18 +6,17 @@ import asyncio
 import contextlib
 import datetime as dt
 import logging
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
-from typing import Annotated, Any
+from typing import Annotated, Any, Generic, TypeVar
 
 from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.identity.bearer import Authenticator
-from switchboard.identity.federation.broker import ProviderCache
 from switchboard.identity.keys import Keyring
 from switchboard.identity.passwords import Passwords
 from switchboard.identity.tokens import TokenIssuer
-from switchboard.identity.wallet.status import StatusLists
 from switchboard.kit import heap
 from switchboard.kit.clock import Clock, SystemClock
 from switchboard.kit.crypto import SecretBox
@@ -85,9 +84,6 @@ class Runtime:
             api_key_cache_seconds=settings.api_key_cache_seconds,
             issuer_allow_private=parse_networks(settings.issuer_allow_private),
         )
-        self.status_lists = StatusLists(allow=parse_networks(settings.issuer_allow_private))
-        # Federation's providers, reached through the SSRF guard (decision 0025).
-        self.providers = ProviderCache(allow=parse_networks(settings.federation_allow_private))
         self.workers: list[Worker] = []
         # Set by an application that serves from a read cache: on PostgreSQL it needs the LISTEN
         # connection that tells it of other processes' commits (kit/changes.py).
@@ -130,6 +126,29 @@ class Runtime:
             yield
         finally:
             await self.stop()
+
+
+T = TypeVar("T")
+
+
+class PerRuntime(Generic[T]):
+    """One object of a feature's own per process: made by ``make(runtime)`` on first use and
+    kept as long as the runtime lives. A feature's caches live here rather than on the runtime,
+    which imports no feature."""
+
+    def __init__(self, make: Callable[[Runtime], T]) -> None:
+        self._make = make
+        self._made: weakref.WeakKeyDictionary[Runtime, T] = weakref.WeakKeyDictionary()
+
+    def __call__(self, runtime: Runtime) -> T:
+        made = self._made.get(runtime)
+        if made is None:
+            made = self._made[runtime] = self._make(runtime)
+        return made
+
+    def replace(self, runtime: Runtime, made: T) -> None:
+        """Use ``made`` for ``runtime`` from now on (a test's own fetcher, say)."""
+        self._made[runtime] = made
 
 
 async def get_runtime(request: Request) -> Runtime:

@@ -25,6 +25,7 @@ from starlette.applications import Starlette
 from switchboard.identity import service as identity
 from switchboard.identity.federation import service as federation
 from switchboard.identity.federation.broker import REFETCH_GAP_SECONDS, ProviderCache, fetch_json
+from switchboard.identity.federation.endpoints import providers
 from switchboard.identity.federation.secrets import ClientSecrets, SecretReference
 from switchboard.kit.clock import ManualClock
 from switchboard.runtime import Runtime
@@ -388,7 +389,9 @@ async def test_discovery_and_keys_are_cached_and_a_rotated_key_is_fetched(
         fetched.append(urlsplit(url).path)
         return await fetch_json(oauth, url)
 
-    runtime.providers = ProviderCache(ttl=120, fetch=counting, allow=runtime.providers.allow)
+    providers.replace(
+        runtime, ProviderCache(ttl=120, fetch=counting, allow=providers(runtime).allow)
+    )
     await add_provider(runtime, broker, first_login="create")
     discovery, keys = "/oidc.ashx/.well-known/openid-configuration", "/oidc.ashx/jwks"
 

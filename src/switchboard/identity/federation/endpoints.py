@@ -12,6 +12,7 @@ from starlette.responses import Response
 from switchboard.identity.deps import request_host
 from switchboard.identity.federation import repository
 from switchboard.identity.federation import signin as federation
+from switchboard.identity.federation.broker import ProviderCache
 from switchboard.identity.federation.secrets import ClientSecrets
 from switchboard.identity.signin import endpoints as signin_pages
 from switchboard.identity.signin import options, pages
@@ -21,7 +22,8 @@ from switchboard.identity.signin.endpoints import (
     parse_authorization,
     secure_cookies,
 )
-from switchboard.runtime import Runtime, RuntimeDep
+from switchboard.kit.destinations import parse_networks
+from switchboard.runtime import PerRuntime, Runtime, RuntimeDep
 from switchboard.tenants import service as tenants
 from switchboard.tenants.models import Tenant
 
@@ -29,6 +31,11 @@ router = APIRouter(tags=["identity provider (OIDC)"])
 
 LOGIN_COOKIE = "sb_idp_federation"
 COOKIE_PATH = "/oidc.ashx/federation"
+# The providers' documents and keys, kept per process; reached through the SSRF guard
+# (decision 0025).
+providers = PerRuntime(
+    lambda runtime: ProviderCache(allow=parse_networks(runtime.settings.federation_allow_private))
+)
 PAGE_PREFIX = "../../"  # from /oidc.ashx/federation/<name>/ back to the login page's folder
 
 START: dict[int | str, dict[str, Any]] = {
@@ -88,7 +95,7 @@ async def start(name: str, request: Request, runtime: RuntimeDep) -> Response:
             )  # fmt: skip
     try:
         started = await federation.authorization(
-            provider, redirect_uri=redirect_uri, cache=runtime.providers, now=runtime.clock.now()
+            provider, redirect_uri=redirect_uri, cache=providers(runtime), now=runtime.clock.now()
         )
         async with runtime.db.transaction() as session:
             await federation.record(
@@ -139,7 +146,7 @@ async def callback(name: str, request: Request, runtime: RuntimeDep) -> Response
             return await _refused(session, request, runtime, exc)
     try:
         claims = await federation.redeem(
-            taken, redirect_uri=redirect_uri, cache=runtime.providers, clock=runtime.clock
+            taken, redirect_uri=redirect_uri, cache=providers(runtime), clock=runtime.clock
         )
     except federation.Refused as exc:
         async with runtime.db.transaction(read_only=True) as session:

@@ -26,8 +26,10 @@ from switchboard.identity.signin.endpoints import (
 )
 from switchboard.identity.wallet import service as wallet
 from switchboard.identity.wallet.models import PresentationRequest
+from switchboard.identity.wallet.status import StatusLists
 from switchboard.identity.wallet.verify import Invalid
-from switchboard.runtime import Runtime, RuntimeDep
+from switchboard.kit.destinations import parse_networks
+from switchboard.runtime import PerRuntime, Runtime, RuntimeDep
 from switchboard.tenants import service as tenants
 from switchboard.tenants.models import Tenant
 
@@ -36,6 +38,10 @@ router = APIRouter(tags=["identity provider (OIDC)"])
 BROWSER_COOKIE = "sb_idp_wallet"
 COOKIE_PATH = "/oidc.ashx/wallet"
 POLL_SECONDS = 2
+# External issuers' status lists, kept per process and fetched through the SSRF guard.
+status_lists = PerRuntime(
+    lambda runtime: StatusLists(allow=parse_networks(runtime.settings.issuer_allow_private))
+)
 
 PAGE: dict[int | str, dict[str, Any]] = {
     200: {"content": {"text/html": {}}, "description": "The QR code and link; reloads itself"},
@@ -157,7 +163,7 @@ async def response(request: Request, runtime: RuntimeDep) -> dict[str, Any]:
                 verifier=verifier(runtime, request), now=runtime.clock.now(),
             )  # fmt: skip
     if uri is not None:
-        await runtime.status_lists.fetch(uri, now=int(runtime.clock.now().timestamp()))
+        await status_lists(runtime).fetch(uri, now=int(runtime.clock.now().timestamp()))
     async with runtime.db.transaction() as session:
         tenant = await tenants.resolve_host(session, request_host(request))
         if tenant is None:
@@ -166,7 +172,7 @@ async def response(request: Request, runtime: RuntimeDep) -> dict[str, Any]:
             await wallet.accept_response(
                 session, tenant=tenant, state=values["state"], vp_token=values["vp_token"],
                 error=values["error"], verifier=verifier(runtime, request),
-                lists=runtime.status_lists, now=runtime.clock.now(),
+                lists=status_lists(runtime), now=runtime.clock.now(),
             )  # fmt: skip
         except Invalid as exc:
             refusal = exc  # raised after the commit: the spent request stays spent
