@@ -96,7 +96,7 @@ async def _prepare(url: str) -> None:
     async with database.engine.begin() as conn:
         await conn.run_sync(Base.metadata.create_all)
     runtime_box = SecretBox(TEST_SECRET)
-    from switchboard.identity.keys import Keyring
+    from switchboard.auth.keys import Keyring
 
     keyring = Keyring(runtime_box, ManualClock())
     async with database.transaction() as session:

@@ -21,7 +21,11 @@ if TYPE_CHECKING:
 # Command groups by name: (module, attribute, one-line help). They are imported only when run,
 # so `switchboard --help` answers without loading the web stack and the database drivers.
 LAZY_COMMANDS: dict[str, tuple[str, str, str]] = {
-    "tenant": ("switchboard.tenants.cli", "tenant_cli", "Tenants, their domains and settings."),
+    "tenant": (
+        "switchboard.identity.tenant_cli",
+        "tenant_cli",
+        "Tenants, their domains and settings.",
+    ),
     "user": ("switchboard.identity.cli", "user_cli", "Users of a tenant."),
     "client": ("switchboard.identity.cli", "client_cli", "Registered OIDC clients of a tenant."),
     "apikey": ("switchboard.identity.cli", "apikey_cli", "API keys (ak_...), shown once."),

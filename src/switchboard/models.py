@@ -1,6 +1,6 @@
 """Every table of the product, imported in one place so the metadata is complete."""
 
-from switchboard.identity import models as identity_models
+from switchboard.auth import models as identity_models
 from switchboard.identity.federation import models as federation_models  # noqa: F401
 from switchboard.identity.issuance import models as issuance_models  # noqa: F401
 from switchboard.identity.wallet import models as wallet_models  # noqa: F401

@@ -13,10 +13,10 @@ from typing import Annotated, Any, Generic, TypeVar
 from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from switchboard.identity.bearer import Authenticator
-from switchboard.identity.keys import Keyring
-from switchboard.identity.passwords import Passwords
-from switchboard.identity.tokens import TokenIssuer
+from switchboard.auth.bearer import Authenticator
+from switchboard.auth.keys import Keyring
+from switchboard.auth.passwords import Passwords
+from switchboard.auth.tokens import TokenIssuer
 from switchboard.kit import heap
 from switchboard.kit.clock import Clock, SystemClock
 from switchboard.kit.crypto import SecretBox

@@ -7,7 +7,7 @@ from httpx import ASGITransport, AsyncClient
 from sqlalchemy import func, select
 
 from switchboard.app import create_app
-from switchboard.identity.models import ApiKey, User
+from switchboard.auth.models import ApiKey, User
 from switchboard.platform.webhooks.models import Subscription
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings

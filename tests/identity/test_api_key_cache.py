@@ -12,8 +12,8 @@ import pytest
 from httpx import AsyncClient
 from sqlalchemy import event, select, update
 
+from switchboard.auth.models import ApiKey
 from switchboard.identity import accounts
-from switchboard.identity.models import ApiKey
 from switchboard.kit.clock import ManualClock
 from switchboard.kit.crypto import sha256_hex
 from switchboard.runtime import Runtime

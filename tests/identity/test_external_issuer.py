@@ -16,7 +16,7 @@ from httpx import AsyncClient
 from joserfc import jwt
 from joserfc.jwk import RSAKey
 
-from switchboard.identity.external import UNAVAILABLE, UNTRUSTED
+from switchboard.auth.external import UNAVAILABLE, UNTRUSTED
 from switchboard.kit.clock import ManualClock
 from switchboard.kit.errors import BadRequest
 from switchboard.runtime import Runtime

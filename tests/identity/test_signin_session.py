@@ -9,8 +9,8 @@ from httpx import ASGITransport, AsyncClient
 from sqlalchemy import func, select, update
 
 from switchboard.app import create_app
+from switchboard.auth.models import AuthorizationCode, BrowserSession, User
 from switchboard.identity import clients
-from switchboard.identity.models import AuthorizationCode, BrowserSession, User
 from switchboard.identity.signin.tasks import purge
 from switchboard.kit.clock import ManualClock
 from switchboard.runtime import Runtime

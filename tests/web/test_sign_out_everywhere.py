@@ -12,8 +12,8 @@ from httpx import ASGITransport, AsyncClient
 from starlette.responses import Response
 
 from switchboard.app import create_app
+from switchboard.auth.models import User
 from switchboard.identity import service as identity
-from switchboard.identity.models import User
 from switchboard.kit.crypto import sha256_hex
 from switchboard.runtime import Runtime
 from switchboard.tenants.models import Tenant

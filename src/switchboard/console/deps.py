@@ -10,8 +10,8 @@ from fastapi import Depends, Request
 from fastapi.templating import Jinja2Templates
 from starlette.responses import HTMLResponse
 
-from switchboard.identity.bearer import Caller
-from switchboard.identity.models import User
+from switchboard.auth.bearer import Caller
+from switchboard.auth.models import User
 from switchboard.kit.clock import iso_utc
 from switchboard.runtime import RuntimeDep, Session
 from switchboard.tenants import service as tenants

@@ -9,9 +9,9 @@ from __future__ import annotations
 from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from switchboard.auth.keycache import REVOCATIONS
+from switchboard.auth.models import ApiKey, RefreshToken, User
 from switchboard.identity.issuance import status as credential_status
-from switchboard.identity.keycache import REVOCATIONS
-from switchboard.identity.models import ApiKey, RefreshToken, User
 from switchboard.identity.service import get_user, revoke_refresh_tokens
 from switchboard.kit.clock import Clock
 

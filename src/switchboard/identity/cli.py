@@ -5,9 +5,9 @@ from __future__ import annotations
 import click
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from switchboard.auth.models import ROLES, ApiKey, OidcClient
 from switchboard.commands import run_in_transaction, tenant_item_command, tenant_list_command
 from switchboard.identity import accounts, clients, service
-from switchboard.identity.models import ROLES, ApiKey, OidcClient
 from switchboard.kit.cli import json_flag, print_json, read_secret_stdin
 from switchboard.kit.clock import iso_utc
 from switchboard.runtime import Runtime

@@ -10,8 +10,8 @@ from urllib.parse import unquote, urlsplit
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from switchboard.auth.models import OidcClient, OidcClientUri
 from switchboard.identity.errors import OAuthError
-from switchboard.identity.models import OidcClient, OidcClientUri
 from switchboard.kit.clock import Clock
 from switchboard.kit.crypto import constant_time_equals, random_token, sha256_hex
 from switchboard.kit.errors import BadRequest, Conflict, NotFound

@@ -8,7 +8,7 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from switchboard.identity.bearer import Caller as CallerT
+from switchboard.auth.bearer import Caller as CallerT
 from switchboard.kit.errors import Forbidden, NotFound, Unauthorized
 from switchboard.runtime import RuntimeDep, Session
 from switchboard.tenants import service as tenants

@@ -8,14 +8,14 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Form, Header, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from switchboard.auth.bearer import issuer_for
+from switchboard.auth.tokens import TokenSet
 from switchboard.identity import clients, service
-from switchboard.identity.bearer import issuer_for
 from switchboard.identity.deps import Caller, HostTenant, request_host
 from switchboard.identity.errors import OAuthError
 from switchboard.identity.issuance import service as issuance
 from switchboard.identity.schemas import Discovery, TokenResponse, UserInfo
 from switchboard.identity.signin import service as signin
-from switchboard.identity.tokens import TokenSet
 from switchboard.kit.errors import Unauthorized
 from switchboard.kit.http import JsonResponse
 from switchboard.kit.schemas import ErrorBody

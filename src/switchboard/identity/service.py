@@ -9,9 +9,8 @@ import secrets
 from sqlalchemy import Select, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from switchboard.identity.errors import OAuthError
-from switchboard.identity.keycache import REVOCATIONS
-from switchboard.identity.models import (
+from switchboard.auth.keycache import REVOCATIONS
+from switchboard.auth.models import (
     ROLES,
     ApiKey,
     BrowserSession,
@@ -19,8 +18,9 @@ from switchboard.identity.models import (
     RefreshToken,
     User,
 )
-from switchboard.identity.passwords import Passwords
-from switchboard.identity.tokens import TokenIssuer, TokenSet
+from switchboard.auth.passwords import Passwords
+from switchboard.auth.tokens import TokenIssuer, TokenSet
+from switchboard.identity.errors import OAuthError
 from switchboard.kit.clock import Clock
 from switchboard.kit.crypto import random_token, sha256_hex
 from switchboard.kit.errors import BadRequest, Conflict, Forbidden, NotFound

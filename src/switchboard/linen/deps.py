@@ -11,8 +11,8 @@ from typing import Annotated
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from switchboard.identity.bearer import API_KEY_PREFIX
-from switchboard.identity.bearer import Caller as CallerT
+from switchboard.auth.bearer import API_KEY_PREFIX
+from switchboard.auth.bearer import Caller as CallerT
 from switchboard.identity.deps import HostTenant, request_host
 from switchboard.kit.errors import Forbidden, Unauthorized
 from switchboard.runtime import RuntimeDep, Session

@@ -10,7 +10,7 @@ import orjson
 from cryptography.exceptions import InvalidTag
 from starlette.responses import Response
 
-from switchboard.identity.models import User
+from switchboard.auth.models import User
 from switchboard.kit.crypto import SecretBox, constant_time_equals, sha256_hex
 
 SESSION_SECONDS = 8 * 3600

@@ -7,7 +7,7 @@ import datetime as dt
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from switchboard.identity.models import User
+from switchboard.auth.models import User
 from switchboard.web.cookies import WebSession
 from switchboard.web.models import EndedWebSession
 

@@ -12,9 +12,9 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Depends, Request
 from starlette.responses import RedirectResponse, Response
 
+from switchboard.auth.models import User
 from switchboard.identity import service as identity_service
 from switchboard.identity.deps import request_host
-from switchboard.identity.models import User
 from switchboard.kit.crypto import constant_time_equals
 from switchboard.kit.errors import ApiError
 from switchboard.runtime import RuntimeDep, Session

@@ -13,6 +13,7 @@ from fastapi import APIRouter, Request
 from starlette.datastructures import FormData
 from starlette.responses import RedirectResponse, Response
 
+from switchboard.auth.models import ROLES
 from switchboard.console.deps import FormOperator, Operator, OperatorDep, notice_of, render
 from switchboard.identity.federation import repository as providers
 from switchboard.identity.federation import service as federation
@@ -25,7 +26,6 @@ from switchboard.identity.federation.secrets import (
     SecretValue,
 )
 from switchboard.identity.issuance import status as credentials
-from switchboard.identity.models import ROLES
 from switchboard.identity.wallet import repository as issuers
 from switchboard.identity.wallet import service as wallet
 from switchboard.kit.errors import BadRequest

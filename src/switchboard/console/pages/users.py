@@ -6,9 +6,9 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from starlette.responses import RedirectResponse, Response
 
+from switchboard.auth.models import ROLES
 from switchboard.console.deps import FormOperator, OperatorDep, notice_of, render
 from switchboard.identity import service
-from switchboard.identity.models import ROLES
 from switchboard.runtime import RuntimeDep, Session
 from switchboard.tenants import service as tenants
 from switchboard.tenants.config import (

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from switchboard.auth.models import ROLES
 from switchboard.commands import run_in_transaction, tenant_item_command, tenant_list_command
 from switchboard.identity.federation import repository, service
 from switchboard.identity.federation.models import FIRST_LOGIN, ExternalProvider
@@ -21,7 +22,6 @@ from switchboard.identity.federation.secrets import (
     SecretReference,
     SecretValue,
 )
-from switchboard.identity.models import ROLES
 from switchboard.kit.cli import read_secret_stdin
 from switchboard.kit.clock import iso_utc
 from switchboard.runtime import Runtime

@@ -5,8 +5,8 @@ from __future__ import annotations
 from sqlalchemy import Select, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from switchboard.auth.models import User
 from switchboard.identity.federation.models import ExternalIdentity, ExternalLogin, ExternalProvider
-from switchboard.identity.models import User
 
 
 def _providers(tenant_id: int) -> Select[ExternalProvider]:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from switchboard.auth.models import ROLES
 from switchboard.identity.federation import repository
 from switchboard.identity.federation.models import (
     FIRST_LOGIN,
@@ -24,7 +25,6 @@ from switchboard.identity.federation.secrets import (
     SecretUnavailable,
     SecretValue,
 )
-from switchboard.identity.models import ROLES
 from switchboard.kit.errors import BadRequest, Conflict, NotFound
 from switchboard.tenants.config import secure_url
 from switchboard.tenants.models import Tenant

@@ -16,6 +16,8 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from switchboard.auth.models import ROLES, User
+from switchboard.auth.passwords import Passwords
 from switchboard.identity import service as identity
 from switchboard.identity.federation import broker, repository
 from switchboard.identity.federation.models import (
@@ -27,8 +29,6 @@ from switchboard.identity.federation.secrets import (
     ClientSecrets,
     SecretUnavailable,
 )
-from switchboard.identity.models import ROLES, User
-from switchboard.identity.passwords import Passwords
 from switchboard.identity.signin.service import Refused as Refused
 from switchboard.kit.clock import Clock
 from switchboard.kit.crypto import SecretBox, random_token, sha256_hex

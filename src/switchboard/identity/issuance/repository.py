@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import Select, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from switchboard.auth.models import User
 from switchboard.identity.issuance.models import (
     CredentialNonce,
     CredentialOffer,
@@ -15,7 +16,6 @@ from switchboard.identity.issuance.models import (
     IssuerKey,
     StatusList,
 )
-from switchboard.identity.models import User
 
 
 def _keys(tenant_id: int) -> Select[IssuerKey]:

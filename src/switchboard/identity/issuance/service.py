@@ -19,10 +19,10 @@ from sd_jwt.common import SDObj
 from sd_jwt.issuer import SDJWTIssuer
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from switchboard.auth.tokens import TokenSet
 from switchboard.identity.errors import OAuthError
 from switchboard.identity.issuance import proof, repository, status
 from switchboard.identity.issuance.models import CredentialNonce, CredentialOffer, IssuerKey
-from switchboard.identity.tokens import TokenSet
 from switchboard.kit.crypto import SecretBox, constant_time_equals, random_token, sha256_hex
 from switchboard.kit.errors import Unauthorized
 from switchboard.tenants.models import Tenant

@@ -16,9 +16,9 @@ from joserfc.jws import extract_compact
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
 
+from switchboard.auth.bearer import issuer_for
 from switchboard.identity import clients
 from switchboard.identity import service as identity
-from switchboard.identity.bearer import issuer_for
 from switchboard.identity.deps import request_host
 from switchboard.identity.errors import OAuthError
 from switchboard.identity.signin import options, pages

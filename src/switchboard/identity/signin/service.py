@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from switchboard.auth.models import AuthorizationCode, BrowserSession, OidcClient, User
+from switchboard.auth.tokens import TokenIssuer, TokenSet
 from switchboard.identity import clients
 from switchboard.identity.errors import OAuthError
-from switchboard.identity.models import AuthorizationCode, BrowserSession, OidcClient, User
 from switchboard.identity.service import parse_scopes, revoke_refresh_family
-from switchboard.identity.tokens import TokenIssuer, TokenSet
 from switchboard.kit.clock import Clock
 from switchboard.kit.crypto import constant_time_equals, random_token, sha256_hex
 from switchboard.tenants.models import Tenant

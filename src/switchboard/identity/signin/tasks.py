@@ -11,7 +11,7 @@ import datetime as dt
 from sqlalchemy import delete, or_
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from switchboard.identity.models import AuthorizationCode, BrowserSession
+from switchboard.auth.models import AuthorizationCode, BrowserSession
 from switchboard.runtime import purging_worker
 
 KEEP_CODES = dt.timedelta(days=1)

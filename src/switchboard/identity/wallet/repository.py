@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import Select, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from switchboard.identity.models import User
+from switchboard.auth.models import User
 from switchboard.identity.wallet.models import PresentationRequest, TrustedIssuer
 
 

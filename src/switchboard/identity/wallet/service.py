@@ -17,10 +17,10 @@ from joserfc.errors import JoseError
 from joserfc.jwk import JWKRegistry
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from switchboard.auth.keys import Keyring
+from switchboard.auth.models import User
 from switchboard.identity.issuance import service as issuance
 from switchboard.identity.issuance import status as issuance_status
-from switchboard.identity.keys import Keyring
-from switchboard.identity.models import User
 from switchboard.identity.signin.service import Refused as Refused
 from switchboard.identity.wallet import repository
 from switchboard.identity.wallet import status as credential_status

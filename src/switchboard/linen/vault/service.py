@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from switchboard.identity.bearer import Caller
+from switchboard.auth.bearer import Caller
 from switchboard.kit.clock import Clock
 from switchboard.kit.crypto import SecretBox, constant_time_equals, sha256_hex
 from switchboard.kit.errors import BadRequest, NotFound

@@ -16,9 +16,9 @@ from fastapi import Depends, Request
 from fastapi.templating import Jinja2Templates
 from starlette.responses import HTMLResponse
 
-from switchboard.identity.bearer import Caller
+from switchboard.auth.bearer import Caller
+from switchboard.auth.models import User
 from switchboard.identity.deps import request_host
-from switchboard.identity.models import User
 from switchboard.kit.clock import iso_utc
 from switchboard.kit.errors import Forbidden
 from switchboard.linen.deps import REVEAL_ROLES, WRITE_ROLES

@@ -6,10 +6,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends
 
+from switchboard.auth.bearer import Caller
+from switchboard.auth.models import ApiKey, User
 from switchboard.identity import service
-from switchboard.identity.bearer import Caller
 from switchboard.identity.deps import AdminCaller
-from switchboard.identity.models import ApiKey, User
 from switchboard.kit.clock import iso_utc
 from switchboard.kit.errors import Forbidden, NotFound
 from switchboard.kit.paging import Paging, page_with_total

@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session as SyncSession
 
-from switchboard.identity.bearer import Caller
+from switchboard.auth.bearer import Caller
 from switchboard.kit.db import Database, after_commit
 from switchboard.kit.errors import ApiError, BadRequest, NotFound
 from switchboard.platform.bridging.client import BridgeClient, bridge_for

@@ -17,7 +17,7 @@ import re
 import orjson
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from switchboard.identity.bearer import Caller
+from switchboard.auth.bearer import Caller
 from switchboard.kit.errors import BadRequest, Conflict
 from switchboard.platform.calls import repository
 from switchboard.platform.calls.models import CallIdempotencyKey

@@ -20,16 +20,16 @@ from sqlalchemy import exists, select, update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from switchboard.identity.external import (
+from switchboard.auth.external import (
     ExternalIssuers,
     ExternalKeys,
     host_trust,
     jwks_fetch,
     peek,
 )
-from switchboard.identity.keycache import ApiKeyCache, CachedKey
-from switchboard.identity.keys import Keyring
-from switchboard.identity.models import ROLES, ApiKey, OidcClient, User
+from switchboard.auth.keycache import ApiKeyCache, CachedKey
+from switchboard.auth.keys import Keyring
+from switchboard.auth.models import ROLES, ApiKey, OidcClient, User
 from switchboard.kit.clock import Clock
 from switchboard.kit.crypto import sha256_hex
 from switchboard.kit.db import Database, after_commit

@@ -1,4 +1,7 @@
-"""``switchboard tenant ...``"""
+"""``switchboard tenant ...``: tenants are the identity provider's realms, so the command group
+lives with it. Creating one registers its web clients (the console and the linen web app), and
+every command runs on the runtime, which is built on the tenants: ``tenants/`` itself stays
+below both."""
 
 from __future__ import annotations
 

@@ -10,8 +10,8 @@ from typing import Any
 from joserfc import jwt
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from switchboard.identity.keys import Keyring
-from switchboard.identity.models import RefreshToken, User
+from switchboard.auth.keys import Keyring
+from switchboard.auth.models import RefreshToken, User
 from switchboard.kit.clock import Clock
 from switchboard.kit.crypto import random_token, sha256_hex
 

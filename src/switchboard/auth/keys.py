@@ -16,7 +16,7 @@ from joserfc.jwk import RSAKey
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from switchboard.identity.models import SigningKey
+from switchboard.auth.models import SigningKey
 from switchboard.kit.clock import Clock
 from switchboard.kit.crypto import SecretBox
 from switchboard.kit.errors import NotFound
