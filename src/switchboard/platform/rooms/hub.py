@@ -5,17 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-import weakref
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from switchboard.platform.rooms.detector import Detector
 from switchboard.platform.rooms.fanout import Fanout, channel_of
 from switchboard.platform.rooms.schemas import Mode, Pref, Role
-
-if TYPE_CHECKING:
-    from switchboard.runtime import Runtime
+from switchboard.runtime import PerRuntime
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 Close = Callable[[int, str], Awaitable[None]]
@@ -221,11 +218,5 @@ def new_peer_id() -> str:
     return "p_" + secrets.token_hex(6)
 
 
-_hubs: weakref.WeakKeyDictionary[Runtime, Hub] = weakref.WeakKeyDictionary()
-
-
-def hub_for(runtime: Runtime) -> Hub:
-    hub = _hubs.get(runtime)
-    if hub is None:
-        hub = _hubs[runtime] = Hub(runtime.settings.room_fanout_url)
-    return hub
+# This process's rooms, one hub per runtime.
+hub_for = PerRuntime(lambda runtime: Hub(runtime.settings.room_fanout_url))
