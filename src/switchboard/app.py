@@ -37,7 +37,7 @@ from switchboard.ops.middleware import AccessLogMiddleware
 from switchboard.platform.app import create_platform_app
 from switchboard.platform.backlog import read_backlog
 from switchboard.platform.bridging.client import bridge_readiness, close_bridge, run_in_process
-from switchboard.platform.bridging.local import in_process_simulator, mounted_simulator
+from switchboard.platform.callbacks.local import in_process_simulator, mounted_simulator
 from switchboard.platform.catalogue.fastpath import ServeCatalogue
 from switchboard.platform.whitelist.endpoints import MAX_BODY_BYTES as WHITELIST_LIMIT
 from switchboard.runtime import Runtime

@@ -43,7 +43,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str, str]] = {
     "worker": ("switchboard.workers.cli", "worker_cli", "Run the background workers."),
     "number": ("switchboard.platform.numbers.cli", "number_cli", "Virtual numbers."),
     "webhook": ("switchboard.platform.webhooks.cli", "webhook_cli", "Webhook subscriptions."),
-    "sim": ("switchboard.platform.bridging.cli", "sim_cli", "The simulated media bridge."),
+    "sim": ("switchboard.platform.callbacks.cli", "sim_cli", "The simulated media bridge."),
     "room": ("switchboard.platform.rooms.cli", "room_cli", "Meeting rooms: list, lobby, SFU mode."),
     "route": ("switchboard.platform.routing.cli", "route_cli", "Routing tables and dry runs."),
     "linen": ("switchboard.linen.cli", "linen_cli", "Linen portal operations."),

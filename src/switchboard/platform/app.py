@@ -13,7 +13,7 @@ from switchboard.kit.http import JsonResponse, new_api
 from switchboard.kit.openapi_errors import document_bad_input
 from switchboard.kit.openapi_limits import document_body_limit
 from switchboard.platform.apikeys.endpoints import router as apikeys_router
-from switchboard.platform.bridging.endpoints import router as bridge_router
+from switchboard.platform.callbacks.endpoints import router as bridge_router
 from switchboard.platform.calls.endpoints import router as calls_router
 from switchboard.platform.catalogue.endpoints import router as catalogue_router
 from switchboard.platform.numbers.endpoints import router as numbers_router

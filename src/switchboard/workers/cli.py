@@ -8,7 +8,7 @@ import signal
 import click
 
 from switchboard.platform.bridging.client import run_in_process
-from switchboard.platform.bridging.local import in_process_simulator
+from switchboard.platform.callbacks.local import in_process_simulator
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
 from switchboard.workers import all_workers

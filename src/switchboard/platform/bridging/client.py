@@ -261,7 +261,7 @@ class BridgeClient:
 
 
 class Keeper(Protocol):
-    """Kept informed of the dials of a bridge run in this process (``bridging.local``)."""
+    """Kept informed of the dials of a bridge run in this process (``callbacks.local``)."""
 
     def poke(self) -> None: ...
 
@@ -273,7 +273,7 @@ _clients: weakref.WeakKeyDictionary[Runtime, BridgeClient] = weakref.WeakKeyDict
 LocalBridge = Callable[["Runtime", str], BridgeClient]
 # The bridge run in this process when SWITCHBOARD_BRIDGE_URL is empty: the simulator, whose
 # callbacks go to the platform's bridge endpoints. Those are built on the platform's services,
-# and the services on this client, so it is assembled above them (``bridging.local``) and
+# and the services on this client, so it is assembled above them (``callbacks.local``) and
 # registered here by the application and the worker as they start (``run_in_process``).
 _local: list[LocalBridge] = []
 

@@ -73,7 +73,7 @@ def _run_inbound(
         settings = settings.model_copy(update={"sim_speed": speed})
 
     async def main() -> str:
-        from switchboard.platform.bridging.endpoints import create_bridge_callback_app
+        from switchboard.platform.callbacks.endpoints import create_bridge_callback_app
         from switchboard.platform.calls import repository
         from switchboard.platform.numbers.service import find_number, reveal_secrets
 

@@ -23,7 +23,7 @@ from switchboard.platform.bridging.client import (
     BridgeClient,
     bridge_secret,
 )
-from switchboard.platform.bridging.endpoints import create_bridge_callback_app
+from switchboard.platform.callbacks.endpoints import create_bridge_callback_app
 from switchboard.platform.calls.tasks import heartbeat
 from switchboard.runtime import Runtime
 

@@ -13,8 +13,8 @@ from switchboard.bridge import protocol
 from switchboard.bridge.protocol import Callback, InboundRouteRequest, RoomCallback
 from switchboard.kit.errors import ApiError, BadRequest
 from switchboard.kit.http import JsonResponse, new_api
-from switchboard.platform.bridging import service
 from switchboard.platform.bridging.client import bridge_secret
+from switchboard.platform.callbacks import service
 from switchboard.platform.calls import service as call_service
 from switchboard.platform.rooms import service as room_service
 from switchboard.runtime import Runtime, RuntimeDep, Session
