@@ -40,9 +40,9 @@ from report import check, percentile, record, scratch_postgres
 from switchboard.kit import heap
 from switchboard.kit.destinations import parse_networks
 from switchboard.models import Base
-from switchboard.platform.events.service import emit
 from switchboard.platform.webhooks import service
 from switchboard.platform.webhooks.models import Delivery, Subscription
+from switchboard.platform.webhooks.outbox import emit
 from switchboard.platform.webhooks.signing import (
     platform_signature,
     standard_key,

@@ -18,8 +18,8 @@ from switchboard.app import create_app
 from switchboard.kit.clock import ManualClock
 from switchboard.ops.endpoints import migration_heads
 from switchboard.platform.bridging.client import close_bridge
-from switchboard.platform.events.service import emit
 from switchboard.platform.webhooks import service as webhooks
+from switchboard.platform.webhooks.outbox import emit
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
 from tests import ports

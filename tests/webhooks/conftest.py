@@ -15,8 +15,8 @@ from aiohttp import web
 
 from switchboard.kit.clock import ManualClock
 from switchboard.kit.destinations import parse_networks
-from switchboard.platform.events.service import emit
 from switchboard.platform.webhooks import queue, service
+from switchboard.platform.webhooks.outbox import emit
 from switchboard.platform.webhooks.tasks import Sender
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings

@@ -11,8 +11,8 @@ import pytest
 from sqlalchemy import func, select
 
 from switchboard.kit.clock import ManualClock
-from switchboard.platform.events.service import emit
 from switchboard.platform.webhooks.models import Delivery
+from switchboard.platform.webhooks.outbox import emit
 from switchboard.platform.webhooks.tasks import deliver_due
 from switchboard.runtime import Runtime
 from tests.factories import TenantFixture

@@ -18,7 +18,7 @@ from switchboard.platform.calls import service
 from switchboard.platform.calls.repository import record_values
 from switchboard.platform.calls.schemas import CallCreate, CallRecord
 from switchboard.platform.calls.tasks import PROCESS_OWNER
-from switchboard.platform.events import service as events
+from switchboard.platform.events import repository as events
 from switchboard.platform.transcripts import service as transcripts
 from switchboard.runtime import RuntimeDep, Session
 from switchboard.tenants.config import VOICES

@@ -1,1 +1,4 @@
-"""Platform events (spec 6.2): written in the transaction of the change that causes them."""
+"""Platform events (spec 6.2): their names (``catalogue``), the outbox row (``models``) and
+its reads (``repository``). An event is written in the transaction of the change that causes it
+by ``webhooks.outbox.emit``, together with its deliveries; this package imports no other
+feature."""

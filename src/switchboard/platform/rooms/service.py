@@ -1,7 +1,7 @@
 """The rules of a room: presence, relaying, the detector, preferences and the cascade.
 
 Every change that others must learn of is written as an event in its own transaction (the
-outbox of ``platform/events``), together with the room row's counts and mode. When rooms fan
+outbox, ``webhooks.outbox.emit``), together with the room row's counts and mode. When rooms fan
 out across ``serve`` processes, the same transaction writes the peer's ``room_peers`` row, and
 ``locked`` serialises the room across processes and reads its state anew (decision 0841).
 """
@@ -21,13 +21,13 @@ from switchboard.bridge import protocol
 from switchboard.kit.errors import ApiError
 from switchboard.platform.bridging.client import RoomAnswer, bridge_for
 from switchboard.platform.events import catalogue as ev
-from switchboard.platform.events.service import emit
 from switchboard.platform.rooms import repository
 from switchboard.platform.rooms.detector import Report, Tunables
 from switchboard.platform.rooms.fanout import FanoutLost
 from switchboard.platform.rooms.hub import LiveRoom, Member, Peer
 from switchboard.platform.rooms.models import Room, RoomPeer
 from switchboard.platform.rooms.schemas import Mode, Pref, Role
+from switchboard.platform.webhooks.outbox import emit
 from switchboard.runtime import Runtime
 from switchboard.tenants import service as tenants
 from switchboard.tenants.config import SFU_TUNABLES, TenantConfig

@@ -19,11 +19,11 @@ from switchboard.kit.crypto import random_token, sha256_hex
 from switchboard.kit.errors import BadRequest, NotFound
 from switchboard.kit.paging import PageParams, fetch_page
 from switchboard.platform.events import catalogue
-from switchboard.platform.events.service import emit
 from switchboard.platform.shares import repository
 from switchboard.platform.shares.models import TranscriptShare
 from switchboard.platform.transcripts import service as transcripts
 from switchboard.platform.transcripts.service import TranscriptDetail
+from switchboard.platform.webhooks.outbox import emit
 
 MAX_TTL_HOURS = 8760  # one year; 0 means the share never expires
 TOKEN_BYTES = 32  # 256 random bits (at least 128 are required)

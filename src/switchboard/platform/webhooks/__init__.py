@@ -1,5 +1,6 @@
 """Webhook subscriptions and their durable, signed, at-least-once delivery (spec 2.10, 6.1).
 
+``outbox`` emits an event (its row and its deliveries, in the caller's transaction),
 ``service`` holds the rules (subscriptions, fan-out, redelivery), ``repository`` all SQL,
 ``tasks`` the sender worker and ``signing`` both signature schemes; ``endpoints`` is the
 read-only REST view and ``cli`` the operator commands. The SSRF guard is ``kit.destinations``.

@@ -13,9 +13,9 @@ from switchboard.platform.calls.models import InboundCall
 from switchboard.platform.calls.service._rules import checked_outcome
 from switchboard.platform.calls.service._turns import turns_of
 from switchboard.platform.events import catalogue as ev
-from switchboard.platform.events.service import emit
 from switchboard.platform.numbers.service import find_number
 from switchboard.platform.transcripts.service import TranscriptInput, save_transcript
+from switchboard.platform.webhooks.outbox import emit
 from switchboard.runtime import Runtime
 
 

@@ -24,8 +24,8 @@ from switchboard.platform.calls.service._rules import (
 )
 from switchboard.platform.calls.service._turns import turns_of
 from switchboard.platform.events import catalogue as ev
-from switchboard.platform.events.service import emit
 from switchboard.platform.transcripts.service import TranscriptInput, save_transcript
+from switchboard.platform.webhooks.outbox import emit
 from switchboard.runtime import Runtime
 
 log = logging.getLogger("switchboard.calls")
