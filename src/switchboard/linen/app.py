@@ -23,6 +23,7 @@ from switchboard.linen.item_types.endpoints import router as item_types_router
 from switchboard.linen.laundries.endpoints import router as laundries_router
 from switchboard.linen.laundry_api.endpoints import router as laundry_api_router
 from switchboard.linen.properties.endpoints import router as properties_router
+from switchboard.linen.sheets.endpoints import balance_router
 from switchboard.linen.sheets.endpoints import router as sheets_router
 from switchboard.linen.statistics.endpoints import router as statistics_router
 from switchboard.linen.vault.endpoints import router as vault_router
@@ -42,6 +43,7 @@ laundry invoices with their PDF, the vault of access codes, and statistics.
 
 ROUTERS: list[APIRouter] = [
     properties_router,
+    balance_router,
     groups_router,
     item_types_router,
     laundries_router,

@@ -10,15 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from switchboard.kit.clock import iso_utc
 from switchboard.kit.paging import Paging
 from switchboard.kit.schemas import Ok, Page
-from switchboard.linen.common import (
-    ID_MAX,
-    READ_ERRORS,
-    WRITE_ERRORS,
-    Day,
-    IdPath,
-    page,
-    sort_param,
-)
+from switchboard.linen.common import ID_MAX, READ_ERRORS, WRITE_ERRORS, IdPath, page, sort_param
 from switchboard.linen.deps import PortalAdmin, PortalCaller
 from switchboard.linen.groups import service as groups
 from switchboard.linen.laundries.schemas import AddressOut
@@ -32,8 +24,6 @@ from switchboard.linen.properties.schemas import (
     PropertyOut,
     PropertyUpdate,
 )
-from switchboard.linen.sheets import service as sheets
-from switchboard.linen.sheets.schemas import BalanceItem, PropertyBalance
 from switchboard.runtime import RuntimeDep, Session
 
 router = APIRouter(prefix="/v1/properties", tags=["properties"])
@@ -140,36 +130,3 @@ async def update_property(
 async def delete_property(property_id: IdPath, caller: PortalAdmin, session: Session) -> Ok:
     await service.delete(session, tenant_id=caller.tenant_id, property_id=property_id)
     return Ok()
-
-
-@router.get(
-    "/{property_id}/balance",
-    response_model=PropertyBalance,
-    responses=READ_ERRORS,
-    summary="A property's running linen balance with its laundries",
-    description=(
-        "Per item type, over the property's delivered and invoiced sheets (service date up to "
-        "`until`, inclusive, when given): ordered, accepted (delivered minus rejected) and the "
-        "balance still owed, which carries to the next delivery. Negative: delivered ahead."
-    ),
-)
-async def property_balance(
-    property_id: IdPath,
-    caller: PortalCaller,
-    session: Session,
-    until: Annotated[Day | None, Query()] = None,
-) -> PropertyBalance:
-    rows = await sheets.running_balance(
-        session, tenant_id=caller.tenant_id, property_id=property_id, until=until
-    )
-    items = [
-        BalanceItem(
-            item_type_id=kind.id,
-            code=kind.code,
-            ordered=ordered,
-            accepted=accepted,
-            balance=ordered - accepted,
-        )
-        for kind, ordered, accepted in rows
-    ]
-    return PropertyBalance(property_id=property_id, until=until, items=items)

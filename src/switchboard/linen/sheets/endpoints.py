@@ -18,6 +18,7 @@ from switchboard.linen.common import (
     WRITE_ERRORS,
     DateFrom,
     DateTo,
+    Day,
     IdPath,
     check_range,
     page,
@@ -29,8 +30,10 @@ from switchboard.linen.sheets import service
 from switchboard.linen.sheets.models import LinenSheet
 from switchboard.linen.sheets.repository import SORTS, SheetFilter
 from switchboard.linen.sheets.schemas import (
+    BalanceItem,
     CancelIn,
     DeliveryReport,
+    PropertyBalance,
     SheetCreate,
     SheetOut,
     SheetUpdate,
@@ -39,6 +42,8 @@ from switchboard.linen.sheets.schemas import (
 from switchboard.runtime import RuntimeDep, Session
 
 router = APIRouter(prefix="/v1/sheets", tags=["linen sheets"])
+# A property's balance sums its sheets: it is served here, listed with the property's routes.
+balance_router = APIRouter(prefix="/v1/properties", tags=["properties"])
 
 StatusQuery = Annotated[str | None, status_param(service.STATUSES)]
 UpdatedSince = Query(
@@ -211,3 +216,36 @@ async def report_delivery(
         clock=runtime.clock,
     )  # fmt: skip
     return await one_out(session, sheet)
+
+
+@balance_router.get(
+    "/{property_id}/balance",
+    response_model=PropertyBalance,
+    responses=READ_ERRORS,
+    summary="A property's running linen balance with its laundries",
+    description=(
+        "Per item type, over the property's delivered and invoiced sheets (service date up to "
+        "`until`, inclusive, when given): ordered, accepted (delivered minus rejected) and the "
+        "balance still owed, which carries to the next delivery. Negative: delivered ahead."
+    ),
+)
+async def property_balance(
+    property_id: IdPath,
+    caller: PortalCaller,
+    session: Session,
+    until: Annotated[Day | None, Query()] = None,
+) -> PropertyBalance:
+    rows = await service.running_balance(
+        session, tenant_id=caller.tenant_id, property_id=property_id, until=until
+    )
+    items = [
+        BalanceItem(
+            item_type_id=kind.id,
+            code=kind.code,
+            ordered=ordered,
+            accepted=accepted,
+            balance=ordered - accepted,
+        )
+        for kind, ordered, accepted in rows
+    ]
+    return PropertyBalance(property_id=property_id, until=until, items=items)
