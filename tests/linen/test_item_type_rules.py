@@ -26,7 +26,10 @@ async def test_par_levels_and_price_lists_keep_an_item_type_from_deletion(world:
     )
     assert [line["itemTypeId"] for line in sheet["lines"]] == [world.towel]
     used = await portal.delete(f"/v1/item-types/{world.towel}")
-    assert "sheet LS-2026-000001" in used.json()["error_description"]
+    assert used.json()["error_description"] == (
+        "the item type is still used by the par levels of property SEA-01, sheet LS-2026-000001;"
+        " deactivate it instead"
+    )
 
     # Once nothing refers to them, they go.
     assert (await portal.delete(f"/v1/sheets/{sheet['id']}")).status_code == 200

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Annotated, Any, TypeVar
 
 from fastapi import Path, Query
@@ -132,6 +132,19 @@ async def fetch_page(
     """One window of ``stmt`` (already tenant-scoped and filtered) and the total count."""
     rows, total = await kit_fetch_page(session, stmt.order_by(*order), paging)
     return [row[0] for row in rows], total
+
+
+async def ids_among(
+    session: AsyncSession, stmt: Select[Any], id_column: Any, ids: Iterable[int]
+) -> set[int]:
+    """Those of ``ids`` that ``stmt`` (a tenant-scoped base statement) finds in ``id_column``:
+    the ids alone, for a reference check of up to thousands."""
+    wanted = set(ids)
+    if not wanted:
+        return set()
+    return set(
+        await session.scalars(stmt.where(id_column.in_(wanted)).with_only_columns(id_column))
+    )
 
 
 def page(items: list[T], total: int, paging: PageParams) -> Page[T]:

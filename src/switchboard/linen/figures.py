@@ -15,6 +15,7 @@ from typing import Protocol
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.kit.clock import Clock
+from switchboard.linen.hooks import Hook
 
 
 class Refresh(Protocol):
@@ -35,12 +36,12 @@ class Refresh(Protocol):
     ) -> Awaitable[int]: ...
 
 
-_refresh: list[Refresh] = []
+_refresh = Hook[Refresh]("the open sheets following their item types and prices", by="sheets")
 
 
 def follow(refresh: Refresh) -> None:
     """Register the refresh the changes lead to (the sheets' service, once it is loaded)."""
-    _refresh[:] = [refresh]
+    _refresh.register(refresh)
 
 
 async def changed(
@@ -55,9 +56,7 @@ async def changed(
 ) -> int:
     """Item types or a laundry's prices changed: the open sheets they reach follow. Raises
     when no refresh is registered, rather than leave the sheets' figures stale."""
-    if not _refresh:
-        raise RuntimeError("switchboard.linen.sheets.service is not loaded: no sheet follows")
-    return await _refresh[0](
+    return await _refresh()(
         session, tenant_id=tenant_id, clock=clock, laundry_id=laundry_id, start=start, end=end,
         item_type_ids=item_type_ids,
     )  # fmt: skip

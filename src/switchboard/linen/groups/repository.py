@@ -1,7 +1,4 @@
-"""All SQL for property groups and their membership; tenant-scoped base statements.
-
-The properties a membership names and the vault entries a group holds are read here too, as
-a foreign key's check would be: groups need none of the features built on them."""
+"""All SQL for property groups and their membership; tenant-scoped base statements."""
 
 from __future__ import annotations
 
@@ -13,10 +10,8 @@ from sqlalchemy import Select, delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.kit.paging import PageParams
-from switchboard.linen.common import fetch_page, order_by
+from switchboard.linen.common import fetch_page, ids_among, order_by
 from switchboard.linen.groups.models import GroupMember, PropertyGroup
-from switchboard.linen.properties.models import Property
-from switchboard.linen.vault.models import VaultEntry
 
 SORTS: dict[str, Any] = {
     "id": PropertyGroup.id,
@@ -54,11 +49,7 @@ async def many(
 
 
 async def existing_ids(session: AsyncSession, tenant_id: int, ids: Iterable[int]) -> set[int]:
-    wanted = set(ids)
-    if not wanted:
-        return set()
-    stmt = scoped(tenant_id).where(PropertyGroup.id.in_(wanted)).with_only_columns(PropertyGroup.id)
-    return set(await session.scalars(stmt))
+    return await ids_among(session, scoped(tenant_id), PropertyGroup.id, ids)
 
 
 async def property_ids_of(
@@ -133,24 +124,3 @@ async def list_page(
         )
     order = order_by(sort, SORTS, default="name", tiebreak=PropertyGroup.id)
     return await fetch_page(session, stmt, paging=paging, order=order)
-
-
-async def existing_property_ids(
-    session: AsyncSession, tenant_id: int, ids: Iterable[int]
-) -> set[int]:
-    """Those of ``ids`` that are properties of the tenant."""
-    wanted = set(ids)
-    if not wanted:
-        return set()
-    stmt = select(Property.id).where(Property.tenant_id == tenant_id, Property.id.in_(wanted))
-    return set(await session.scalars(stmt))
-
-
-async def vault_labels_of(session: AsyncSession, tenant_id: int, group_id: int) -> list[str]:
-    """Labels of the vault entries the group holds."""
-    stmt = (
-        select(VaultEntry.label)
-        .where(VaultEntry.tenant_id == tenant_id, VaultEntry.group_id == group_id)
-        .order_by(VaultEntry.label)
-    )
-    return list(await session.scalars(stmt))

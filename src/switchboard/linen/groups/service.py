@@ -1,6 +1,15 @@
-"""Group rules: unique names per tenant; membership refers to the tenant's own properties."""
+"""Group rules: unique names per tenant; membership refers to the tenant's own properties.
+
+Properties are built on groups (a property names its groups when it is written, shows them
+and is listed by them), and vault entries on both, so a group's rules reach neither: the
+properties' service registers how a membership's property ids are checked (``MEMBERS``),
+the vault's how the entries a group holds are found (``HELD_BY``).
+"""
 
 from __future__ import annotations
+
+from collections.abc import Awaitable, Collection
+from typing import Protocol
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -11,6 +20,21 @@ from switchboard.linen.common import delete_unless_used
 from switchboard.linen.groups import repository
 from switchboard.linen.groups.models import PropertyGroup
 from switchboard.linen.groups.schemas import GroupCreate, GroupUpdate
+from switchboard.linen.hooks import Hook, Uses
+
+
+class ExistingProperties(Protocol):
+    """Those of ``ids`` that are properties of the tenant."""
+
+    def __call__(
+        self, session: AsyncSession, tenant_id: int, ids: Collection[int]
+    ) -> Awaitable[set[int]]: ...
+
+
+# The property ids a membership names are the tenant's properties.
+MEMBERS = Hook[ExistingProperties]("checking a group's members", by="properties")
+# The labels of the vault entries a group holds, which keep it from deletion.
+HELD_BY = Uses("a property group", "vault")
 
 
 async def get(session: AsyncSession, *, tenant_id: int, group_id: int) -> PropertyGroup:
@@ -52,7 +76,7 @@ async def set_groups_of_property(
 
 
 async def _require_properties(session: AsyncSession, tenant_id: int, ids: list[int]) -> None:
-    missing = sorted(set(ids) - await repository.existing_property_ids(session, tenant_id, ids))
+    missing = sorted(set(ids) - await MEMBERS()(session, tenant_id, ids))
     if missing:
         raise BadRequest(f"propertyIds: unknown property {missing[0]}", code="unknown_reference")
 
@@ -120,7 +144,7 @@ async def delete(session: AsyncSession, *, tenant_id: int, group_id: int) -> Non
     """Membership goes with the group; vault entries of the group keep it (409 ``in_use``).
     A group has no active flag to retire it by: its entries are deleted first."""
     row = await get(session, tenant_id=tenant_id, group_id=group_id)
-    labels = await repository.vault_labels_of(session, tenant_id, row.id)
+    labels = await HELD_BY.of(session, tenant_id=tenant_id, row_id=row.id)
     if labels:
         shown = ", ".join(labels[:3]) + (", ..." if len(labels) > 3 else "")
         raise Conflict(

@@ -1,8 +1,8 @@
 """All SQL for item types; every query starts from a tenant-scoped base statement.
 
-What refers to an item type is read here too, as a foreign key's check would be: the par
-levels, price lists and sets that keep its id in JSON, and the sheet lines. Item types need
-none of the features built on them to refuse a delete."""
+The sets that list an item type are read here; the par levels, price lists and sheet lines
+that name one are read by their own features, which are built on item types (``USED_BY`` in
+the service)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from switchboard.kit.paging import PageParams
 from switchboard.linen.common import fetch_page, order_by
 from switchboard.linen.item_types.models import ItemType
-from switchboard.linen.laundries.models import Laundry, PriceList
-from switchboard.linen.properties.models import Property
-from switchboard.linen.sheets.models import LinenSheet, SheetLine
 
 SORTS: dict[str, Any] = {
     "id": ItemType.id,
@@ -90,48 +87,3 @@ async def list_page(
         stmt = stmt.where(ItemType.active == active)
     order = order_by(sort, SORTS, default="code", tiebreak=ItemType.id)
     return await fetch_page(session, stmt, paging=paging, order=order)
-
-
-async def properties_with_par_of(
-    session: AsyncSession, tenant_id: int, item_type_id: int
-) -> list[str]:
-    """Codes of the properties whose par levels (JSON) name ``item_type_id``."""
-    stmt = select(Property.code, Property.linen_par).where(Property.tenant_id == tenant_id)
-    return [
-        code
-        for code, par in (await session.execute(stmt.order_by(Property.code))).all()
-        if any(int(line["itemTypeId"]) == item_type_id for line in par or [])
-    ]
-
-
-async def price_lists_pricing(
-    session: AsyncSession, tenant_id: int, item_type_id: int
-) -> list[tuple[int, str]]:
-    """(price list id, laundry name) of the price lists whose items (JSON) name the item type."""
-    stmt = (
-        select(PriceList.id, Laundry.name, PriceList.items)
-        .where(PriceList.tenant_id == tenant_id)
-        .join(Laundry, Laundry.id == PriceList.laundry_id)
-        .order_by(PriceList.id)
-    )
-    return [
-        (price_list_id, name)
-        for price_list_id, name, items in (await session.execute(stmt)).all()
-        if any(int(item["itemTypeId"]) == item_type_id for item in items or [])
-    ]
-
-
-async def sheets_with(
-    session: AsyncSession, tenant_id: int, item_type_id: int, *, limit: int
-) -> list[str]:
-    """Numbers of (at most ``limit``) sheets with a line of the item type."""
-    stmt = (
-        select(LinenSheet.number)
-        .where(LinenSheet.tenant_id == tenant_id)
-        .join(SheetLine, SheetLine.sheet_id == LinenSheet.id)
-        .where(SheetLine.item_type_id == item_type_id)
-        .distinct()
-        .order_by(LinenSheet.number)
-        .limit(limit)
-    )
-    return list(await session.scalars(stmt))

@@ -12,9 +12,15 @@ from switchboard.kit.errors import BadRequest, Conflict, NotFound
 from switchboard.kit.paging import PageParams
 from switchboard.linen import figures
 from switchboard.linen.common import delete_unless_used
+from switchboard.linen.hooks import Uses
 from switchboard.linen.item_types import repository
 from switchboard.linen.item_types.models import ItemType
 from switchboard.linen.item_types.schemas import Component, ItemTypeCreate, ItemTypeUpdate
+
+# What may still use an item type besides the sets made with it: the par levels of properties,
+# the price lists of laundries and the lines of sheets, each feature built on item types and
+# registered by its service, in the order a refused delete names them.
+USED_BY = Uses("an item type", "properties", "laundries", "sheets")
 
 
 async def get(
@@ -195,21 +201,7 @@ async def _users(session: AsyncSession, tenant_id: int, item_type_id: int) -> li
         f"set {kind.code}"
         for kind in await repository.sets_containing(session, tenant_id, item_type_id)
     ]
-    users += [
-        f"the par levels of property {code}"
-        for code in await repository.properties_with_par_of(session, tenant_id, item_type_id)
-    ]
-    users += [
-        f"price list {price_list_id} of {laundry}"
-        for price_list_id, laundry in await repository.price_lists_pricing(
-            session, tenant_id, item_type_id
-        )
-    ]
-    users += [
-        f"sheet {number}"
-        for number in await repository.sheets_with(session, tenant_id, item_type_id, limit=4)
-    ]
-    return users
+    return users + await USED_BY.of(session, tenant_id=tenant_id, row_id=item_type_id)
 
 
 async def delete(session: AsyncSession, *, tenant_id: int, item_type_id: int) -> None:

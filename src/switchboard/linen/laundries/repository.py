@@ -120,3 +120,20 @@ async def price_lists_of(
         return []
     stmt = price_lists(tenant_id).where(PriceList.laundry_id.in_(wanted)).order_by(PriceList.id)
     return list(await session.scalars(stmt))
+
+
+async def price_lists_pricing(
+    session: AsyncSession, tenant_id: int, item_type_id: int
+) -> list[tuple[int, str]]:
+    """(price list id, laundry name) of the price lists whose items (JSON) name the item type."""
+    stmt = (
+        price_lists(tenant_id)
+        .join(Laundry, Laundry.id == PriceList.laundry_id)
+        .with_only_columns(PriceList.id, Laundry.name, PriceList.items)
+        .order_by(PriceList.id)
+    )
+    return [
+        (price_list_id, name)
+        for price_list_id, name, items in (await session.execute(stmt)).all()
+        if any(int(item["itemTypeId"]) == item_type_id for item in items or [])
+    ]

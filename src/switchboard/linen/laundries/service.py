@@ -14,6 +14,7 @@ from switchboard.kit.errors import BadRequest, Conflict, NotFound, Unauthorized
 from switchboard.kit.paging import PageParams
 from switchboard.linen import figures
 from switchboard.linen.common import check_range, delete_unless_used
+from switchboard.linen.item_types import service as item_types
 from switchboard.linen.laundries import repository
 from switchboard.linen.laundries.models import Laundry, LaundryKey, PriceList
 from switchboard.linen.laundries.schemas import LaundryCreate, LaundryUpdate, PriceListIn
@@ -214,8 +215,6 @@ async def get_price_list(
 async def _check_price_list(
     session: AsyncSession, tenant_id: int, laundry_id: int, body: PriceListIn, own_id: int
 ) -> None:
-    from switchboard.linen.item_types import service as item_types
-
     check_range(body.valid_from, body.valid_to)
     ids = [item.item_type_id for item in body.items]
     if len(set(ids)) != len(ids):
@@ -304,6 +303,15 @@ async def delete_price_list(
     await _refresh_sheets(
         session, tenant_id=tenant_id, laundry_id=laundry_id, spans=[span], clock=clock
     )
+
+
+async def _price_lists_naming(session: AsyncSession, *, tenant_id: int, row_id: int) -> list[str]:
+    pricing = await repository.price_lists_pricing(session, tenant_id, row_id)
+    return [f"price list {price_list_id} of {laundry}" for price_list_id, laundry in pricing]
+
+
+# Price lists are built on item types: an item type they price is kept from deletion.
+item_types.USED_BY.register("laundries", _price_lists_naming)
 
 
 async def price_lists_of(

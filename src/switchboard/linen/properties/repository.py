@@ -9,7 +9,7 @@ from sqlalchemy import Select, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.kit.paging import PageParams, contains_text
-from switchboard.linen.common import fetch_page, order_by
+from switchboard.linen.common import fetch_page, ids_among, order_by
 from switchboard.linen.groups.models import GroupMember
 from switchboard.linen.properties.models import Property
 
@@ -42,6 +42,21 @@ async def many(session: AsyncSession, tenant_id: int, ids: Iterable[int]) -> dic
         return {}
     rows = await session.scalars(scoped(tenant_id).where(Property.id.in_(wanted)))
     return {r.id: r for r in rows}
+
+
+async def existing_ids(session: AsyncSession, tenant_id: int, ids: Iterable[int]) -> set[int]:
+    """Those of ``ids`` that are properties of the tenant."""
+    return await ids_among(session, scoped(tenant_id), Property.id, ids)
+
+
+async def codes_with_par_of(session: AsyncSession, tenant_id: int, item_type_id: int) -> list[str]:
+    """Codes of the properties whose par levels (JSON) name ``item_type_id``."""
+    stmt = scoped(tenant_id).with_only_columns(Property.code, Property.linen_par)
+    return [
+        code
+        for code, par in (await session.execute(stmt.order_by(Property.code))).all()
+        if any(int(line["itemTypeId"]) == item_type_id for line in par or [])
+    ]
 
 
 async def list_page(

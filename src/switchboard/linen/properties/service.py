@@ -157,3 +157,15 @@ async def update(
 async def delete(session: AsyncSession, *, tenant_id: int, property_id: int) -> None:
     row = await get(session, tenant_id=tenant_id, property_id=property_id)
     await delete_unless_used(session, row, what="property")
+
+
+async def _par_levels_naming(session: AsyncSession, *, tenant_id: int, row_id: int) -> list[str]:
+    codes = await repository.codes_with_par_of(session, tenant_id, row_id)
+    return [f"the par levels of property {code}" for code in codes]
+
+
+# Groups and item types, which properties are built on, reach properties through these: a
+# group's members are checked against the tenant's properties, and an item type named by par
+# levels is kept from deletion.
+groups.MEMBERS.register(repository.existing_ids)
+item_types.USED_BY.register("properties", _par_levels_naming)

@@ -177,3 +177,19 @@ async def running_balance(
         stmt = stmt.where(LinenSheet.service_date <= until)
     rows = (await session.execute(stmt)).all()
     return [(int(i), int(o or 0), int(a or 0)) for i, o, a in rows]
+
+
+async def numbers_with_item(
+    session: AsyncSession, tenant_id: int, item_type_id: int, *, limit: int
+) -> list[str]:
+    """Numbers of (at most ``limit``) sheets with a line of the item type."""
+    stmt = (
+        scoped(tenant_id)
+        .join(SheetLine, SheetLine.sheet_id == LinenSheet.id)
+        .where(SheetLine.item_type_id == item_type_id)
+        .with_only_columns(LinenSheet.number)
+        .distinct()
+        .order_by(LinenSheet.number)
+        .limit(limit)
+    )
+    return list(await session.scalars(stmt))

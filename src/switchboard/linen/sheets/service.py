@@ -260,9 +260,16 @@ async def refresh_figures(
         after_id = chunk[-1].id
 
 
+async def _sheets_naming(session: AsyncSession, *, tenant_id: int, row_id: int) -> list[str]:
+    numbers = await repository.numbers_with_item(session, tenant_id, row_id, limit=4)
+    return [f"sheet {number}" for number in numbers]
+
+
 # Item types and price lists, which this module is built on, report their changes through
-# ``figures``; the open sheets follow them here.
+# ``figures``; the open sheets follow them here. An item type on a sheet's line is kept from
+# deletion (the foreign key would refuse it too; the refusal names the sheets).
 figures.follow(refresh_figures)
+item_types.USED_BY.register("sheets", _sheets_naming)
 
 
 def _check_dates(service_date: dt.date, pickup_date: dt.date | None) -> None:

@@ -58,6 +58,17 @@ async def list_page(
     return await fetch_page(session, stmt, paging=paging, order=order)
 
 
+async def labels_of_group(session: AsyncSession, tenant_id: int, group_id: int) -> list[str]:
+    """Labels of the vault entries the group holds."""
+    stmt = (
+        scoped(tenant_id)
+        .where(VaultEntry.group_id == group_id)
+        .with_only_columns(VaultEntry.label)
+        .order_by(VaultEntry.label)
+    )
+    return list(await session.scalars(stmt))
+
+
 async def reveals_page(
     session: AsyncSession, tenant_id: int, entry_id: int, paging: PageParams
 ) -> tuple[list[VaultReveal], int]:

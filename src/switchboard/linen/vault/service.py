@@ -158,6 +158,14 @@ def revealed_again(row: VaultEntry, *, stamp: str, box: SecretBox) -> str | None
     return box.open(row.secret_sealed)
 
 
+async def _labels_of_group(session: AsyncSession, *, tenant_id: int, row_id: int) -> list[str]:
+    return await repository.labels_of_group(session, tenant_id, row_id)
+
+
+# A group is refused deletion while it holds entries, named by their labels.
+groups.HELD_BY.register("vault", _labels_of_group)
+
+
 async def reveals(
     session: AsyncSession, *, tenant_id: int, entry_id: int, paging: PageParams
 ) -> tuple[list[VaultReveal], int]:
