@@ -150,6 +150,10 @@ class PerRuntime(Generic[T]):
         """Use ``made`` for ``runtime`` from now on (a test's own fetcher, say)."""
         self._made[runtime] = made
 
+    def pop(self, runtime: Runtime) -> T | None:
+        """Forget the runtime's object, if one was made, and hand it back (to be closed)."""
+        return self._made.pop(runtime, None)
+
 
 async def get_runtime(request: Request) -> Runtime:
     runtime: Runtime = request.app.state.runtime

@@ -8,7 +8,6 @@ means no bridge is configured (POST /v1/calls answers 503).
 from __future__ import annotations
 
 import asyncio
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -20,6 +19,7 @@ import orjson
 from switchboard.bridge import protocol
 from switchboard.bridge.protocol import CallRef, DialRequest, StatusReply
 from switchboard.kit.errors import ApiError, BadGateway, ServiceUnavailable
+from switchboard.runtime import PerRuntime
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp
@@ -268,8 +268,6 @@ class Keeper(Protocol):
     async def aclose(self) -> None: ...
 
 
-_clients: weakref.WeakKeyDictionary[Runtime, BridgeClient] = weakref.WeakKeyDictionary()
-
 LocalBridge = Callable[["Runtime", str], BridgeClient]
 # The bridge run in this process when SWITCHBOARD_BRIDGE_URL is empty: the simulator, whose
 # callbacks go to the platform's bridge endpoints. Those are built on the platform's services,
@@ -288,11 +286,9 @@ def bridge_secret(runtime: Runtime) -> str:
     return protocol.derive_secret(runtime.settings.bridge_secret, runtime.settings.secret_key)
 
 
-def bridge_for(runtime: Runtime) -> BridgeClient:
-    """This process's bridge client; raises 503 ``bridge_not_configured`` when there is none."""
-    client = _clients.get(runtime)
-    if client is not None:
-        return client
+def _new_client(runtime: Runtime) -> BridgeClient:
+    """The bridge client ``SWITCHBOARD_BRIDGE_URL`` names; 503 ``bridge_not_configured`` when
+    there is none."""
     settings = runtime.settings
     url = settings.bridge_url.strip()
     callback_url = settings.public_base_url + protocol.CALLBACK_PATH
@@ -301,13 +297,12 @@ def bridge_for(runtime: Runtime) -> BridgeClient:
     if url:
         if not settings.bridge_secret:
             raise ServiceUnavailable("an external media bridge needs SWITCHBOARD_BRIDGE_SECRET")
-        client = BridgeClient(
-            base_url=url, secret=settings.bridge_secret, callback_url=callback_url
-        )
-    else:
-        client = _in_process(runtime, callback_url)
-    _clients[runtime] = client
-    return client
+        return BridgeClient(base_url=url, secret=settings.bridge_secret, callback_url=callback_url)
+    return _in_process(runtime, callback_url)
+
+
+# This process's bridge client, made on first use.
+bridge_for = PerRuntime(_new_client)
 
 
 def _in_process(runtime: Runtime, callback_url: str) -> BridgeClient:
@@ -317,7 +312,7 @@ def _in_process(runtime: Runtime, callback_url: str) -> BridgeClient:
 
 
 async def close_bridge(runtime: Runtime) -> None:
-    client = _clients.pop(runtime, None)
+    client = bridge_for.pop(runtime)
     if client is not None:
         await client.aclose()
 
