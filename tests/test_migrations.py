@@ -52,6 +52,25 @@ def empty_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[s
         asyncio.run(admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
+def run_sql(url: str, statements: list[str]) -> list[Any]:
+    """Run ``statements`` in one transaction, with foreign keys enforced as the application's
+    connections do; the rows of the last."""
+
+    async def run() -> list[Any]:
+        engine = create_async_engine(url)
+        async with engine.connect() as conn:
+            if conn.dialect.name == "sqlite":
+                await conn.execute(text("PRAGMA foreign_keys=ON"))
+            for statement in statements:
+                result = await conn.execute(text(statement))
+            rows = list(result.all()) if result.returns_rows else []
+            await conn.commit()
+        await engine.dispose()
+        return rows
+
+    return asyncio.run(run())
+
+
 def test_migrations_match_the_models(empty_database: str) -> None:
     upgrade(empty_database)
 
@@ -232,26 +251,46 @@ def test_vault_reveals_outlive_their_entry_once_migrated(empty_database: str) ->
         " revealed_at) VALUES (1, 1, 1, 'sub', 'power', 'power-user', '2026-01-01 00:00:00')",
     ]
 
-    async def run(statements: list[str]) -> list[Any]:
-        engine = create_async_engine(empty_database)
-        async with engine.connect() as conn:
-            if conn.dialect.name == "sqlite":  # as the application's connections do
-                await conn.execute(text("PRAGMA foreign_keys=ON"))
-            for statement in statements:
-                result = await conn.execute(text(statement))
-            rows = list(result.all()) if result.returns_rows else []
-            await conn.commit()
-        await engine.dispose()
-        return rows
-
-    asyncio.run(run(before))
+    run_sql(empty_database, before)
     upgrade(empty_database)
-    kept = asyncio.run(
-        run(
-            [
-                "DELETE FROM linen_vault_entries WHERE id = 1",
-                "SELECT entry_id, entry_label, username FROM linen_vault_reveals",
-            ]
-        )
+    kept = run_sql(
+        empty_database,
+        [
+            "DELETE FROM linen_vault_entries WHERE id = 1",
+            "SELECT entry_id, entry_label, username FROM linen_vault_reveals",
+        ],
     )
     assert [tuple(row) for row in kept] == [(1, "Wi-Fi", "power")]
+
+
+def test_browser_sessions_get_a_sid_once_migrated(empty_database: str) -> None:
+    """Revision 0020 gives the identity provider's sessions made before it a sid each (unique,
+    so they can be listed and ended), with an unknown browser and address; it goes down and up
+    again with them in place."""
+    from alembic import command
+
+    from switchboard.migrate import alembic_config
+
+    upgrade(empty_database, "0019")
+    before = [
+        "INSERT INTO tenants (id, name, settings, signaling_secret, created_at)"
+        " VALUES (1, 'acme', '{}', 'x', '2026-01-01 00:00:00')",
+        "INSERT INTO users (id, tenant_id, username, password_hash, role, disabled, created_at,"
+        " failed_logins, email_verified) VALUES (1, 1, 'ana', 'h', 'admin', false,"
+        " '2026-01-01 00:00:00', 0, false)",
+        "INSERT INTO idp_sessions (id, token_hash, tenant_id, user_id, auth_time, expires_at)"
+        " VALUES (1, 'a', 1, 1, '2026-01-01 00:00:00', '2026-01-01 08:00:00'),"
+        " (2, 'b', 1, 1, '2026-01-01 00:00:00', '2026-01-01 08:00:00')",
+    ]
+
+    run_sql(empty_database, before)
+    upgrade(empty_database)
+    query = "SELECT sid, user_agent, address FROM idp_sessions ORDER BY id"
+    rows = [tuple(row) for row in run_sql(empty_database, [query])]
+    assert [row[1:] for row in rows] == [("", ""), ("", "")]
+    sids = {row[0] for row in rows}
+    assert len(sids) == 2
+    assert all(isinstance(sid, str) and len(sid) >= 20 for sid in sids)
+    command.downgrade(alembic_config(empty_database), "0019")
+    upgrade(empty_database)
+    assert len({row[0] for row in run_sql(empty_database, [query])}) == 2

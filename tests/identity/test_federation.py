@@ -252,6 +252,8 @@ async def test_first_sign_in_creates_the_user_and_later_ones_find_it(
     assert claims["preferred_username"] == "ana"
     assert claims["role"] == "admin"  # from the broker's mapped claim
     assert claims["tenant"] == "acme"
+    # The ID token names the provider session the federated sign-in started (decision 0605).
+    assert isinstance((await local_claims(browser, str(tokens["id_token"])))["sid"], str)
     # The platform API accepts it as any of its own tokens.
     calls = await browser.get(
         f"{BASE}/api.ashx/v1/calls", headers={"Authorization": f"Bearer {tokens['access_token']}"}

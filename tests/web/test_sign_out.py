@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import AsyncIterator
+from urllib.parse import urlsplit
 
 import pytest
 from httpx import ASGITransport, AsyncClient
@@ -99,15 +100,25 @@ async def test_a_copy_of_a_signed_out_session_is_signed_out(
         assert (await tab.get(page)).status_code == 200
 
 
-async def test_signing_out_of_one_app_leaves_the_other_signed_in(
+async def test_signing_out_of_one_app_ends_the_other_in_that_browser(
     transport: ASGITransport, acme: TenantFixture
 ) -> None:
-    async with browser(transport, acme) as client:
+    """The sign-out goes on to the provider's end_session, which ends the provider session both
+    apps of this browser signed in through: the other app's session ends with it (decision
+    0605). Another browser of the same user goes on."""
+    async with browser(transport, acme) as client, browser(transport, acme) as elsewhere:
         assert (await sign_in(client, "admin")).status_code == 303
         assert (await sign_in(client, "admin", mount="/app")).status_code == 303
-        await sign_out(client, "/app", "/app/properties")
+        assert (await sign_in(elsewhere, "admin")).status_code == 303
+        token = csrf_of((await client.get("/app/properties")).text)
+        out = await client.post("/app/logout", data={"csrf": token})
+        end_session = urlsplit(out.headers["location"])
+        assert end_session.path == "/oidc.ashx/end_session"
+        ended = await client.get(f"{end_session.path}?{end_session.query}")
+        assert ended.status_code == 302
         assert (await client.get("/app/properties")).status_code == 303
-        assert (await client.get("/admin/calls")).status_code == 200
+        assert (await client.get("/admin/calls")).status_code == 303
+        assert (await elsewhere.get("/admin/calls")).status_code == 200
 
 
 async def test_ended_sessions_are_purged_a_day_after_they_expire(

@@ -4,19 +4,17 @@ their refresh tokens are refused; other users go on, and so does the password.""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from urllib.parse import urlsplit
 
 import pytest
 from httpx import ASGITransport, AsyncClient
 from starlette.responses import Response
 
-from switchboard.app import create_app
 from switchboard.auth.models import User
 from switchboard.identity import service as identity
+from switchboard.identity import sessions
 from switchboard.kit.crypto import sha256_hex
 from switchboard.runtime import Runtime
-from switchboard.tenants.models import Tenant
 from switchboard.web.cookies import (
     CONSOLE_COOKIE,
     SESSION_SECONDS,
@@ -26,26 +24,11 @@ from switchboard.web.cookies import (
     new_csrf,
     new_sid,
 )
-from tests.console.signin import console_clients, csrf_of, sign_in
+from tests.console.signin import csrf_of, sign_in
 from tests.factories import PASSWORD, TenantFixture
 
 CONSOLE_PAGE = "/admin/calls"
 LINEN_PAGE = "/app/properties"
-
-
-@pytest.fixture
-async def transport(runtime: Runtime, acme: TenantFixture) -> AsyncIterator[ASGITransport]:
-    await console_clients(runtime, acme)
-    async with runtime.db.transaction() as session:  # a second admin, to press the button
-        tenant = await session.get(Tenant, acme.id)
-        assert tenant is not None
-        await identity.create_user(
-            session, tenant=tenant, username="chief", password=PASSWORD, role="admin",
-            clock=runtime.clock, passwords=runtime.passwords,
-        )  # fmt: skip
-    app = create_app(runtime=runtime)
-    async with runtime.lifespan():
-        yield ASGITransport(app=app)
 
 
 def browser(transport: ASGITransport, acme: TenantFixture) -> AsyncClient:
@@ -172,15 +155,16 @@ async def test_the_button_needs_the_sessions_csrf_token_and_a_user(
         assert (await console.get(CONSOLE_PAGE)).status_code == 200
 
 
-def sealed_before_the_stamp(runtime: Runtime, acme: TenantFixture, user: User) -> str:
+def sealed_before_the_stamp(runtime: Runtime, acme: TenantFixture, user: User, idp_sid: str) -> str:
     """A console session cookie as the version before the security stamp sealed it: its stamp
-    is the digest of the password hash alone."""
+    is the digest of the password hash alone (made from the provider session ``idp_sid``, as
+    every cookie is since revision 0020, decision 0605)."""
     jar = CookieJar(runtime.settings.secret_key, name=CONSOLE_COOKIE, path="/admin", secure=False)
     now = int(runtime.clock.now().timestamp())
     old = WebSession(
         user_id=user.id, tenant_id=acme.id, acting_tenant_id=acme.id, csrf=new_csrf(),
         expires=now + SESSION_SECONDS, id_token="", stamp=sha256_hex(user.password_hash)[:16],
-        sid=new_sid(),
+        sid=new_sid(), idp_sid=idp_sid,
     )  # fmt: skip
     response = Response()
     jar.set_session(response, old)
@@ -201,8 +185,13 @@ async def test_sessions_signed_in_before_the_upgrade_go_on(
     assert credential_stamp(stamped) != credential_stamp(user)
 
     async with browser(transport, acme) as client:
+        assert (await sign_in(client, "admin")).status_code == 303
+        async with runtime.db.transaction(read_only=True) as session:
+            idp_sid = (await sessions.list_sessions(
+                session, tenant_id=acme.id, username="admin", clock=runtime.clock
+            ))[0].sid  # fmt: skip
         client.cookies.set(
-            CONSOLE_COOKIE, sealed_before_the_stamp(runtime, acme, user), path="/admin"
+            CONSOLE_COOKIE, sealed_before_the_stamp(runtime, acme, user, idp_sid), path="/admin"
         )
         assert (await client.get(CONSOLE_PAGE)).status_code == 200
         async with runtime.db.transaction() as session:

@@ -9,6 +9,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 from switchboard.kit.db import Base, JsonType, UtcDateTime
 
 ROLES = ("admin", "power-user", "user")
+USER_AGENT_CHARS = 256
 
 
 class User(Base):
@@ -74,6 +75,9 @@ class RefreshToken(Base):
     expires_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)
     used_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
     revoked_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    # The browser session (``BrowserSession.sid``) the family was signed in with, when it came
+    # from the authorization-code flow: ending that session revokes the family (decision 0605).
+    sid: Mapped[str | None] = mapped_column(String(32), nullable=True)
 
 
 class ApiKey(Base):
@@ -106,12 +110,19 @@ class OidcClientUri(Base):
 
 
 class BrowserSession(Base):
-    """A signed-in browser on the identity provider; the cookie holds a token, we its hash."""
+    """A signed-in browser on the identity provider; the cookie holds a token, we its hash.
+
+    ``sid`` names the session in public (the ID token's ``sid`` claim, the console's Sessions
+    page, ``switchboard user sessions``); the token is never shown (decision 0605)."""
 
     __tablename__ = "idp_sessions"
 
     id: Mapped[int] = mapped_column(primary_key=True)
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    sid: Mapped[str] = mapped_column(String(32), unique=True)
+    # The browser's User-Agent (at most USER_AGENT_CHARS) and client address at sign-in.
+    user_agent: Mapped[str] = mapped_column(String(USER_AGENT_CHARS), default="", server_default="")
+    address: Mapped[str] = mapped_column(String(64), default="", server_default="")
     tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
     auth_time: Mapped[dt.datetime] = mapped_column(UtcDateTime)
@@ -140,3 +151,5 @@ class AuthorizationCode(Base):
     expires_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)
     used_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
     family_id: Mapped[str] = mapped_column(String(32))
+    # The browser session the code was issued in (``BrowserSession.sid``).
+    sid: Mapped[str | None] = mapped_column(String(32), nullable=True)

@@ -58,8 +58,11 @@ class TokenIssuer:
         scopes: list[str],
         family_id: str | None = None,
         id_claims: dict[str, Any] | None = None,
+        sid: str | None = None,
     ) -> TokenSet:
-        """``id_claims`` adds to (or overrides) the ID token's claims: ``nonce``, ``auth_time``."""
+        """``id_claims`` adds to (or overrides) the ID token's claims: ``nonce``, ``auth_time``.
+        ``sid``: the browser session signed in with, if any; the ID token carries it (OpenID
+        Connect Front-/Back-Channel Logout's ``sid``) and the refresh token remembers it."""
         kid, key = await self._keyring.ensure_signer(session)
         now = int(self._clock.now().timestamp())
         scope = " ".join(scopes)
@@ -89,13 +92,15 @@ class TokenIssuer:
         id_token = None
         if "openid" in scopes:
             claims: dict[str, Any] = {**common, "auth_time": now}
+            if sid is not None:
+                claims["sid"] = sid
             if "email" in scopes and user.email:
                 claims.update(email=user.email, email_verified=user.email_verified)
             id_token = jwt.encode(header, {**claims, **(id_claims or {}), "token_use": "id"}, key)
         refresh = None
         if "offline_access" in scopes:
             refresh = await self._new_refresh_token(
-                session, user=user, client_id=client_id, scope=scope, family_id=family_id
+                session, user=user, client_id=client_id, scope=scope, family_id=family_id, sid=sid
             )
         return TokenSet(access, self.access_ttl, scope, id_token, refresh)
 
@@ -107,6 +112,7 @@ class TokenIssuer:
         client_id: str,
         scope: str,
         family_id: str | None,
+        sid: str | None,
     ) -> str:
         token = random_token("rt_", 32)
         now = self._clock.now()
@@ -120,6 +126,7 @@ class TokenIssuer:
                 scope=scope,
                 created_at=now,
                 expires_at=now + dt.timedelta(seconds=self.refresh_ttl),
+                sid=sid,
             )
         )
         await session.flush()

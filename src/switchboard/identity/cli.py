@@ -5,9 +5,14 @@ from __future__ import annotations
 import click
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from switchboard.auth.models import ROLES, ApiKey, OidcClient
-from switchboard.commands import run_in_transaction, tenant_item_command, tenant_list_command
-from switchboard.identity import accounts, clients, service
+from switchboard.auth.models import ROLES, ApiKey, BrowserSession, OidcClient
+from switchboard.commands import (
+    run_for_tenant,
+    run_in_transaction,
+    tenant_item_command,
+    tenant_list_command,
+)
+from switchboard.identity import accounts, clients, service, sessions
 from switchboard.kit.cli import json_flag, print_json, read_secret_stdin
 from switchboard.kit.clock import iso_utc
 from switchboard.runtime import Runtime
@@ -130,6 +135,53 @@ tenant_item_command(
     help="End every session of USERNAME (web apps, identity provider, refresh tokens); the "
     "password and API keys stay.",
 )  # fmt: skip
+
+
+def _session_view(found: BrowserSession) -> dict[str, object]:
+    return {
+        "sid": found.sid, "startedAtUtc": iso_utc(found.auth_time),
+        "expiresAtUtc": iso_utc(found.expires_at), "address": found.address,
+        "userAgent": found.user_agent,
+    }  # fmt: skip
+
+
+@user_cli.command("sessions")
+@click.argument("username")
+@click.option("--tenant", required=True)
+@json_flag
+def user_sessions(username: str, tenant: str, as_json: bool) -> None:
+    """List the live identity provider sessions of USERNAME, newest first: sid, started,
+    expires, address and user agent (decision 0605)."""
+
+    async def work(runtime: Runtime, session: AsyncSession, row: Tenant) -> None:
+        found = await sessions.list_sessions(
+            session, tenant_id=row.id, username=username, clock=runtime.clock
+        )
+        for item in found:
+            if as_json:
+                print_json(_session_view(item))
+            else:
+                view = _session_view(item)
+                click.echo("\t".join(str(view[k]) or "-" for k in view))
+
+    run_for_tenant(tenant, work)
+
+
+@user_cli.command("end-session")
+@click.argument("username")
+@click.argument("sid")
+@click.option("--tenant", required=True)
+def user_end_session(username: str, sid: str, tenant: str) -> None:
+    """End the session SID of USERNAME (as listed by `user sessions`): its web app sessions and
+    refresh tokens end, and that browser signs in again with the password."""
+
+    async def work(runtime: Runtime, session: AsyncSession, row: Tenant) -> None:
+        await sessions.end_session(
+            session, tenant_id=row.id, username=username, sid=sid, clock=runtime.clock
+        )
+        click.echo(f"ended\t{sid}")
+
+    run_for_tenant(tenant, work)
 
 
 @user_cli.command("set-role")

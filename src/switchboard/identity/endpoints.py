@@ -214,6 +214,7 @@ async def discovery(request: Request, runtime: RuntimeDep, tenant: HostTenant) -
             "preferred_username",
             "nonce",
             "auth_time",
+            "sid",
             "email",
             "email_verified",
         ],

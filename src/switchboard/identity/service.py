@@ -379,6 +379,7 @@ async def refresh_grant(
         client_id=client.client_id,
         scopes=scopes,
         family_id=row.family_id,
+        sid=row.sid,
     )
 
 

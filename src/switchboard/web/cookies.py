@@ -38,6 +38,10 @@ class WebSession:
     # A random id given at sign-in: signing out records it as ended (``web.repository``), so
     # that a copy of the cookie ends too. A cookie without one is no session either.
     sid: str
+    # The identity provider's browser session signed in through (the ID token's ``sid``): the
+    # session holds only while that one is live (decision 0605). A cookie without it, sealed
+    # before revision 0020, is no session.
+    idp_sid: str
 
     def still_holds(self, user: User) -> bool:
         """Whether ``user`` (the session's, read now) may go on: enabled, of the session's

@@ -47,6 +47,8 @@ class Identity:
     role: str
     username: str
     id_token: str
+    # The provider's browser session the sign-in came from (the ``sid`` claim; decision 0605).
+    sid: str
 
 
 class RelyingParty:
@@ -141,4 +143,5 @@ class RelyingParty:
             role=str(claims.get("role", "")),
             username=str(claims.get("preferred_username", "")),
             id_token=id_token,
+            sid=str(claims.get("sid", "")),
         )

@@ -76,14 +76,14 @@ async def signed_in_user(
     request: Request, runtime: RuntimeDep, session: Session
 ) -> tuple[WebSession, User]:
     """The session cookie's user, while the session is not signed out and the user is still
-    enabled, of the same tenant and with the password and security stamp it signed in with;
-    else NotSignedIn."""
+    enabled, of the same tenant and with the password and security stamp it signed in with, and
+    its identity provider session is live (decision 0605); else NotSignedIn."""
     now = int(runtime.clock.now().timestamp())
     jar = cookie_jar(request)
     found = jar.session(request.cookies.get(jar.session_cookie), now=now)
     if found is None:
         raise NotSignedIn()
-    user = await repository.session_user(session, found)
+    user = await repository.session_user(session, found, now=runtime.clock.now())
     if user is None:
         raise NotSignedIn()
     return found, user
@@ -154,6 +154,8 @@ def signin_router(
             raise ApiError("the ID token names no user of this tenant", code="sign_in_failed")
         if user.role not in web.roles:
             raise RoleRefused(web, user.username, user.role)
+        if not identity.sid:
+            raise ApiError("the ID token names no session (sid)", code="sign_in_failed")
         target = local_target(web.mount, pending.next) or web.landing
         response = RedirectResponse(target, status_code=303)
         jar.clear(response, jar.login_cookie)
@@ -162,7 +164,7 @@ def signin_router(
             WebSession(
                 user_id=user.id, tenant_id=user.tenant_id, acting_tenant_id=user.tenant_id,
                 csrf=new_csrf(), expires=now + SESSION_SECONDS, id_token=identity.id_token,
-                stamp=credential_stamp(user), sid=new_sid(),
+                stamp=credential_stamp(user), sid=new_sid(), idp_sid=identity.sid,
             ),
         )  # fmt: skip
         return response

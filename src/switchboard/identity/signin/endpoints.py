@@ -23,6 +23,7 @@ from switchboard.identity.deps import request_host
 from switchboard.identity.errors import OAuthError
 from switchboard.identity.signin import options, pages
 from switchboard.identity.signin import service as signin
+from switchboard.kit.clientip import client_ip, parse_networks
 from switchboard.runtime import Runtime, RuntimeDep
 from switchboard.tenants import service as tenants
 from switchboard.tenants.models import Tenant
@@ -49,6 +50,17 @@ def secure_cookies(runtime: Runtime) -> bool:
 
 def issuer_url(runtime: Runtime, request: Request) -> str:
     return issuer_for(runtime.settings.public_scheme, request_host(request).lower())
+
+
+def describe_browser(request: Request, runtime: Runtime) -> tuple[str, str]:
+    """The User-Agent and client address a new browser session is shown with (decision 0605);
+    the address by the rule of ``kit.clientip``, as share views and room peers are."""
+    peer = request.client.host if request.client else None
+    address = client_ip(
+        peer, request.headers.get("x-forwarded-for"),
+        parse_networks(runtime.settings.trusted_proxies),
+    )  # fmt: skip
+    return request.headers.get("user-agent", ""), address
 
 
 def _back_to_client(redirect_uri: str, params: dict[str, str | None], *, status: int) -> Response:
@@ -182,9 +194,11 @@ async def signed_in(
     previous = await signin.current_session(
         session, tenant=tenant, token=request.cookies.get(pages.SESSION_COOKIE), now=now
     )
+    user_agent, address = describe_browser(request, runtime)
     browser, token = await signin.start_session(
-        session, tenant=tenant, user=user, now=now, ttl_seconds=ttl, replacing=previous
-    )
+        session, tenant=tenant, user=user, now=now, ttl_seconds=ttl, replacing=previous,
+        user_agent=user_agent, address=address,
+    )  # fmt: skip
     response = await code_response(session, runtime, request, tenant, auth, browser, status=302)
     pages.set_cookie(
         response, pages.SESSION_COOKIE, token, secure=secure_cookies(runtime), max_age=ttl
@@ -263,9 +277,11 @@ async def authorize_submit(request: Request, runtime: RuntimeDep) -> Response:
         previous = await signin.current_session(
             session, tenant=tenant, token=request.cookies.get(pages.SESSION_COOKIE), now=now
         )
+        user_agent, address = describe_browser(request, runtime)
         browser, token = await signin.start_session(
             session, tenant=tenant, user=user, now=now,
             ttl_seconds=settings.idp_session_ttl, replacing=previous,
+            user_agent=user_agent, address=address,
         )  # fmt: skip
         response = await code_response(session, runtime, request, tenant, auth, browser, status=303)
     pages.set_cookie(

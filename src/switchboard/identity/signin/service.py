@@ -13,7 +13,13 @@ from dataclasses import dataclass, field
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from switchboard.auth.models import AuthorizationCode, BrowserSession, OidcClient, User
+from switchboard.auth.models import (
+    USER_AGENT_CHARS,
+    AuthorizationCode,
+    BrowserSession,
+    OidcClient,
+    User,
+)
 from switchboard.auth.tokens import TokenIssuer, TokenSet
 from switchboard.identity import clients
 from switchboard.identity.errors import OAuthError
@@ -185,13 +191,19 @@ async def start_session(
     now: dt.datetime,
     ttl_seconds: int,
     replacing: BrowserSession | None,
+    user_agent: str,
+    address: str,
 ) -> tuple[BrowserSession, str]:
-    """A new session for a fresh sign-in; the browser's previous one (if any) ends."""
+    """A new session for a fresh sign-in; the browser's previous one (if any) ends. The
+    browser's User-Agent (cut to ``USER_AGENT_CHARS``) and address describe it to an admin."""
     if replacing is not None:
         replacing.ended_at = now
     token = random_token(nbytes=32)
     row = BrowserSession(
         token_hash=sha256_hex(token),
+        sid=secrets.token_urlsafe(16),
+        user_agent=user_agent[:USER_AGENT_CHARS],
+        address=address[:64],
         tenant_id=tenant.id,
         user_id=user.id,
         auth_time=now,
@@ -240,6 +252,7 @@ async def issue_code(
             auth_time=browser.auth_time,
             expires_at=now + CODE_TTL,
             family_id=secrets.token_hex(16),
+            sid=browser.sid,
         )
     )
     await session.flush()
@@ -301,4 +314,5 @@ async def redeem_code(
         scopes=row.scope.split(),
         family_id=row.family_id,
         id_claims=id_claims,
+        sid=row.sid,
     )

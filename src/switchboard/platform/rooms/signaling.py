@@ -123,7 +123,7 @@ async def _identity(
         now = int(runtime.clock.now().timestamp())
         found = jar.session(websocket.cookies.get(CONSOLE_COOKIE), now=now)
         if found is not None:
-            user = await web_sessions.session_user(session, found)
+            user = await web_sessions.session_user(session, found, now=runtime.clock.now())
             if user is not None and user.tenant_id == tenant.id:
                 return True, user.role == "admin"
     return False, False
