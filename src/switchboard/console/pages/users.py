@@ -1,14 +1,17 @@
 """Users (create, reset a password: the new one shown once after the redirect, unlock,
-sign out everywhere, roles) and the tenant's settings with bounds."""
+sign out everywhere, a user's sessions ended one by one, roles) and the tenant's settings with
+bounds."""
 
 from __future__ import annotations
+
+from urllib.parse import quote
 
 from fastapi import APIRouter, Request
 from starlette.responses import RedirectResponse, Response
 
 from switchboard.auth.models import ROLES
 from switchboard.console.deps import FormOperator, OperatorDep, notice_of, render
-from switchboard.identity import service
+from switchboard.identity import service, sessions
 from switchboard.runtime import RuntimeDep, Session
 from switchboard.tenants import service as tenants
 from switchboard.tenants.config import (
@@ -80,6 +83,44 @@ async def sign_out_everywhere(
     if user.id == operator.user.id and "hx-request" in request.headers:
         return Response(status_code=204, headers={"HX-Redirect": "/admin/users"})
     return show_once(request, operator.session, "/admin/users", signed_out=username)
+
+
+@router.get("/users/{username}/sessions")
+async def sessions_page(
+    request: Request, username: str, operator: OperatorDep, session: Session, runtime: RuntimeDep
+) -> Response:
+    """The user's live identity provider sessions, newest first, each with "End session"
+    (decision 0605); once after one was ended, which."""
+    found = await sessions.list_sessions(
+        session, tenant_id=operator.tenant.id, username=username, clock=runtime.clock
+    )
+    once = take_once(request, operator.session)
+    page = render(
+        request, "user_sessions.html", operator, username=username, sessions=found,
+        ended=once.values.get("ended"),
+    )  # fmt: skip
+    return once.spent(page)
+
+
+@router.post("/users/{username}/sessions/{sid}/end")
+async def end_session(
+    request: Request,
+    username: str,
+    sid: str,
+    operator: FormOperator,
+    session: Session,
+    runtime: RuntimeDep,
+) -> Response:
+    """End one session of ``username`` (decision 0605). An admin ending the session they are
+    signed in with is sent to sign in by the page the redirect names (an htmx post is told to
+    load it as a whole page)."""
+    await sessions.end_session(
+        session, tenant_id=operator.tenant.id, username=username, sid=sid, clock=runtime.clock
+    )
+    page = f"/admin/users/{quote(username, safe='')}/sessions"
+    if sid == operator.session.idp_sid and "hx-request" in request.headers:
+        return Response(status_code=204, headers={"HX-Redirect": page})
+    return show_once(request, operator.session, page, ended=sid)
 
 
 @router.post("/users/{username}/role")
