@@ -38,6 +38,7 @@ PAGES = [
     ("webhooks", "/admin/webhooks"),
     ("api-keys", "/admin/api-keys"),
     ("users", "/admin/users"),
+    ("sessions", "/admin/users/admin/sessions"),
     ("sign-in-settings", "/admin/sign-in"),
     ("settings", "/admin/settings"),
 ]
