@@ -62,7 +62,11 @@ class SigningKey(Base):
 
 class RefreshToken(Base):
     __tablename__ = "refresh_tokens"
-    __table_args__ = (Index("ix_refresh_tokens_family", "family_id"),)
+    __table_args__ = (
+        Index("ix_refresh_tokens_family", "family_id"),
+        Index("ix_refresh_tokens_user_id", "user_id"),
+        Index("ix_refresh_tokens_sid", "sid"),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
@@ -116,6 +120,7 @@ class BrowserSession(Base):
     page, ``switchboard user sessions``); the token is never shown (decision 0605)."""
 
     __tablename__ = "idp_sessions"
+    __table_args__ = (Index("ix_idp_sessions_user_id", "user_id"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
