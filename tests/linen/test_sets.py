@@ -10,11 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from switchboard.kit.clock import ManualClock
+from switchboard.linen.demo import create_demo_linen
 from switchboard.linen.item_types.models import ItemType
 from switchboard.linen.laundries.models import PriceList
 from switchboard.linen.sheets import service as sheets
 from switchboard.linen.sheets.models import SheetLine
-from tests.linen.helpers import World, invoice_meta
+from switchboard.runtime import Runtime
+from tests.factories import TenantFixture
+from tests.linen.helpers import Portal, World, invoice_meta
 
 PERIOD = {"from": "2026-01-01", "to": "2026-01-31"}
 # duvet cover 900 g at 250 (the world's), sheet 600 g at 180, pillowcase 150 g at 60; the set
@@ -169,14 +172,73 @@ async def test_an_unpriced_component_is_costed_as_an_unpriced_piece(world: World
     assert await _figures(world, draft) == [(3.6, 2 * (250 + 180) + 500)]
 
 
-# --- the rule itself: a set line costs and weighs what its components would as lines ------
+async def test_a_set_weighed_as_a_bundle_is_costed_by_its_weight_where_pieces_are_not_priced(
+    world: World,
+) -> None:
+    portal = world.portal
+    ids = await _bed_set(world)
+    bundle = await portal.patch(f"/v1/item-types/{ids['SET_DOUBLE']}", {"weightGrams": 2000})
+    assert bundle.status_code == 200, bundle.text
+    sheet = await _sets_sheet(world, ids, "2026-01-10")
+    assert (await portal.post(f"/v1/sheets/{sheet['id']}/confirm")).status_code == 200
+    # Every piece priced: the set costs its pieces' prices, whatever the bundle weighs.
+    assert await _figures(world, sheet) == [(4.0, 2 * 550 + 500)]
+
+    # A list by weight alone: the set costs its own 2 kg at 300 per kg, as a piece of 2 kg
+    # would, so the estimate is the weight at the rate (its pieces weigh 1.8 kg).
+    await _prices(world, {}, ids)
+    assert await _figures(world, sheet) == [(4.0, 2 * 600 + 500)]
+    month = await _month(world)
+    assert (month["weightKg"], month["estimatedCost"]) == (
+        4.0, [{"amount": 1700, "currency": "EUR"}],
+    )  # fmt: skip
+
+    # The pillowcases unpriced: what the priced pieces do not account for, 2000 - 900 - 600 g,
+    # at the per-kg rate; a heavier priced piece leaves less of the bundle to it.
+    await _prices(world, {"DUVET_COVER_DOUBLE": 250, "SHEET_DOUBLE": 180}, ids)
+    assert await _figures(world, sheet) == [(4.0, 2 * (250 + 180 + 150) + 500)]
+    heavier = await portal.patch(f"/v1/item-types/{ids['SHEET_DOUBLE']}", {"weightGrams": 700})
+    assert heavier.status_code == 200, heavier.text
+    assert await _figures(world, sheet) == [(4.0, 2 * (250 + 180 + 120) + 500)]
+
+    # Back at 0 g the set weighs its pieces (900 + 700 + 2 x 150) and costs what they would.
+    again = await portal.patch(f"/v1/item-types/{ids['SET_DOUBLE']}", {"weightGrams": 0})
+    assert again.status_code == 200, again.text
+    assert await _figures(world, sheet) == [(3.8, 2 * (250 + 180 + 2 * 45) + 500)]
+
+
+async def test_the_demo_bed_set_is_estimated_and_weighed(
+    portal: Portal, runtime: Runtime, acme: TenantFixture
+) -> None:
+    async with runtime.db.transaction() as session:
+        await create_demo_linen(session, tenant_id=acme.id, clock=runtime.clock, box=runtime.box)
+    kinds = {k["code"]: k for k in (await portal.get("/v1/item-types")).json()["data"]}
+    bed_set = kinds["SET_DOUBLE"]
+    assert (bed_set["unit"], bed_set["weightGrams"]) == ("set", 0)
+    villa = next(
+        p for p in (await portal.get("/v1/properties")).json()["data"] if p["code"] == "HILL-03"
+    )
+    drafts = (await portal.get("/v1/sheets", propertyId=villa["id"], status="draft")).json()
+    [draft] = drafts["data"]
+    ordered = {ln["itemTypeId"]: ln["qtyOrdered"] for ln in draft["lines"]}
+    assert ordered[bed_set["id"]] == 2
+    # Two sets of a duvet cover (900 g, 4.50), a fitted sheet (700 g, 3.00) and two
+    # pillowcases (150 g, 0.80); 6 bath towels, 4 hand towels, a bath mat, 2 tea towels; the
+    # delivery fee of 8.00.
+    assert draft["weightKg"] == (2 * 1900 + 6 * 500 + 4 * 200 + 400 + 2 * 100) / 1000
+    cost = 2 * 910 + 6 * 120 + 4 * 60 + 90 + 2 * 40 + 800
+    assert draft["estimatedCost"] == {"amount": cost, "currency": "EUR"}
+
+
+# --- the rule itself: a set line costs and weighs what its components would as lines, or,
+# weighed as a bundle, what its priced components and a piece of the rest of its weight would
 
 piece = st.fixed_dictionaries(
     {"grams": st.integers(0, 3000), "price": st.none() | st.integers(0, 5000)}
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(
     pieces=st.lists(piece, min_size=1, max_size=4),
     make_up=st.lists(st.integers(0, 3), min_size=4, max_size=4),
@@ -184,6 +246,7 @@ piece = st.fixed_dictionaries(
     per_kg=st.none() | st.integers(0, 2000),
     delivered=st.booleans(),
     set_price=st.none() | st.integers(0, 9000),
+    set_grams=st.just(0) | st.integers(1, 9000),
 )
 def test_a_set_line_is_its_components_lines(
     pieces: list[dict[str, int | None]],
@@ -192,6 +255,7 @@ def test_a_set_line_is_its_components_lines(
     per_kg: int | None,
     delivered: bool,
     set_price: int | None,
+    set_grams: int,
 ) -> None:
     kinds = {
         i: ItemType(id=i, unit="piece", weight_grams=p["grams"], components=[])
@@ -201,7 +265,7 @@ def test_a_set_line_is_its_components_lines(
         {"itemTypeId": i, "qty": qty} for i, qty in zip(kinds, make_up, strict=False) if qty
     ]
     set_id = 99
-    kinds[set_id] = ItemType(id=set_id, unit="set", weight_grams=0, components=components)
+    kinds[set_id] = ItemType(id=set_id, unit="set", weight_grams=set_grams, components=components)
     items = [{"itemTypeId": i, "unitPrice": p["price"]} for i, p in enumerate(pieces, start=1)]
     prices = PriceList(
         items=[item for item in items if item["unitPrice"] is not None], per_kg=per_kg,
@@ -209,6 +273,7 @@ def test_a_set_line_is_its_components_lines(
     )  # fmt: skip
     ordered, got, rejected = counts
     rejected = min(rejected, got)
+    accepted = max(got - rejected, 0) if delivered else ordered
 
     def line(item_type_id: int, times: int) -> SheetLine:
         return SheetLine(
@@ -216,15 +281,21 @@ def test_a_set_line_is_its_components_lines(
             qty_delivered=got * times, qty_rejected=rejected * times,
         )  # fmt: skip
 
-    as_set = sheets.estimate([line(set_id, 1)], kinds, prices, delivered=delivered, late=False)
-    expanded = [line(c["itemTypeId"], c["qty"]) for c in components]
-    as_pieces = sheets.estimate(expanded, kinds, prices, delivered=delivered, late=False)
-    assert as_set == as_pieces  # a set listing no components: nothing either way
+    def costed(lines: list[SheetLine]) -> tuple[int, int | None]:
+        return sheets.estimate(lines, kinds, prices, delivered=delivered, late=False)
+
+    as_set = costed([line(set_id, 1)])
+    if set_grams == 0:  # it weighs its components, and costs what they would as lines
+        assert as_set == costed([line(c["itemTypeId"], c["qty"]) for c in components])
+    else:  # a bundle: its priced components' lines, and a piece of the rest of its weight
+        priced = [c for c in components if pieces[c["itemTypeId"] - 1]["price"] is not None]
+        as_lines = [line(c["itemTypeId"], c["qty"]) for c in priced]
+        if len(priced) < len(components) or not components:
+            rest = set_grams - sum(kinds[c["itemTypeId"]].weight_grams * c["qty"] for c in priced)
+            kinds[98] = ItemType(id=98, unit="piece", weight_grams=max(rest, 0), components=[])
+            as_lines.append(line(98, 1))
+        assert as_set == (accepted * set_grams, costed(as_lines)[1])
 
     if set_price is not None:  # the set's own row wins, whatever its components cost
         prices.items = [*prices.items, {"itemTypeId": set_id, "unitPrice": set_price}]
-        weight, cost = sheets.estimate(
-            [line(set_id, 1)], kinds, prices, delivered=delivered, late=False
-        )
-        accepted = max(got - rejected, 0) if delivered else ordered
-        assert (weight, cost) == (as_pieces[0], accepted * set_price)
+        assert costed([line(set_id, 1)]) == (as_set[0], accepted * set_price)

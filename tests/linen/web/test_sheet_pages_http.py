@@ -129,3 +129,31 @@ async def test_the_property_form_offers_active_laundries_and_keeps_the_current_o
     assert api["defaultLaundryId"] == world.laundry  # kept, though no longer offered to others
     detail = await app_client.get(f"/app/properties/{world.property}")
     assert "Blanc Laundry</a> (inactive)" in detail.text
+
+
+async def test_a_sheet_of_sets_shows_what_their_pieces_cost_and_weigh(
+    app_client: AsyncClient, world: World
+) -> None:
+    portal = world.portal
+    pillowcase = await portal.made(
+        "/v1/item-types",
+        {"code": "PILLOWCASE", "name": "Pillowcase", "category": "bed", "weightGrams": 150},
+    )
+    bed_set = await portal.made(
+        "/v1/item-types",
+        {"code": "SET_DOUBLE", "name": "Double bed set", "category": "bed", "unit": "set",
+         "components": [{"itemTypeId": world.duvet, "qty": 1},
+                        {"itemTypeId": pillowcase["id"], "qty": 2}]},
+    )  # fmt: skip
+    sheet = await portal.made(
+        "/v1/sheets",
+        {"propertyId": world.property, "serviceDate": DAY,
+         "lines": [{"itemTypeId": bed_set["id"], "qtyOrdered": 3}]},
+    )  # fmt: skip
+    # 3 x (a duvet cover at 2.50 and two pillowcases of 150 g at 3.00 per kg) and the delivery
+    # fee of 5.00; 3 x (900 + 2 x 150) g.
+    assert (sheet["weightKg"], sheet["estimatedCost"]["amount"]) == (3.6, 1520)
+    await web_sign_in(app_client, "admin")
+    page = (await app_client.get(f"/app/sheets/{sheet['id']}")).text
+    assert '<dd id="estimated-cost">15.20 EUR</dd>' in page
+    assert '<dd id="weight">3.6 kg</dd>' in page

@@ -131,7 +131,8 @@ class SheetOut(Schema):
     estimated_cost: Money | None = Field(
         description="From the laundry's price list in force on the service date (null without "
         "one): unit prices, else weight at the per-kg rate; a set the list does not price costs "
-        "what its components do; plus the delivery fee and any late-order surcharge"
+        "its components' unit prices, and whatever of its weight they do not price at the per-kg "
+        "rate; plus the delivery fee and any late-order surcharge"
     )
     notes: str
     created_at: str

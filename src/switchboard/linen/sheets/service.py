@@ -82,11 +82,10 @@ def estimate(
 ) -> tuple[int, int | None]:
     """(weight in grams, estimated cost in minor units or None without a price list).
 
-    Delivered sheets are costed on accepted counts, others on ordered counts. An item type
-    missing from the price list is costed by weight at the per-kg rate, when there is one; a
-    set missing from it costs what its components would as lines of their own, and a set of
-    no weight of its own weighs what they do (docs/linen.md). ``kinds`` holds the lines' item
-    types and their sets' components (``item_types.with_components``).
+    Delivered sheets are costed on accepted counts, others on ordered counts; each line as
+    ``line_cost`` says, and weighed as ``item_types.unit_weight`` says (docs/linen.md).
+    ``kinds`` holds the lines' item types and their sets' components
+    (``item_types.with_components``).
     """
     weight = 0
     cost = 0
@@ -98,32 +97,47 @@ def estimate(
         kind = kinds.get(line.item_type_id)
         if kind is not None:
             weight += qty * item_types.unit_weight(kind, kinds)
-        if line.item_type_id in priced:
-            cost += qty * priced[line.item_type_id]
-        elif kind is not None:
-            for part, per_unit in item_types.parts(kind):
-                cost += _unit_cost(part, qty * per_unit, kinds, priced, per_kg)
+        cost += line_cost(line.item_type_id, qty, kinds, priced, per_kg)
     if prices is None:
         return weight, None
     cost += prices.delivery_fee + (prices.late_order_surcharge if late else 0)
     return weight, cost
 
 
-def _unit_cost(
+def line_cost(
     item_type_id: int,
     qty: int,
     kinds: Mapping[int, ItemType],
     priced: Mapping[int, int],
     per_kg: int | None,
 ) -> int:
-    """``qty`` of one item type (a piece, or a set costed as a whole): its unit price when
-    listed, else its weight at the per-kg rate, else nothing."""
+    """``qty`` units of one item type, in minor units, at the unit prices ``priced`` (item
+    type id -> price) and the per-kg rate (docs/linen.md, decisions 0516 and 0519):
+
+    - listed: its unit price (a set's own row wins over its components);
+    - a set of no weight of its own (it weighs its components): what its components would
+      cost as lines of their own;
+    - a piece, or a set weighed as a bundle: its listed components at their unit prices, and
+      unless all of them are listed, the rest of its weight (``unit_weight`` less what the
+      listed components weigh) at the per-kg rate; so a set the list prices by weight alone
+      costs its own weight, as a piece does;
+    - what is left to the per-kg rate costs nothing when the list has none.
+    """
     if item_type_id in priced:
         return qty * priced[item_type_id]
     kind = kinds.get(item_type_id)
-    if kind is None or per_kg is None:
+    if kind is None:
         return 0
-    return round(qty * item_types.unit_weight(kind, kinds) * per_kg / 1000)
+    components = item_types.components_of(kind)
+    if components and kind.weight_grams <= 0:
+        return sum(line_cost(i, qty * n, kinds, priced, per_kg) for i, n in components)
+    listed = [(i, n) for i, n in components if i in priced]
+    cost = sum(qty * n * priced[i] for i, n in listed)
+    if per_kg is None or (components and len(listed) == len(components)):
+        return cost
+    listed_grams = sum(n * kinds[i].weight_grams for i, n in listed if i in kinds)
+    grams = max(item_types.unit_weight(kind, kinds) - listed_grams, 0)
+    return cost + round(qty * grams * per_kg / 1000)
 
 
 async def get(session: AsyncSession, *, tenant_id: int, sheet_id: int) -> LinenSheet:

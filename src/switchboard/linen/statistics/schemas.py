@@ -3,6 +3,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Literal
 
+from pydantic import Field
+
 from switchboard.kit.schemas import Page, Schema
 from switchboard.linen.common import Money
 
@@ -20,9 +22,14 @@ class StatisticsRow(Schema):
     key: str
     label: str
     sheets: int
-    items_by_type: list[ItemCount]
-    weight_kg: float
-    estimated_cost: list[Money]
+    items_by_type: list[ItemCount] = Field(
+        description="Per item type, delivered quantities once delivered, ordered before; a set "
+        "counts as the set, as it was ordered, not as its pieces"
+    )
+    weight_kg: float = Field(description="The sum of the sheets' `weightKg`")
+    estimated_cost: list[Money] = Field(
+        description="The sum of the sheets' `estimatedCost`, one entry per currency"
+    )
     invoiced_cost: list[Money]
 
 
