@@ -54,6 +54,9 @@ async def test_a_default_deactivated_later_is_kept_and_takes_no_new_sheet(world:
     )
     assert kept.status_code == 200, kept.text
     assert (kept.json()["name"], kept.json()["defaultLaundryId"]) == ("Sea View II", world.laundry)
+    # The properties still to be moved are those listed by the laundry.
+    naming = (await portal.get("/v1/properties", laundryId=world.laundry)).json()["data"]
+    assert [p["id"] for p in naming] == [world.property]
 
     # A new sheet relying on the default is refused as one naming the laundry would be.
     lines = [{"itemTypeId": world.towel, "qtyOrdered": 2}]
@@ -78,3 +81,4 @@ async def test_a_default_deactivated_later_is_kept_and_takes_no_new_sheet(world:
     assert (back.status_code, back.json()["error"]) == (409, "inactive")
     cleared = await portal.patch(f"/v1/properties/{world.property}", {"defaultLaundryId": None})
     assert cleared.json()["defaultLaundryId"] is None
+    assert (await portal.get("/v1/properties", laundryId=world.laundry)).json()["data"] == []
