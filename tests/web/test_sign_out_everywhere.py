@@ -10,7 +10,7 @@ import pytest
 from httpx import ASGITransport, AsyncClient
 from starlette.responses import Response
 
-from switchboard.auth.models import User
+from switchboard.auth.models import User, credential_stamp
 from switchboard.identity import service as identity
 from switchboard.identity import sessions
 from switchboard.kit.crypto import sha256_hex
@@ -20,7 +20,6 @@ from switchboard.web.cookies import (
     SESSION_SECONDS,
     CookieJar,
     WebSession,
-    credential_stamp,
     new_csrf,
     new_sid,
 )

@@ -6,6 +6,7 @@ from typing import Any
 from sqlalchemy import ForeignKey, Index, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
+from switchboard.kit.crypto import sha256_hex
 from switchboard.kit.db import Base, JsonType, UtcDateTime
 
 ROLES = ("admin", "power-user", "user")
@@ -31,8 +32,24 @@ class User(Base):
     email: Mapped[str | None] = mapped_column(String(320), nullable=True)
     email_verified: Mapped[bool] = mapped_column(default=False)
     # Changed to a fresh random value by "sign out everywhere" (decision 0604): the web apps'
-    # session cookies carry a stamp of it (``web.cookies.credential_stamp``). Empty until then.
+    # session cookies carry a stamp of it (``credential_stamp``). Empty until then.
     security_stamp: Mapped[str] = mapped_column(String(64), default="", server_default="")
+
+
+def credential_stamp(user: User) -> str:
+    """A short digest of the user's password hash and security stamp, kept in the web apps'
+    sealed session cookies and the identity provider's device cookies (decision 0031): a new
+    password, or a new security stamp ("sign out everywhere", decision 0604), ends the web apps'
+    sessions signed in before it (as Django's session auth hash and ASP.NET Identity's security
+    stamp do) and distrusts the devices. The cookies are sealed: the browser cannot read it.
+
+    With an empty security stamp (every user until they are first signed out everywhere) it is
+    the digest of the password hash alone, as before the stamp existed: the sessions of an
+    upgraded server go on. A password hash (a PHC string) holds no line break, so no other
+    pair gives the same text."""
+    if not user.security_stamp:
+        return sha256_hex(user.password_hash)[:16]
+    return sha256_hex(f"{user.password_hash}\n{user.security_stamp}")[:16]
 
 
 class OidcClient(Base):

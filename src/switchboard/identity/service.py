@@ -114,7 +114,7 @@ async def set_password(
 ) -> User:
     """A new password; a lockout is lifted and every session held with the old one ends: the
     refresh tokens, the identity provider's browser sessions, and the web apps' session cookies
-    (they carry a stamp of the password, ``web.cookies.credential_stamp``)."""
+    (they carry a stamp of the password, ``auth.models.credential_stamp``)."""
     if len(password) < 8:
         raise BadRequest("password must have at least 8 characters")
     user = await get_user(session, tenant_id=tenant_id, username=username)
@@ -151,7 +151,7 @@ async def sign_out_everywhere(
     session: AsyncSession, *, tenant_id: int, username: str, clock: Clock
 ) -> User:
     """End every session of the user, its password kept (decision 0604): a fresh security
-    stamp ends the web apps' session cookies (``web.cookies.credential_stamp``) on their next
+    stamp ends the web apps' session cookies (``auth.models.credential_stamp``) on their next
     request, the identity provider forgets every browser the user signed in with, and the
     refresh tokens are revoked. API keys and access tokens already issued are left alone."""
     user = await get_user(session, tenant_id=tenant_id, username=username)

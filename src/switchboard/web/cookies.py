@@ -10,7 +10,7 @@ import orjson
 from cryptography.exceptions import InvalidTag
 from starlette.responses import Response
 
-from switchboard.auth.models import User
+from switchboard.auth.models import User, credential_stamp
 from switchboard.kit.crypto import SecretBox, constant_time_equals, sha256_hex
 
 SESSION_SECONDS = 8 * 3600
@@ -80,21 +80,6 @@ def flash_owner(session: WebSession) -> str:
     """Who a flash is for: the user, the tenant they act on, and their session's id and CSRF
     token (a new sign-in makes new ones), as a digest; another session's flash is no flash."""
     return sha256_hex(f"{session.user_id}:{session.acting_tenant_id}:{session.sid}:{session.csrf}")
-
-
-def credential_stamp(user: User) -> str:
-    """A short digest of the user's password hash and security stamp, kept in the sealed session
-    cookie: a new password, or a new security stamp ("sign out everywhere", decision 0604),
-    ends the web apps' sessions signed in before it (as Django's session auth hash and ASP.NET
-    Identity's security stamp do). The cookie is sealed, so the browser cannot read it.
-
-    With an empty security stamp (every user until they are first signed out everywhere) it is
-    the digest of the password hash alone, as before the stamp existed: the sessions of an
-    upgraded server go on. A password hash (a PHC string) holds no line break, so no other
-    pair gives the same text."""
-    if not user.security_stamp:
-        return sha256_hex(user.password_hash)[:16]
-    return sha256_hex(f"{user.password_hash}\n{user.security_stamp}")[:16]
 
 
 def new_csrf() -> str:

@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Depends, Request
 from starlette.responses import RedirectResponse, Response
 
-from switchboard.auth.models import User
+from switchboard.auth.models import User, credential_stamp
 from switchboard.identity import service as identity_service
 from switchboard.identity.deps import request_host
 from switchboard.kit.crypto import constant_time_equals
@@ -26,7 +26,6 @@ from switchboard.web.cookies import (
     CookieJar,
     PendingLogin,
     WebSession,
-    credential_stamp,
     new_csrf,
     new_sid,
 )
