@@ -38,6 +38,9 @@ class Settings(BaseSettings):
     argon2_parallelism: int = Field(default=4, ge=1)
     login_max_failures: int = Field(default=5, ge=1)
     login_lockout_seconds: int = Field(default=300, ge=1)
+    # How long a browser where a user signed in is known again by its device cookie (decision
+    # 0031); at most 400 days, the longest a browser keeps a cookie.
+    login_device_ttl: int = Field(default=90 * 86400, ge=3600, le=400 * 86400)
     idp_session_ttl: int = Field(default=8 * 3600, ge=300, le=30 * 86400)
     external_jwks_ttl: int = Field(default=300, ge=1)
     # CIDRs the documents of external issuers (a tenant's ExternalOidc:JwksUrl, a PID's status

@@ -175,3 +175,20 @@ class AuthorizationCode(Base):
     family_id: Mapped[str] = mapped_column(String(32))
     # The browser session the code was issued in (``BrowserSession.sid``).
     sid: Mapped[str | None] = mapped_column(String(32), nullable=True)
+
+
+class DeviceFailures(Base):
+    """The wrong passwords typed in one browser that holds a device cookie of the user (decision
+    0031): its own tally and lockout, apart from the user's. The row is named by the SHA-256 of
+    the cookie's random nonce; it goes with a success in that browser, an unlock or a new
+    password, or once the cookie has expired (``expires_at``)."""
+
+    __tablename__ = "idp_device_failures"
+    __table_args__ = (Index("ix_idp_device_failures_user_id", "user_id"),)
+
+    nonce_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    failures: Mapped[int] = mapped_column(default=0)
+    locked_until: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    expires_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)

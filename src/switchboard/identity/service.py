@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import secrets
+from collections.abc import Sequence
 
 from sqlalchemy import Select, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -20,6 +21,7 @@ from switchboard.auth.models import (
 )
 from switchboard.auth.passwords import Passwords
 from switchboard.auth.tokens import TokenIssuer, TokenSet
+from switchboard.identity import lockout
 from switchboard.identity.errors import OAuthError
 from switchboard.kit.clock import Clock
 from switchboard.kit.crypto import random_token, sha256_hex
@@ -27,7 +29,6 @@ from switchboard.kit.errors import BadRequest, Conflict, Forbidden, NotFound
 from switchboard.tenants.models import Tenant
 
 SUPPORTED_SCOPES = ("openid", "offline_access", "profile", "email")
-MAX_LOCKOUT_SECONDS = 3600
 
 
 # Users and clients -----------------------------------------------------------------------
@@ -122,6 +123,7 @@ async def set_password(
     user.password_hash = passwords.hash(password)
     user.failed_logins = 0
     user.locked_until = None
+    await lockout.forget_devices(session, user)
     await revoke_refresh_tokens(session, user, clock)
     await _end_browser_sessions(session, user, clock)
     await session.flush()
@@ -156,6 +158,7 @@ async def sign_out_everywhere(
     refresh tokens are revoked. API keys and access tokens already issued are left alone."""
     user = await get_user(session, tenant_id=tenant_id, username=username)
     user.security_stamp = secrets.token_urlsafe(16)
+    await lockout.forget_devices(session, user)  # the new stamp distrusts them all
     await revoke_refresh_tokens(session, user, clock)
     await _end_browser_sessions(session, user, clock)
     await session.flush()
@@ -163,10 +166,12 @@ async def sign_out_everywhere(
 
 
 async def unlock_user(session: AsyncSession, *, tenant_id: int, username: str) -> User:
-    """Lift a sign-in lockout and forget the failed attempts."""
+    """Lift a sign-in lockout and forget the failed attempts, those of the user's browsers
+    with a device cookie (decision 0031) too."""
     user = await get_user(session, tenant_id=tenant_id, username=username)
     user.failed_logins = 0
     user.locked_until = None
+    await lockout.forget_devices(session, user)
     await session.flush()
     return user
 
@@ -261,9 +266,14 @@ async def check_password(
     max_failures: int,
     lockout_seconds: int,
     passwords: Passwords,
+    devices: Sequence[lockout.Device] = (),
 ) -> User:
     """The user these credentials name; repeated wrong passwords lock the user out for a while
-    (the sign-in page and the password grant share this rule).
+    (the sign-in page and the password grant share this rule, decision 0006).
+
+    ``devices``: the entries of the browser's device cookie (the login page only, decision
+    0031). When one vouches for the user, the attempt is counted against that device and
+    refused only while the device is locked; the user's own tally is neither read nor reset.
 
     Failures are flushed before the error is raised: the caller commits them.
     """
@@ -272,8 +282,13 @@ async def check_password(
     stmt = select(User).where(User.tenant_id == tenant.id, User.username == username)
     user = (await session.execute(stmt)).scalar_one_or_none()
     now = clock.now()
-    if user is not None and user.locked_until is not None and user.locked_until > now:
-        wait = int((user.locked_until - now).total_seconds()) + 1
+    device = lockout.vouching(devices, user) if user is not None else None
+    if device is not None:
+        locked_until = await lockout.device_locked_until(session, device)
+    else:
+        locked_until = user.locked_until if user is not None else None
+    if locked_until is not None and locked_until > now:
+        wait = int((locked_until - now).total_seconds()) + 1
         raise OAuthError(
             "invalid_grant",
             f"too many failed sign-in attempts; try again in {wait} s",
@@ -283,14 +298,23 @@ async def check_password(
     ok = passwords.verify(user.password_hash if user else None, password)
     if user is None or not ok or user.disabled:
         if user is not None and not ok:
-            user.failed_logins += 1
-            over = user.failed_logins - max_failures
-            if over >= 0:
-                seconds = min(lockout_seconds * 2**over, MAX_LOCKOUT_SECONDS)
-                user.locked_until = now + dt.timedelta(seconds=seconds)
+            if device is not None:
+                await lockout.count_device_failure(
+                    session, device, now=now, max_failures=max_failures,
+                    lockout_seconds=lockout_seconds,
+                )  # fmt: skip
+            else:
+                user.failed_logins += 1
+                seconds = lockout.lock_seconds(
+                    user.failed_logins, max_failures=max_failures, lockout_seconds=lockout_seconds
+                )
+                if seconds is not None:
+                    user.locked_until = now + dt.timedelta(seconds=seconds)
             await session.flush()
         raise OAuthError("invalid_grant", "invalid username or password")
-    if user.failed_logins or user.locked_until:
+    if device is not None:
+        await lockout.forget_device(session, device)
+    elif user.failed_logins or user.locked_until:
         user.failed_logins = 0
         user.locked_until = None
     return user

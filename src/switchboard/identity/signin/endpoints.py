@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
 
 from switchboard.auth.bearer import issuer_for
-from switchboard.identity import clients
+from switchboard.identity import clients, lockout
 from switchboard.identity import service as identity
 from switchboard.identity.deps import request_host
 from switchboard.identity.errors import OAuthError
@@ -38,9 +38,15 @@ HTML: dict[int | str, dict[str, Any]] = {
 REDIRECTS: dict[int | str, dict[str, Any]] = {
     200: {"content": {"text/html": {}}, "description": "The login page"},
     302: {"description": "Back to the client's redirect URI with `code` (or `error`) and `state`"},
-    303: {"description": "After a successful sign-in: back to the redirect URI with `code`"},
+    303: {
+        "description": "After a successful sign-in: back to the redirect URI with `code`; the "
+        "IdP session and device cookies are set"
+    },
     400: {"content": {"text/html": {}}, "description": "Unknown client or redirect URI"},
-    429: {"content": {"text/html": {}}, "description": "The user is locked out for a while"},
+    429: {
+        "content": {"text/html": {}},
+        "description": "The user, or this browser (its device cookie), is locked out for a while",
+    },
 }
 
 
@@ -258,11 +264,14 @@ async def authorize_submit(request: Request, runtime: RuntimeDep) -> Response:
             return await login_page(
                 session, request, runtime, tenant, auth, message=message, status=400
             )
+        cookies = lockout.device_cookies(settings.secret_key)
+        devices = cookies.open(request.cookies.get(lockout.DEVICE_COOKIE), now=runtime.clock.now())
         try:
             user = await identity.check_password(
                 session, tenant=tenant, clock=runtime.clock, username=username,
                 password=values["password"], max_failures=settings.login_max_failures,
                 lockout_seconds=settings.login_lockout_seconds, passwords=runtime.passwords,
+                devices=devices,
             )  # fmt: skip
         except OAuthError as exc:
             # A rendered page (not a raised error): the failure counted above is committed.
@@ -287,6 +296,12 @@ async def authorize_submit(request: Request, runtime: RuntimeDep) -> Response:
     pages.set_cookie(
         response, pages.SESSION_COOKIE, token, secure=secure_cookies(runtime),
         max_age=settings.idp_session_ttl,
+    )  # fmt: skip
+    # The browser is known again for this user: wrong passwords here lock it alone (0031).
+    known = lockout.remember(devices, user, now=now, ttl_seconds=settings.login_device_ttl)
+    pages.set_cookie(
+        response, lockout.DEVICE_COOKIE, cookies.seal(known), secure=secure_cookies(runtime),
+        max_age=settings.login_device_ttl, path=pages.DEVICE_COOKIE_PATH,
     )  # fmt: skip
     return response
 

@@ -14,6 +14,8 @@ from switchboard.kit.crypto import constant_time_equals, random_token
 SESSION_COOKIE = "sb_idp_session"
 CSRF_COOKIE = "sb_idp_csrf"
 COOKIE_PATH = "/oidc.ashx"
+# The device cookie (decision 0031) is read by the login form's post alone.
+DEVICE_COOKIE_PATH = f"{COOKIE_PATH}/authorize"
 
 # No script at all; styles from our own origin; never framed (clickjacking of the password form).
 # No form-action: browsers apply it to the redirect that follows the form, which leaves the origin
@@ -57,9 +59,17 @@ def redirect(url: str, *, status: int = 302) -> RedirectResponse:
     return RedirectResponse(url, status_code=status, headers=SECURITY_HEADERS)
 
 
-def set_cookie(response: Response, name: str, value: str, *, secure: bool, max_age: int) -> None:
+def set_cookie(
+    response: Response,
+    name: str,
+    value: str,
+    *,
+    secure: bool,
+    max_age: int,
+    path: str = COOKIE_PATH,
+) -> None:
     response.set_cookie(
-        name, value, max_age=max_age, path=COOKIE_PATH, httponly=True, samesite="lax", secure=secure
+        name, value, max_age=max_age, path=path, httponly=True, samesite="lax", secure=secure
     )
 
 

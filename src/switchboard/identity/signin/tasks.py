@@ -1,4 +1,5 @@
-"""Background work: forgetting authorization codes and browser sessions that can serve no more.
+"""Background work: forgetting authorization codes, browser sessions and the tallies of device
+cookies (decision 0031) that can serve no more.
 
 A used or expired code is kept for ``KEEP_CODES`` after its expiry, so a replay in that time is
 still recognised (and revokes what the code issued); later it is simply unknown.
@@ -11,14 +12,15 @@ import datetime as dt
 from sqlalchemy import delete, or_
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from switchboard.auth.models import AuthorizationCode, BrowserSession
+from switchboard.auth.models import AuthorizationCode, BrowserSession, DeviceFailures
 from switchboard.runtime import purging_worker
 
 KEEP_CODES = dt.timedelta(days=1)
 
 
-async def purge(session: AsyncSession, *, now: dt.datetime) -> tuple[int, int]:
-    """Delete codes a day past expiry and sessions that expired or ended; the counts."""
+async def purge(session: AsyncSession, *, now: dt.datetime) -> tuple[int, int, int]:
+    """Delete codes a day past expiry, sessions that expired or ended and the tallies of
+    device cookies that expired; the counts."""
     codes = await session.execute(
         delete(AuthorizationCode).where(AuthorizationCode.expires_at < now - KEEP_CODES)
     )
@@ -27,7 +29,12 @@ async def purge(session: AsyncSession, *, now: dt.datetime) -> tuple[int, int]:
             or_(BrowserSession.expires_at < now, BrowserSession.ended_at.is_not(None))
         )
     )
-    return getattr(codes, "rowcount", 0), getattr(sessions, "rowcount", 0)
+    devices = await session.execute(delete(DeviceFailures).where(DeviceFailures.expires_at < now))
+    return (
+        getattr(codes, "rowcount", 0),
+        getattr(sessions, "rowcount", 0),
+        getattr(devices, "rowcount", 0),
+    )
 
 
 async def _purge_count(session: AsyncSession, now: dt.datetime) -> int:
@@ -35,5 +42,7 @@ async def _purge_count(session: AsyncSession, now: dt.datetime) -> int:
 
 
 purger = purging_worker(
-    _purge_count, what="authorization codes and IdP sessions", logger="switchboard.identity"
+    _purge_count,
+    what="authorization codes, IdP sessions and device tallies",
+    logger="switchboard.identity",
 )

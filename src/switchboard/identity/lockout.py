@@ -1,0 +1,184 @@
+"""The sign-in lockout (decision 0006) and the device cookies that keep a user's own browsers out
+of it (decision 0031; OWASP's "Slow Down Online Guessing Attacks with Device Cookies").
+
+A browser where a user signs in with the password at the login page gets a sealed device
+cookie: for each of the last ``MAX_DEVICES`` users signed in there, the tenant, the user, a
+random nonce, a stamp of the user's credentials and an expiry. A later attempt in that browser
+for one of those users counts its wrong passwords against the nonce (``DeviceFailures``), not
+against the user, and the user's lockout does not refuse it; the nonce is locked as a user is.
+Everything else (another browser, the password grant, a cookie forged, expired, of another
+user or tenant, or sealed before a new password) counts against the user, as before.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+
+import orjson
+from cryptography.exceptions import InvalidTag
+from sqlalchemy import ColumnElement, and_, delete, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from switchboard.auth.models import DeviceFailures, User, credential_stamp
+from switchboard.kit.crypto import SecretBox, constant_time_equals, sha256_hex
+
+MAX_LOCKOUT_SECONDS = 3600
+DEVICE_COOKIE = "sb_idp_device"
+# The users one browser is known for: a shared office computer, an admin with a second account.
+MAX_DEVICES = 5
+_MAX_COOKIE = 4096  # what a browser keeps of one cookie
+
+
+def lock_seconds(failures: int, *, max_failures: int, lockout_seconds: int) -> int | None:
+    """How long ``failures`` consecutive wrong passwords lock for: not at all below
+    ``max_failures``, then ``lockout_seconds``, doubling with each further one up to an hour."""
+    over = failures - max_failures
+    if over < 0:
+        return None
+    return min(lockout_seconds << min(over, 16), MAX_LOCKOUT_SECONDS)
+
+
+@dataclass(frozen=True, slots=True)
+class Device:
+    """One user's entry in a browser's device cookie; ``expires`` in Unix seconds."""
+
+    tenant_id: int
+    user_id: int
+    nonce: str
+    stamp: str
+    expires: int
+
+    def vouches_for(self, user: User) -> bool:
+        """Whether the entry is the user's, sealed with the password and security stamp the
+        user has now (a new password or "sign out everywhere" distrusts every device)."""
+        return (
+            self.tenant_id == user.tenant_id
+            and self.user_id == user.id
+            and constant_time_equals(self.stamp, credential_stamp(user))
+        )
+
+
+class DeviceCookies:
+    """Seals and opens the device cookie (AES-GCM under a key of its own, derived from
+    ``SWITCHBOARD_SECRET_KEY``): the browser can neither read nor forge it."""
+
+    def __init__(self, master_secret: str) -> None:
+        self._box = SecretBox(master_secret, purpose="idp-device-cookies")
+
+    def open(self, raw: str | None, *, now: dt.datetime) -> list[Device]:
+        """The unexpired entries of the cookie; none for a missing, forged or damaged one."""
+        if not raw or len(raw) > _MAX_COOKIE:
+            return []
+        try:
+            value = orjson.loads(self._box.open(raw))
+        except (InvalidTag, ValueError, orjson.JSONDecodeError):
+            return []
+        devices: list[Device] = []
+        for item in value[:MAX_DEVICES] if isinstance(value, list) else ():
+            try:
+                device = Device(**item)
+                if device.expires > now.timestamp():
+                    devices.append(device)
+            except TypeError:
+                continue
+        return devices
+
+    def seal(self, devices: Sequence[Device]) -> str:
+        return self._box.seal(orjson.dumps([asdict(d) for d in devices[:MAX_DEVICES]]).decode())
+
+
+@lru_cache(maxsize=4)
+def device_cookies(master_secret: str) -> DeviceCookies:
+    return DeviceCookies(master_secret)
+
+
+def remember(
+    devices: Sequence[Device], user: User, *, now: dt.datetime, ttl_seconds: int
+) -> list[Device]:
+    """The browser's entries once ``user`` signed in with the password: a new one for the user
+    (a fresh nonce and expiry) first, the other users' after it."""
+    fresh = Device(
+        tenant_id=user.tenant_id,
+        user_id=user.id,
+        nonce=secrets.token_urlsafe(16),
+        stamp=credential_stamp(user),
+        expires=int(now.timestamp()) + ttl_seconds,
+    )
+    others = [d for d in devices if (d.tenant_id, d.user_id) != (user.tenant_id, user.id)]
+    return [fresh, *others][:MAX_DEVICES]
+
+
+def vouching(devices: Sequence[Device], user: User) -> Device | None:
+    """The browser's entry that vouches for ``user``, if any."""
+    return next((d for d in devices if d.vouches_for(user)), None)
+
+
+# The device's tally ------------------------------------------------------------------------
+
+
+def _row(device: Device) -> ColumnElement[bool]:
+    """The tally row of ``device``: by its nonce's hash, within its tenant."""
+    return and_(
+        DeviceFailures.nonce_hash == sha256_hex(device.nonce),
+        DeviceFailures.tenant_id == device.tenant_id,
+    )
+
+
+async def device_locked_until(session: AsyncSession, device: Device) -> dt.datetime | None:
+    stmt = select(DeviceFailures.locked_until).where(_row(device))
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def count_device_failure(
+    session: AsyncSession,
+    device: Device,
+    *,
+    now: dt.datetime,
+    max_failures: int,
+    lockout_seconds: int,
+) -> None:
+    """One more wrong password in the device's browser, counted in one statement (two attempts
+    at once both count, on either database); past ``max_failures`` the device is locked."""
+    insert = postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
+    stmt = (
+        insert(DeviceFailures)
+        .values(
+            nonce_hash=sha256_hex(device.nonce),
+            tenant_id=device.tenant_id,
+            user_id=device.user_id,
+            failures=1,
+            expires_at=dt.datetime.fromtimestamp(device.expires, dt.UTC),
+        )
+        .on_conflict_do_update(
+            index_elements=[DeviceFailures.nonce_hash],
+            set_={"failures": DeviceFailures.failures + 1},
+        )
+        .returning(DeviceFailures.failures)
+    )
+    failures = (await session.execute(stmt)).scalar_one()
+    seconds = lock_seconds(failures, max_failures=max_failures, lockout_seconds=lockout_seconds)
+    if seconds is not None:
+        await session.execute(
+            update(DeviceFailures)
+            .where(_row(device))
+            .values(locked_until=now + dt.timedelta(seconds=seconds))
+        )
+
+
+async def forget_device(session: AsyncSession, device: Device) -> None:
+    """A success in the device's browser: its tally goes."""
+    await session.execute(delete(DeviceFailures).where(_row(device)))
+
+
+async def forget_devices(session: AsyncSession, user: User) -> None:
+    """The tallies of every browser of ``user`` go (an unlock, a new password)."""
+    await session.execute(
+        delete(DeviceFailures).where(
+            DeviceFailures.tenant_id == user.tenant_id, DeviceFailures.user_id == user.id
+        )
+    )
