@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from httpx import AsyncClient
 
 from switchboard.kit.clock import ManualClock
@@ -92,6 +94,19 @@ async def test_repeated_wrong_passwords_are_throttled(
     clock.advance(301)
     status, _body = await _grant(app_client, acme.host, username="admin", password=PASSWORD)
     assert status == 200
+
+
+async def test_wrong_passwords_at_once_are_all_counted(
+    app_client: AsyncClient, acme: TenantFixture
+) -> None:
+    """Concurrent wrong passwords each count: the tally is raised in the database, not read and
+    written back, so no guess slips through uncounted (decision 0006)."""
+    answers = await asyncio.gather(
+        *(_grant(app_client, acme.host, username="admin", password="bad-pass") for _ in range(5))
+    )
+    assert [status for status, _body in answers] == [400] * 5
+    status, body = await _grant(app_client, acme.host, username="admin", password=PASSWORD)
+    assert (status, body["error"]) == (429, "invalid_grant")
 
 
 async def test_tenant_comes_from_host(

@@ -20,9 +20,11 @@ from functools import lru_cache
 
 import orjson
 from cryptography.exceptions import InvalidTag
-from sqlalchemy import ColumnElement, and_, delete, select, update
+from sqlalchemy import ColumnElement, and_, case, delete, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Mapped
+from sqlalchemy.orm.attributes import set_committed_value
 
 from switchboard.auth.models import DeviceFailures, User, credential_stamp
 from switchboard.kit.crypto import SecretBox, constant_time_equals, sha256_hex
@@ -134,6 +136,44 @@ async def device_locked_until(session: AsyncSession, device: Device) -> dt.datet
     return (await session.execute(stmt)).scalar_one_or_none()
 
 
+def _later(column: Mapped[dt.datetime | None], until: dt.datetime) -> ColumnElement[dt.datetime]:
+    """``until``, unless ``column`` already locks for longer: of two failures counted at once,
+    the one that counted more decides the lock, whichever writes last."""
+    return case((or_(column.is_(None), column < until), until), else_=column)
+
+
+async def count_user_failure(
+    session: AsyncSession,
+    user: User,
+    *,
+    now: dt.datetime,
+    max_failures: int,
+    lockout_seconds: int,
+) -> None:
+    """One more wrong password for ``user``, raised in the database rather than read and written
+    back: wrong passwords sent at once all count, on either database (PostgreSQL's read
+    committed would otherwise keep one of them). Past ``max_failures`` the user is locked."""
+    stmt = (
+        update(User)
+        .where(User.id == user.id)
+        .values(failed_logins=User.failed_logins + 1)
+        .returning(User.failed_logins)
+        .execution_options(synchronize_session=False)
+    )
+    failures = (await session.execute(stmt)).scalar_one()
+    set_committed_value(user, "failed_logins", failures)
+    seconds = lock_seconds(failures, max_failures=max_failures, lockout_seconds=lockout_seconds)
+    if seconds is not None:
+        lock = (
+            update(User)
+            .where(User.id == user.id)
+            .values(locked_until=_later(User.locked_until, now + dt.timedelta(seconds=seconds)))
+            .returning(User.locked_until)
+            .execution_options(synchronize_session=False)
+        )
+        set_committed_value(user, "locked_until", (await session.execute(lock)).scalar_one())
+
+
 async def count_device_failure(
     session: AsyncSession,
     device: Device,
@@ -166,7 +206,11 @@ async def count_device_failure(
         await session.execute(
             update(DeviceFailures)
             .where(_row(device))
-            .values(locked_until=now + dt.timedelta(seconds=seconds))
+            .values(
+                locked_until=_later(
+                    DeviceFailures.locked_until, now + dt.timedelta(seconds=seconds)
+                )
+            )
         )
 
 

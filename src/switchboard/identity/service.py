@@ -304,12 +304,10 @@ async def check_password(
                     lockout_seconds=lockout_seconds,
                 )  # fmt: skip
             else:
-                user.failed_logins += 1
-                seconds = lockout.lock_seconds(
-                    user.failed_logins, max_failures=max_failures, lockout_seconds=lockout_seconds
-                )
-                if seconds is not None:
-                    user.locked_until = now + dt.timedelta(seconds=seconds)
+                await lockout.count_user_failure(
+                    session, user, now=now, max_failures=max_failures,
+                    lockout_seconds=lockout_seconds,
+                )  # fmt: skip
             await session.flush()
         raise OAuthError("invalid_grant", "invalid username or password")
     if device is not None:
