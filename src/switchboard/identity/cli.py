@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import click
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from switchboard.auth.models import ROLES, ApiKey, BrowserSession, OidcClient
+from switchboard.auth.models import ROLES, ApiKey, BrowserSession, OidcClient, User
 from switchboard.commands import (
     run_for_tenant,
     run_in_transaction,
@@ -119,6 +121,47 @@ _switch(
     "disable", True, "Disable USERNAME: its tokens and API keys stop working on their next use."
 )
 _switch("enable", False, "Enable USERNAME again.")
+
+
+def _user_view(user: User, now: dt.datetime) -> dict[str, object]:
+    locked = user.locked_until is not None and user.locked_until > now
+    return {
+        "username": user.username, "role": user.role, "disabled": user.disabled,
+        "createdAtUtc": iso_utc(user.created_at), "email": user.email,
+        "failedSignIns": user.failed_logins,
+        "lockedUntilUtc": iso_utc(user.locked_until) if locked and user.locked_until else None,
+    }  # fmt: skip
+
+
+@user_cli.command("list")
+@click.option("--tenant", required=True)
+@json_flag
+def user_list(tenant: str, as_json: bool) -> None:
+    """One line per user: username, role, disabled or enabled, created, email, failed sign-ins
+    and, while locked out, until when (decision 0006)."""
+
+    async def work(runtime: Runtime, session: AsyncSession, row: Tenant) -> None:
+        now = runtime.clock.now()
+        for user in await service.list_users(session, tenant_id=row.id):
+            view = _user_view(user, now)
+            if as_json:
+                print_json(view)
+            else:
+                view["disabled"] = "disabled" if user.disabled else "enabled"
+                click.echo("\t".join("-" if v is None else str(v) for v in view.values()))
+
+    run_for_tenant(tenant, work)
+
+
+async def _unlock(runtime: Runtime, session: AsyncSession, tenant: Tenant, item: str) -> None:
+    await service.unlock_user(session, tenant_id=tenant.id, username=item)
+
+
+tenant_item_command(
+    user_cli, "unlock", argument="USERNAME", act=_unlock, done="unlocked",
+    help="Lift the sign-in lockout of USERNAME and forget its failed attempts, those of its "
+    "browsers included (decisions 0006, 0031).",
+)  # fmt: skip
 
 
 async def _sign_out_everywhere(
