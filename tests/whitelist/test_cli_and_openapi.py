@@ -67,3 +67,34 @@ async def test_openapi_lists_the_whitelist_and_routing_endpoints(
         "/api.ashx/v1/outbound-routes:resolve",
     ):
         assert path in paths, path
+
+
+async def test_the_document_requires_every_member_the_whitelist_replies_carry(
+    app_client: AsyncClient, acme_secret: str, acme: TenantFixture
+) -> None:
+    """Spec 4.8 lists `ok` in both replies of the POST: a client generated from the document
+    must be able to rely on it, so it is required there, like every other member sent."""
+    schemas = (await app_client.get("/openapi.json")).json()["components"]["schemas"]
+
+    async def post(action: str, body: bytes) -> dict[str, object]:
+        canonical = f"whitelist-{action}|{acme.name}|{len(body)}"
+        response = await app_client.post(
+            f"/signal.ashx?whitelist={action}",
+            content=body,
+            headers={
+                "Host": acme.host,
+                "Content-Type": "application/json",
+                "X-Platform-Admin-Signature": sign(acme_secret, canonical),
+            },
+        )
+        assert response.status_code == 200, response.text
+        reply: dict[str, object] = response.json()
+        return reply
+
+    added = await post("add", b'{"number": "+4930111", "comment": "office"}')
+    written = await post("write", b'{"numbers": [{"number": "+4930111"}]}')
+
+    assert set(schemas["WhitelistAdded"]["required"]) == set(added)
+    assert set(schemas["WhitelistWritten"]["required"]) == set(written)
+    assert added["ok"] is True
+    assert written["ok"] is True

@@ -60,8 +60,10 @@ def describe_sfu_mode(document: dict[str, Any]) -> None:
     if operation is None:
         return
     schemas = document.setdefault("components", {}).setdefault("schemas", {})
-    for model in (SfuModeBody, SfuModeReply):
-        schemas[model.__name__] = model.model_json_schema(ref_template=REF)
+    schemas[SfuModeBody.__name__] = SfuModeBody.model_json_schema(ref_template=REF)
+    schemas[SfuModeReply.__name__] = SfuModeReply.model_json_schema(
+        ref_template=REF, mode="serialization"
+    )
     reply_ref = {"$ref": REF.format(model=SfuModeReply.__name__)}
     operation["summary"] = (
         operation.get("summary", "") + "; or flip a room's media mode (`sfu-mode`)"

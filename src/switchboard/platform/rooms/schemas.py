@@ -111,6 +111,10 @@ class SfuModeBody(BaseModel):
 
 
 class SfuModeReply(BaseModel):
+    # Every member is sent (``error`` is empty unless the flip failed), so the document's
+    # reply schema (serialization mode) lists them all as required.
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
+
     ok: bool
     tenant: str
     room: str

@@ -210,7 +210,7 @@ async def whitelist_change(
         comment = await service.comment_of(session, tenant_id=tenant.id, number=number)
         log.info("whitelist add tenant=%s added=%s count=%d", tenant.name, added, count)
         return WhitelistAdded(
-            tenant=tenant.name, number=number, comment=comment, added=added, count=count
+            ok=True, tenant=tenant.name, number=number, comment=comment, added=added, count=count
         )
     write: WhitelistWriteBody = _parse(raw, WhitelistWriteBody)
     entries = [service.Entry(e.number, e.comment or "") for e in write.numbers]
@@ -221,4 +221,4 @@ async def whitelist_change(
         confirm_empty=confirm_empty in ("1", "true"),
     )
     log.info("whitelist write tenant=%s count=%d", tenant.name, count)
-    return WhitelistWritten(tenant=tenant.name, count=count)
+    return WhitelistWritten(ok=True, tenant=tenant.name, count=count)

@@ -37,7 +37,7 @@ class WhitelistWriteBody(StrictInput):
 
 
 class WhitelistAdded(Schema):
-    ok: bool = True
+    ok: bool
     tenant: str
     number: str
     comment: str
@@ -46,7 +46,7 @@ class WhitelistAdded(Schema):
 
 
 class WhitelistWritten(Schema):
-    ok: bool = True
+    ok: bool
     tenant: str
     count: int
 
