@@ -112,6 +112,41 @@ async def test_bad_body_and_query_are_400_never_422(
     assert listed.json()["total"] == 0  # nothing was written by the rejected requests
 
 
+async def test_a_json_object_sent_as_another_media_type_is_400_naming_the_content_type(
+    app_client: AsyncClient, acme: TenantFixture
+) -> None:
+    """Spec 7 has 400 for bad input (decision 0212): a form's or text's Content-Type on a JSON
+    body is named as the fault, and nothing is created."""
+    headers = await acme.auth(app_client)
+    for path, body in (
+        ("/api.ashx/v1/inbound-routes", b'{"Did": "100", "User": "bob"}'),
+        ("/api.ashx/v1/outbound-routes", b'{"match": "+1*", "trunkIds": ["a"]}'),
+        ("/api.ashx/v1/api-keys", b'{"name": "scripts"}'),
+    ):
+        for media in ("text/plain", "application/x-www-form-urlencoded"):
+            response = await app_client.post(
+                path, content=body, headers={**headers, "Content-Type": media}
+            )
+            assert response.status_code == 400, (path, media)
+            assert response.json() == {
+                "error": "invalid_request",
+                "error_description": "the body must be JSON, sent as Content-Type: "
+                f"application/json, not {media}",
+            }
+    routes = (await app_client.get("/api.ashx/v1/inbound-routes", headers=headers)).json()
+    assert [r["did"] for r in routes["data"]] == ["*"]
+    assert (await app_client.get("/api.ashx/v1/api-keys", headers=headers)).json()["total"] == 0
+    as_json = await app_client.post(
+        "/api.ashx/v1/api-keys",
+        content=b'{"name": "scripts"}',
+        headers={**headers, "Content-Type": "application/json; charset=utf-8"},
+    )
+    assert as_json.status_code == 201
+    array = await app_client.post("/api.ashx/v1/api-keys", json=[], headers=headers)
+    assert array.status_code == 400
+    assert "Content-Type" not in array.json()["error_description"]  # JSON, just no object
+
+
 async def test_paging_envelope_and_next_link(
     app_client: AsyncClient, acme: TenantFixture, clock: ManualClock
 ) -> None:

@@ -209,6 +209,19 @@ def describe_validation(errors: Sequence[Any]) -> str:
     return "; ".join(parts) or "invalid request"
 
 
+def _body_not_json(request: Request, errors: Sequence[Any]) -> str | None:
+    """The media type of a body that a JSON endpoint could not read because it was sent as
+    something else (FastAPI then validates the raw bytes, and says only that they are no
+    object), or None."""
+    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if not media or media == "application/json" or media.endswith("+json"):
+        return None
+    for err in errors:
+        if tuple(err.get("loc", ())) == ("body",) and err.get("type") != "missing":
+            return media
+    return None
+
+
 _STATUS_CODES = {
     400: "invalid_request",
     401: "invalid_token",
@@ -275,8 +288,14 @@ def install_error_handlers(app: FastAPI) -> None:
         assert isinstance(exc, ApiError)
         return error_response(exc)
 
-    async def on_validation(_request: Request, exc: Exception) -> Response:
+    async def on_validation(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, RequestValidationError | ValidationError)
+        media = _body_not_json(request, exc.errors())
+        if media is not None:  # 400 like any bad input (spec 7), saying what is wrong (0212)
+            description = (
+                f"the body must be JSON, sent as Content-Type: application/json, not {media}"
+            )
+            return error_response(ApiError(description))
         return error_response(ApiError(describe_validation(exc.errors())))
 
     async def on_http(request: Request, exc: Exception) -> Response:
