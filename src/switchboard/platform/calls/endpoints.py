@@ -79,14 +79,16 @@ async def list_calls(
     status: Annotated[
         str | None,
         Query(
-            description="Comma-separated status values, e.g. in-flight,scheduled",
+            description="Comma-separated status values, e.g. in-flight,scheduled; a repeated "
+            "`status` adds its values",
             pattern=service.STATUS_LIST_PATTERN,
         ),
     ] = None,
 ) -> JsonResponse:
     # The records are built as JSON objects and sent as they are (``service.record``): the
     # documented model is ``Page[CallRecord]``, checked against these bodies by the tests.
-    statuses = service.parse_statuses(status)
+    # FastAPI keeps only the last of a repeated parameter; every one is a filter asked for.
+    statuses = service.parse_statuses(",".join(request.query_params.getlist("status")) or status)
     rows, total = await service.list_calls(
         runtime.db, tenant_id=caller.tenant_id, statuses=statuses, limit=paging.limit,
         offset=paging.offset,
