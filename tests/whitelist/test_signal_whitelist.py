@@ -155,6 +155,14 @@ async def test_write_replaces_the_list_and_an_empty_write_needs_confirmation(
     )
     assert refused.status_code == 400
     assert refused.json()["error"] == "confirmation_required"
+    for unconfirmed in ("0", "", "yes", "True"):
+        not_confirmed = await app_client.post(
+            URL,
+            params={"whitelist": "write", "confirmEmpty": unconfirmed},
+            headers=headers,
+            json={"numbers": []},
+        )
+        assert not_confirmed.json()["error"] == "confirmation_required", unconfirmed
     assert (await _list(app_client, headers))["count"] == 3
     emptied = await app_client.post(
         URL,
@@ -164,6 +172,14 @@ async def test_write_replaces_the_list_and_an_empty_write_needs_confirmation(
     )
     assert emptied.json()["count"] == 0
     assert (await _list(app_client, headers))["numbers"] == []
+    await _add(app_client, headers, {"number": "+1555"})
+    also = await app_client.post(
+        URL,
+        params={"whitelist": "write", "confirmEmpty": "true"},
+        headers=headers,
+        json={"numbers": []},
+    )
+    assert also.json()["count"] == 0  # `true` confirms too (docs/whitelist.md)
 
 
 async def test_list_is_the_union_with_extra_comment_keys(

@@ -197,7 +197,7 @@ async def whitelist_change(
     session: Session,
     confirm_empty: Annotated[
         str | None,
-        Query(alias="confirmEmpty", description="`1` to allow writing an empty list"),
+        Query(alias="confirmEmpty", description="`1` (or `true`) to allow writing an empty list"),
     ] = None,
 ) -> WhitelistAdded | WhitelistWritten:
     raw = await request.body()
