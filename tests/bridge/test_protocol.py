@@ -223,3 +223,36 @@ async def test_outcomes_stay_inside_the_glossary(
     transcript = (await client.get(f"/api.ashx/v1/transcripts/{created['callId']}",
                                    headers=org.headers)).json()  # fmt: skip
     assert (transcript["outcome"], transcript["errorDetail"]) == ("", record["errorDetail"])
+
+
+async def test_an_inbound_transfer_names_its_target_as_spec_6_2_does(
+    client_with: Any, fake_bridge: FakeBridge
+) -> None:
+    """``toUser`` for a SIP or extension target, ``toPhone`` for a PSTN one, never both."""
+    runtime, client = await client_with(bridge_url=fake_bridge.url, bridge_secret=SECRET)
+    await make_org(runtime, "acme", PRIMARY_HOST)
+
+    async def transferred(call_id: str, **target: str) -> dict[str, Any]:
+        base = {"protocol": 1, "tenant": "acme", "source": "vnum", "number": "100",
+                "room": f"vnum-100-{call_id[-4:]}", "callId": call_id}  # fmt: skip
+        for n, kind in enumerate(("inbound-ai-started", "inbound-transferred")):
+            extra = target if kind == "inbound-transferred" else {}
+            body, headers = _signed(SECRET, {**base, "eventId": f"{call_id}-{n}", "type": kind,
+                                             **extra})  # fmt: skip
+            response = await client.post(EVENTS, content=body, headers=headers)
+            assert response.json() == {"ok": True, "applied": True}, response.text
+        [data] = [d for name, d in await events(runtime, call_id) if name == "call.transferred"]
+        return data
+
+    to_pstn = await transferred(
+        "vnum-0123456789ab", toPhone="+4930111", transferType="vnum-to-pstn"
+    )
+    assert to_pstn == {
+        "callId": "vnum-0123456789ab", "fromVnum": "100", "toPhone": "+4930111",
+        "transferType": "vnum-to-pstn", "room": "vnum-100-89ab", "source": "vnum",
+    }  # fmt: skip
+    to_user = await transferred("vnum-0123456789cd", toUser="ana")
+    assert to_user == {
+        "callId": "vnum-0123456789cd", "fromVnum": "100", "toUser": "ana",
+        "transferType": "vnum-to-officetab", "room": "vnum-100-89cd", "source": "vnum",
+    }  # fmt: skip

@@ -79,9 +79,16 @@ async def apply_inbound(session: AsyncSession, *, runtime: Runtime, event: Callb
             values={"transferred_at": now},
         ):
             return False
+        # Spec 6.2: toUser names a SIP or extension target, toPhone a PSTN one.
+        target = (
+            {"toPhone": event.to_phone}
+            if event.to_phone and not event.to_user
+            else {"toUser": event.to_user or "reception"}
+        )
+        default_type = "vnum-to-pstn" if "toPhone" in target else "vnum-to-officetab"
         await publish(ev.CALL_TRANSFERRED, {
-            "callId": row.call_id, "fromVnum": row.number, "toUser": event.to_user or "reception",
-            "transferType": event.transfer_type or "vnum-to-officetab", "room": row.room,
+            "callId": row.call_id, "fromVnum": row.number, **target,
+            "transferType": event.transfer_type or default_type, "room": row.room,
             "source": "vnum",
         })  # fmt: skip
         return True
