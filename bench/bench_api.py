@@ -36,7 +36,7 @@ from report import check, interleaved, median_shares, print_compared, record, sc
 from seed import CallRows
 from switchboard.identity import clients
 from switchboard.identity import service as identity
-from switchboard.kit.db import Base
+from switchboard.kit.models import Base
 from switchboard.platform.calls.models import Call
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings

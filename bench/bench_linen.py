@@ -33,7 +33,7 @@ from report import check, fail
 from switchboard.app import create_app
 from switchboard.identity import clients
 from switchboard.identity import service as identity
-from switchboard.kit.db import Base
+from switchboard.kit.models import Base
 from switchboard.linen.models import (
     GroupMember,
     ItemType,

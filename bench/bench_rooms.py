@@ -47,7 +47,7 @@ def serve(url: str, data_dir: str, max_peers: int, ready: Any) -> None:
     import uvicorn
 
     from switchboard.app import create_app
-    from switchboard.kit.db import Base
+    from switchboard.kit.models import Base
     from switchboard.runtime import Runtime
     from switchboard.settings import Settings
     from switchboard.tenants import service as tenants

@@ -35,7 +35,7 @@ from sqlalchemy import insert, text
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from report import check, fail
-from switchboard.kit.db import Base
+from switchboard.kit.models import Base
 from switchboard.platform.routing import service as routing
 from switchboard.platform.routing.matching import (
     InboundIndex,

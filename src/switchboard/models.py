@@ -4,7 +4,7 @@ from switchboard.auth import models as identity_models
 from switchboard.identity.federation import models as federation_models  # noqa: F401
 from switchboard.identity.issuance import models as issuance_models  # noqa: F401
 from switchboard.identity.wallet import models as wallet_models  # noqa: F401
-from switchboard.kit.db import Base
+from switchboard.kit.models import Base
 from switchboard.linen import models as linen_models  # noqa: F401
 from switchboard.platform.calls import models as call_models  # noqa: F401
 from switchboard.platform.emails import models as email_models  # noqa: F401

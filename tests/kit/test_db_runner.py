@@ -25,8 +25,9 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session as SyncSession
 
-from switchboard.kit.db import Database, UtcDateTime
+from switchboard.kit.db import Database
 from switchboard.kit.driver import INTEGRITY_ERRORS, Runner
+from switchboard.kit.models import UtcDateTime
 
 probes = MetaData()
 PROBE = Table(

@@ -7,7 +7,7 @@ from sqlalchemy import ForeignKey, Index, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from switchboard.kit.crypto import sha256_hex
-from switchboard.kit.db import Base, JsonType, UtcDateTime
+from switchboard.kit.models import Base, JsonType, UtcDateTime
 
 ROLES = ("admin", "power-user", "user")
 USER_AGENT_CHARS = 256

@@ -1,4 +1,4 @@
-"""Engine, declarative base and the one-transaction-per-request session.
+"""The engine and how units of work run on it: the one-transaction-per-request session.
 
 SQLite is the embedded default; PostgreSQL is selected by a ``postgresql+asyncpg`` URL.
 Services flush, never commit: the request (or task) that opened the session commits it.
@@ -6,12 +6,12 @@ Services flush, never commit: the request (or task) that opened the session comm
 ``Database.write`` a write unit of work (docs/decisions/0209); ``Database.first`` and
 ``Database.insert`` run one statement, on PostgreSQL straight on the driver (decision 0999);
 ``read_on_driver`` and ``write_on_driver`` a unit of work whose statements go to the driver.
+The tables' base and column types live in ``kit.models``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import logging
 import sqlite3
 import time
@@ -21,19 +21,8 @@ from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
-from sqlalchemy import (
-    JSON,
-    DateTime,
-    Insert,
-    MetaData,
-    Select,
-    create_engine,
-    event,
-    make_url,
-    text,
-)
-from sqlalchemy.dialects.postgresql import JSONB
-from sqlalchemy.engine import Connection, Dialect, Engine
+from sqlalchemy import Insert, Select, create_engine, event, make_url, text
+from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
@@ -41,11 +30,9 @@ from sqlalchemy.ext.asyncio import (
     async_sessionmaker,
     create_async_engine,
 )
-from sqlalchemy.orm import DeclarativeBase
 from sqlalchemy.orm import Session as SyncSession
-from sqlalchemy.types import TypeDecorator
 
-from switchboard.kit.changes import NOTIFY_FUNCTION, Changes, notify_trigger_sql
+from switchboard.kit.changes import Changes
 from switchboard.kit.connections import (
     READ_ONLY,
     begin_on_driver,
@@ -56,65 +43,6 @@ from switchboard.kit.connections import (
     sqlite_reader_pragmas,
 )
 from switchboard.kit.driver import DriverStatements, Runner, Statements, in_session
-
-NAMING_CONVENTION = {
-    "ix": "ix_%(column_0_label)s",
-    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
-    "ck": "ck_%(table_name)s_%(constraint_name)s",
-    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
-    "pk": "pk_%(table_name)s",
-}
-
-
-class Base(DeclarativeBase):
-    metadata = MetaData(naming_convention=NAMING_CONVENTION)
-
-
-@event.listens_for(Base.metadata, "after_create")
-def _notify_changes(_target: MetaData, connection: Connection, **kw: Any) -> None:
-    """Tables made from the models notify committed changes on PostgreSQL, as migrated ones do
-    (revision 0014; ``kit.changes``)."""
-    if connection.dialect.name != "postgresql":
-        return
-    connection.exec_driver_sql(NOTIFY_FUNCTION)
-    for table in kw.get("tables", ()):
-        for statement in notify_trigger_sql(table.name):
-            connection.exec_driver_sql(statement)
-
-
-class UtcDateTime(TypeDecorator[dt.datetime]):
-    """A timezone-aware UTC datetime on every backend (SQLite keeps naive UTC)."""
-
-    impl = DateTime(timezone=True)
-    cache_ok = True
-
-    def process_bind_param(self, value: dt.datetime | None, dialect: Dialect) -> dt.datetime | None:
-        if value is None:
-            return None
-        if value.tzinfo is None:
-            raise ValueError("naive datetimes are not stored; pass an aware UTC value")
-        value = value.astimezone(dt.UTC)
-        if dialect.name == "sqlite":
-            return value.replace(tzinfo=None)
-        return value
-
-    def process_result_value(
-        self, value: dt.datetime | None, dialect: Dialect
-    ) -> dt.datetime | None:
-        if value is None:
-            return None
-        if value.tzinfo is None:
-            return value.replace(tzinfo=dt.UTC)
-        return value.astimezone(dt.UTC)
-
-
-JsonType = JSON().with_variant(JSONB(), "postgresql")
-
-# ``__table_args__`` of a table whose ids are never given twice: SQLite's AUTOINCREMENT (its
-# plain rowid hands the largest id out again once that row is deleted); PostgreSQL's sequences
-# never go back anyway. For ids that clients keep or other rows name without a foreign key
-# (decision 0512).
-IDS_NEVER_REUSED: dict[str, Any] = {"sqlite_autoincrement": True}
 
 
 def is_sqlite(url: str) -> bool:

@@ -11,7 +11,7 @@ from alembic import context
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from switchboard.kit.db import UtcDateTime
+from switchboard.kit.models import UtcDateTime
 from switchboard.models import Base
 
 config = context.config
@@ -21,10 +21,10 @@ target_metadata = Base.metadata
 def render_item(type_: str, obj: Any, autogen_context: Any) -> str | Literal[False]:
     """Render the project's column types by name, so revisions stay readable."""
     if type_ == "type" and isinstance(obj, UtcDateTime):
-        autogen_context.imports.add("from switchboard.kit.db import UtcDateTime")
+        autogen_context.imports.add("from switchboard.kit.models import UtcDateTime")
         return "UtcDateTime()"
     if type_ == "type" and isinstance(obj, sa.JSON) and obj._variant_mapping:
-        autogen_context.imports.add("from switchboard.kit.db import JsonType")
+        autogen_context.imports.add("from switchboard.kit.models import JsonType")
         return "JsonType"
     return False
 

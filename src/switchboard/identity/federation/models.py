@@ -5,7 +5,7 @@ import datetime as dt
 from sqlalchemy import ForeignKey, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from switchboard.kit.db import Base, JsonType, UtcDateTime
+from switchboard.kit.models import Base, JsonType, UtcDateTime
 
 FIRST_LOGIN = ("create", "link-by-verified-email", "refuse")
 

@@ -6,7 +6,7 @@ from typing import Any
 from sqlalchemy import ForeignKey, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from switchboard.kit.db import Base, JsonType, UtcDateTime
+from switchboard.kit.models import Base, JsonType, UtcDateTime
 
 
 class IssuerKey(Base):

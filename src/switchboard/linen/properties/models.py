@@ -6,7 +6,7 @@ from typing import Any
 from sqlalchemy import ForeignKey, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from switchboard.kit.db import IDS_NEVER_REUSED, Base, JsonType, UtcDateTime
+from switchboard.kit.models import IDS_NEVER_REUSED, Base, JsonType, UtcDateTime
 
 
 class Property(Base):

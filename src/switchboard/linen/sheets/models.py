@@ -5,7 +5,7 @@ import datetime as dt
 from sqlalchemy import BigInteger, Date, ForeignKey, Index, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from switchboard.kit.db import IDS_NEVER_REUSED, Base, UtcDateTime
+from switchboard.kit.models import IDS_NEVER_REUSED, Base, UtcDateTime
 
 
 class LinenSheet(Base):

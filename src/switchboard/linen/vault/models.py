@@ -5,7 +5,7 @@ import datetime as dt
 from sqlalchemy import CheckConstraint, Date, ForeignKey, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from switchboard.kit.db import IDS_NEVER_REUSED, Base, UtcDateTime
+from switchboard.kit.models import IDS_NEVER_REUSED, Base, UtcDateTime
 
 
 class VaultEntry(Base):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from switchboard.kit.db import JsonType, UtcDateTime
+from switchboard.kit.models import JsonType, UtcDateTime
 
 
 def upgrade() -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from switchboard.kit.db import UtcDateTime
+from switchboard.kit.models import UtcDateTime
 
 
 def upgrade() -> None:

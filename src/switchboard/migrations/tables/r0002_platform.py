@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from switchboard.kit.db import JsonType, UtcDateTime
+from switchboard.kit.models import JsonType, UtcDateTime
 
 SQLITE_FTS = (
     "CREATE VIRTUAL TABLE IF NOT EXISTS transcripts_fts USING fts5("

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-from switchboard.kit.db import JsonType
-from switchboard.kit.db import UtcDateTime
+from switchboard.kit.models import JsonType
+from switchboard.kit.models import UtcDateTime
 
 revision: str = "0001"
 down_revision: str | Sequence[str] | None = None

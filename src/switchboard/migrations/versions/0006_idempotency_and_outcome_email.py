@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-from switchboard.kit.db import UtcDateTime
+from switchboard.kit.models import UtcDateTime
 
 revision: str = "0006"
 down_revision: str | Sequence[str] | None = "0005"

@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 from switchboard.kit.changes import notify_trigger_sql
-from switchboard.kit.db import UtcDateTime
+from switchboard.kit.models import UtcDateTime
 
 revision: str = "0018"
 down_revision: str | Sequence[str] | None = "0017"

@@ -5,7 +5,7 @@ import datetime as dt
 from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from switchboard.kit.db import Base, JsonType, UtcDateTime
+from switchboard.kit.models import Base, JsonType, UtcDateTime
 
 
 class Call(Base):

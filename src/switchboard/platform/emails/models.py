@@ -7,7 +7,7 @@ import datetime as dt
 from sqlalchemy import ForeignKey, Index, Integer, LargeBinary, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from switchboard.kit.db import Base, UtcDateTime
+from switchboard.kit.models import Base, UtcDateTime
 
 PENDING = "pending"
 SENT = "sent"

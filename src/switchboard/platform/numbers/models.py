@@ -5,7 +5,7 @@ import datetime as dt
 from sqlalchemy import Boolean, ForeignKey, Integer, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from switchboard.kit.db import Base, UtcDateTime
+from switchboard.kit.models import Base, UtcDateTime
 
 MODE_LIVE_VOICE_AI = "live-voice-ai"
 MODES = (MODE_LIVE_VOICE_AI,)

@@ -11,7 +11,7 @@ import datetime as dt
 from sqlalchemy import ForeignKey, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from switchboard.kit.db import Base, UtcDateTime
+from switchboard.kit.models import Base, UtcDateTime
 
 
 class Room(Base):

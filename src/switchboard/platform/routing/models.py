@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import ForeignKey, Index, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from switchboard.kit.db import Base, JsonType
+from switchboard.kit.models import Base, JsonType
 
 
 class InboundRoute(Base):

@@ -5,7 +5,7 @@ import datetime as dt
 from sqlalchemy import ForeignKey, Index, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from switchboard.kit.db import Base, UtcDateTime
+from switchboard.kit.models import Base, UtcDateTime
 
 
 class TranscriptShare(Base):

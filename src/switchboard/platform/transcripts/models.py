@@ -13,7 +13,7 @@ import datetime as dt
 from sqlalchemy import DDL, ForeignKey, Index, Integer, String, Text, UniqueConstraint, event
 from sqlalchemy.orm import Mapped, mapped_column
 
-from switchboard.kit.db import Base, UtcDateTime
+from switchboard.kit.models import Base, UtcDateTime
 
 OUTBOUND_SOURCE = "outbound-ai"
 INBOUND_SOURCES = ("vnum", "office-tab", "sip")

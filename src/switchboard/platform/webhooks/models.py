@@ -7,7 +7,7 @@ import datetime as dt
 from sqlalchemy import BigInteger, Boolean, ForeignKey, Index, Integer, LargeBinary, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from switchboard.kit.db import Base, JsonType, UtcDateTime
+from switchboard.kit.models import Base, JsonType, UtcDateTime
 
 PENDING = "pending"
 SUCCEEDED = "succeeded"

@@ -41,8 +41,8 @@ from sqlalchemy.orm import Session
 from sqlalchemy.sql.expression import type_coerce
 from sqlalchemy.types import TypeDecorator
 
-from switchboard.kit.db import UtcDateTime
 from switchboard.kit.driver import Runner
+from switchboard.kit.models import UtcDateTime
 from switchboard.platform.events.models import Event
 from switchboard.platform.webhooks.models import (
     FAILED,

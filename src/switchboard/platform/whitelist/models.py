@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import JSON, ForeignKey
 from sqlalchemy.orm import Mapped, mapped_column
 
-from switchboard.kit.db import Base
+from switchboard.kit.models import Base
 
 
 class Whitelist(Base):

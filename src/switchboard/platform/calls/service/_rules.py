@@ -96,7 +96,7 @@ def parse_statuses(raw: str | None) -> list[str]:
 
 
 def _iso(value: dt.datetime | None) -> str | None:
-    """A stored instant (always UTC, ``kit.db``'s type) as ``YYYY-MM-DDTHH:MM:SSZ``."""
+    """A stored instant (always UTC, ``kit.models``' type) as ``YYYY-MM-DDTHH:MM:SSZ``."""
     return None if value is None else value.isoformat(timespec="seconds")[:19] + "Z"
 
 
