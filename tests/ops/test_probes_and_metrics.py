@@ -196,3 +196,53 @@ async def test_the_host_header_of_the_primary_tenant_is_not_needed(app_client: A
         response = await app_client.get(path, headers={"Host": "10.0.0.7:8000"})
         assert response.status_code == 200, path
     assert PRIMARY_HOST
+
+
+async def test_a_request_refused_before_routing_is_labelled_with_its_route(
+    app_client: AsyncClient,
+    acme: TenantFixture,
+    runtime: Runtime,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A body above the limit (declared or streamed) and a duplicate JSON key are answered
+    before the routing runs; the access line and the metrics still name the route."""
+    headers = {**await acme.auth(app_client), "Content-Type": "application/json"}
+    over = b"x" * (runtime.settings.max_body_bytes + 1)
+
+    async def streamed() -> AsyncIterator[bytes]:
+        yield over
+
+    with caplog.at_level(logging.INFO, logger="switchboard.access"):
+        declared = await app_client.post("/api/v1/properties", content=over, headers=headers)
+        chunked = await app_client.post(
+            "/api.ashx/v1/api-keys", content=streamed(), headers=headers
+        )
+        twice = await app_client.post(
+            "/api.ashx/v1/calls/c-1/hangup", content=b'{"a": 1, "a": 2}', headers=headers
+        )
+    assert (declared.status_code, chunked.status_code, twice.status_code) == (413, 413, 400)
+    access = [r for r in caplog.records if r.name == "switchboard.access"]
+    lines = [(r.method, r.route, r.status) for r in access]  # type: ignore[attr-defined]
+    assert lines == [
+        ("POST", "/api/v1/properties", 413),
+        ("POST", "/api.ashx/v1/api-keys", 413),
+        ("POST", "/api.ashx/v1/calls/{call_id}/hangup", 400),
+    ]
+    body = (await app_client.get("/metrics")).text
+    latency = "switchboard_http_request_duration_seconds_count"
+    assert value(body, latency, route="/api/v1/properties", status="413", method="POST") == 1
+    assert value(body, latency, route="/api.ashx/v1/api-keys", status="413", method="POST") == 1
+    assert not [ls for n, ls, _ in samples(body) if ls.get("route") == "(unmatched)"]
+
+
+async def test_a_path_no_route_matches_is_unmatched_inside_a_mounted_application_too(
+    app_client: AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO, logger="switchboard.access"):
+        for path in ("/nowhere", "/api/nowhere", "/admin/nowhere", "/oidc.ashx/nowhere"):
+            assert (await app_client.get(path)).status_code == 404, path
+    routes = {r.route for r in caplog.records if r.name == "switchboard.access"}  # type: ignore[attr-defined]
+    assert routes == {"(unmatched)"}
+    body = (await app_client.get("/metrics")).text
+    latency = "switchboard_http_request_duration_seconds_count"
+    assert value(body, latency, route="(unmatched)", status="404", method="GET") == 4

@@ -7,8 +7,11 @@ import logging
 import re
 import secrets
 import time
+from collections.abc import Sequence
 from typing import Any
 
+from fastapi.routing import iter_route_contexts
+from starlette.routing import BaseRoute, Match, Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from switchboard.ops.metrics import Metrics
@@ -32,13 +35,46 @@ def new_request_id() -> str:
 
 def route_template(scope: Scope) -> str:
     """The matched route's path template (``/api.ashx/v1/calls/{call_id}``), never the raw path,
-    so that neither log fields nor metric labels carry identifiers."""
+    so that neither log fields nor metric labels carry identifiers.
+
+    A request answered before the routing (a body above its limit, a duplicate JSON key, a NUL
+    in the URL) is labelled with the route it was sent to; a path no route matches, with
+    ``UNMATCHED``, even where it fell into a mounted application (whose router then missed).
+    """
+    if "route" not in scope:
+        scope = would_route(scope)
     route: Any = scope.get("route")
+    if isinstance(route, Mount) and route.routes:
+        return UNMATCHED
     path = getattr(route, "path", None)
     if not isinstance(path, str):
         return UNMATCHED
     prefix = scope.get("root_path", "")[len(scope.get("app_root_path", "")) :]
     return f"{prefix}{path}" or "/"
+
+
+def would_route(scope: Scope) -> Scope:
+    """A copy of ``scope`` as the application's routing would leave it: the route chosen at each
+    level (a full match, else the first partial one, i.e. a wrong method), through the mounts
+    and the routers a FastAPI application includes."""
+    routed = dict(scope)
+    routes: Sequence[BaseRoute] = getattr(scope.get("app"), "routes", ())
+    while routes:
+        chosen: tuple[BaseRoute, Scope] | None = None
+        for candidate in iter_route_contexts(routes):
+            match, child = candidate.matches(routed)
+            if match is Match.FULL:
+                chosen = (candidate.original_route, child)
+                break
+            if match is Match.PARTIAL and chosen is None:
+                chosen = (candidate.original_route, child)
+        if chosen is None:
+            break
+        route, child = chosen
+        routed["route"] = route
+        routed.update(child)
+        routes = route.routes if isinstance(route, Mount) else ()
+    return routed
 
 
 def request_id(scope: Scope) -> str:
