@@ -15,10 +15,21 @@ async def serving(
 ) -> AsyncIterator[str]:
     """Serve ``app`` on ``host`` (on ``port``, or one the kernel picks); yields the base URL
     ``http://host:port`` and stops the server on leaving."""
+    async with serving_on(app, host, port=port) as (base,):
+        yield base
+
+
+@asynccontextmanager
+async def serving_on(app: web.Application, *hosts: str, port: int = 0) -> AsyncIterator[list[str]]:
+    """Serve ``app`` on each of ``hosts`` at once (one application, e.g. a provider reached under
+    two names); yields their base URLs in the same order and stops the server on leaving."""
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     try:
-        await web.TCPSite(runner, host, port).start()
-        yield f"http://{host}:{runner.addresses[0][1]}"
+        bases = []
+        for host in hosts:
+            await web.TCPSite(runner, host, port).start()
+            bases.append(f"http://{host}:{runner.addresses[-1][1]}")
+        yield bases
     finally:
         await runner.cleanup()

@@ -12,6 +12,8 @@ from types import ModuleType
 import pytest
 from aiohttp import web
 
+from tests.aioserve import serving
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -48,46 +50,31 @@ def test_table_lists_every_goal_with_its_verdict(tmp_path: Path, monkeypatch) ->
         report.record("no.such.goal", 1.0)
 
 
-async def serve(status: int) -> tuple[web.AppRunner, int]:
+def answering(status: int) -> web.Application:
     async def answer(request: web.Request) -> web.Response:
         await request.read()
         return web.Response(status=status, text="x")
 
     app = web.Application()
     app.router.add_route("*", "/", answer)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    return runner, int(port)
+    return app
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("wrk") is None, reason="needs Debian's wrk")
 async def test_wrk_reads_its_figures_and_fails_on_any_failed_request() -> None:
-    ok, ok_port = await serve(200)
-    bad, bad_port = await serve(500)
-    try:
+    async with serving(answering(200)) as ok, serving(answering(500)) as bad:
         result = await asyncio.to_thread(
-            report.wrk, f"http://127.0.0.1:{ok_port}/", duration=1, connections=2, cpu=None,
+            report.wrk, f"{ok}/", duration=1, connections=2, cpu=None,
             method="POST", body=b'{"a": 1}',
         )  # fmt: skip
         assert result.requests > 0
         assert result.rps > 0
         assert 0 < result.p50_ms <= result.p99_ms <= result.max_ms
         with pytest.raises(SystemExit):
-            await asyncio.to_thread(
-                report.wrk, f"http://127.0.0.1:{bad_port}/", duration=1, connections=2, cpu=None
-            )
-        with pytest.raises(SystemExit):  # nothing listens there: socket errors, not throughput
-            await asyncio.to_thread(
-                report.wrk, f"http://127.0.0.1:{bad_port + 1}/x", duration=1, connections=2,
-                cpu=None,
-            )  # fmt: skip
-    finally:
-        await ok.cleanup()
-        await bad.cleanup()
+            await asyncio.to_thread(report.wrk, f"{bad}/", duration=1, connections=2, cpu=None)
+    with pytest.raises(SystemExit):  # nothing listens there now: socket errors, not throughput
+        await asyncio.to_thread(report.wrk, f"{bad}/x", duration=1, connections=2, cpu=None)
 
 
 def test_every_goal_is_measured_on_both_backends() -> None:

@@ -33,6 +33,7 @@ from switchboard.identity.federation.secrets import ClientSecret, ClientSecrets
 from switchboard.kit.clock import ManualClock
 from switchboard.runtime import Runtime
 from switchboard.tenants import service as tenants
+from tests.aioserve import serving_on
 from tests.conftest import PRIMARY_HOST
 from tests.factories import TenantFixture
 
@@ -170,21 +171,12 @@ class FakeProvider:
 @pytest.fixture
 async def provider() -> AsyncIterator[FakeProvider]:
     fake = FakeProvider()
-    runner = web.AppRunner(fake.app())
-    await runner.setup()
-    bases = []
-    for address in ("127.0.0.1", "127.0.0.2"):
-        site = web.TCPSite(runner, address, 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        bases.append(f"http://{address}:{port}")
-    fake.issuer, fake.elsewhere = bases
-    try:
-        yield fake
-    finally:
-        for release in fake.held.values():
-            release.set()
-        await runner.cleanup()
+    async with serving_on(fake.app(), "127.0.0.1", "127.0.0.2") as (fake.issuer, fake.elsewhere):
+        try:
+            yield fake
+        finally:
+            for release in fake.held.values():
+                release.set()
 
 
 @pytest.fixture

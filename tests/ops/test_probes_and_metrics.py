@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import ipaddress
 import logging
@@ -22,7 +23,7 @@ from switchboard.platform.webhooks import service as webhooks
 from switchboard.platform.webhooks.outbox import emit
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
-from tests import ports
+from tests.aioserve import serving
 from tests.calls.helpers import call_body
 from tests.conftest import PRIMARY_HOST
 from tests.factories import TenantFixture, api_key
@@ -80,10 +81,6 @@ async def test_readyz_needs_current_migrations(app_client: AsyncClient, runtime:
         }  # fmt: skip
 
 
-def free_port() -> int:
-    return ports.free_port()
-
-
 async def test_readyz_follows_the_configured_bridges_health(
     settings: Settings, migrated: None
 ) -> None:
@@ -94,14 +91,10 @@ async def test_readyz_follows_the_configured_bridges_health(
 
     bridge = web.Application()
     bridge.router.add_get("/v1/health", health)
-    runner = web.AppRunner(bridge)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
+    served = contextlib.AsyncExitStack()
+    base = await served.enter_async_context(serving(bridge))
     runtime = Runtime(
-        settings.model_copy(
-            update={"bridge_url": f"http://127.0.0.1:{port}", "bridge_secret": "s" * 32}
-        ),
+        settings.model_copy(update={"bridge_url": base, "bridge_secret": "s" * 32}),
         clock=ManualClock(),
     )
     app = create_app(runtime=runtime)
@@ -112,11 +105,11 @@ async def test_readyz_follows_the_configured_bridges_health(
             healthy = False
             down = await client.get("/readyz")
             assert (down.status_code, down.json()["bridge"]) == (503, "unavailable")
-            await runner.cleanup()
+            await served.aclose()  # the bridge stops
             gone = await client.get("/readyz")
             assert (gone.status_code, gone.json()["bridge"]) == (503, "unavailable")
     finally:
-        await runner.cleanup()
+        await served.aclose()
         await close_bridge(runtime)
         await runtime.db.dispose()
 

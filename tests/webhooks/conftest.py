@@ -21,6 +21,7 @@ from switchboard.platform.webhooks.tasks import Sender
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
 from switchboard.tenants import service as tenants
+from tests.aioserve import serving
 from tests.factories import TenantFixture
 
 LOOPBACK = ("127.0.0.0/8", "::1/128")
@@ -110,16 +111,10 @@ async def receiver() -> AsyncIterator[Receiver]:
     rec = Receiver()
     app = web.Application()
     app.router.add_route("*", "/{tail:.*}", rec.handle)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    rec.base = f"http://127.0.0.1:{port}"
-    yield rec
-    for gate in rec.gate.values():
-        gate.set()
-    await runner.cleanup()
+    async with serving(app) as rec.base:
+        yield rec
+        for gate in rec.gate.values():
+            gate.set()
 
 
 async def subscribe(

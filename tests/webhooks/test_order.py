@@ -20,6 +20,7 @@ from switchboard.platform.webhooks.models import PENDING, Delivery
 from switchboard.platform.webhooks.tasks import Sender
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
+from tests.aioserve import serving
 from tests.factories import TenantFixture
 from tests.webhooks.conftest import fire, subscribe
 
@@ -78,13 +79,8 @@ async def slow_receiver() -> AsyncIterator[SlowReceiver]:
     receiver = SlowReceiver()
     app = web.Application()
     app.router.add_post("/hook", receiver.handle)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    receiver.base = f"http://127.0.0.1:{runner.addresses[0][1]}"
-    yield receiver
-    await runner.cleanup()
+    async with serving(app) as receiver.base:
+        yield receiver
 
 
 async def _pending(runtime: Runtime) -> int:
