@@ -120,10 +120,6 @@ OUTCOMES = {"00": "finished", "02": "voicemail", "03": "far-hangup", "04": "not-
 BRIDGE_SECRET = "external-bridge-secret-for-tests"
 
 
-def _free_port() -> int:
-    return ports.free_port()
-
-
 def _spawn(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
     with log.open("ab") as out:
         return subprocess.Popen(
@@ -150,7 +146,7 @@ async def _answers(url: str, within: float = 90) -> None:
 async def test_kill_9_with_an_external_bridge_records_the_true_outcomes(
     app_client: AsyncClient, runtime: Runtime, org: Org, settings: Settings, tmp_path: Path
 ) -> None:
-    bridge_port, api_port = _free_port(), _free_port()
+    bridge_port, api_port = ports.free_port(), ports.free_port()
     base = {
         **os.environ,
         "SWITCHBOARD_BRIDGE_SECRET": BRIDGE_SECRET,

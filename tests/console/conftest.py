@@ -18,7 +18,6 @@ from httpx import ASGITransport, AsyncClient
 from switchboard.app import create_app
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
-from tests import ports
 from tests.console.signin import console_clients
 from tests.factories import TenantFixture
 
@@ -34,10 +33,6 @@ ARGS = [
 needs_chromium = pytest.mark.skipif(
     not CHROMIUM.exists() and not os.environ.get("CI"), reason="Debian chromium is not installed"
 )
-
-
-def free_port() -> int:
-    return ports.free_port()
 
 
 @dataclass

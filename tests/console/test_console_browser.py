@@ -27,12 +27,12 @@ from tests.console.conftest import (
     ARGS,
     CHROMIUM,
     Receiver,
-    free_port,
     needs_chromium,
     run,
     serve,
 )
 from tests.console.signin import console_clients
+from tests.ports import free_port
 from tests.transcripts.helpers import outbound
 
 pytestmark = [pytest.mark.slow, needs_chromium]

@@ -32,7 +32,6 @@ from switchboard.runtime import Runtime
 from switchboard.settings import Settings
 from switchboard.tenants import service as tenants
 from tests.conftest import PRIMARY_HOST, TEST_SECRET
-from tests.console.conftest import free_port
 from tests.identity.federation_helpers import (
     BASE,
     CONSOLE_CALLBACK,
@@ -44,6 +43,7 @@ from tests.identity.federation_helpers import (
     query_of,
 )
 from tests.identity.signin_helpers import parse_form
+from tests.ports import free_port
 
 __all__ = ["app", "browser"]
 

@@ -11,7 +11,6 @@ from httpx import AsyncClient
 from switchboard.identity.federation.secrets import SecretValue
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
-from tests.console.conftest import free_port
 from tests.identity.federation_helpers import (
     FakeProvider,
     add_provider,
@@ -21,6 +20,7 @@ from tests.identity.federation_helpers import (
     sign_in,
     start_url,
 )
+from tests.ports import free_port
 
 __all__ = ["app", "browser", "provider"]
 

@@ -27,8 +27,8 @@ from switchboard.kit.db import Database
 from switchboard.relay.credentials import turn_credentials
 from switchboard.relay.server import RelayServer
 from switchboard.relay.settings import RelaySettings
-from tests import ports
 from tests.certs import self_signed_pem
+from tests.ports import free_port
 
 CLIENT = Path(__file__).with_name("hostclient.py")
 SECRET = "relay-test-shared-secret"
@@ -141,11 +141,6 @@ def certificates(tmp_path: Path) -> Certificates:
     certs = Certificates(tmp_path / "cert.pem", tmp_path / "key.pem", tmp_path / "ca.pem")
     certs.issue("relay-one")
     return certs
-
-
-def free_port() -> int:
-    """A port free for both TCP and UDP on every address (tests/ports.py)."""
-    return ports.free_port()
 
 
 @pytest.fixture

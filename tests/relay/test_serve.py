@@ -17,7 +17,8 @@ import pytest
 
 from switchboard.kit.clock import SystemClock
 from switchboard.relay.credentials import turn_credentials
-from tests.relay.conftest import Certificates, NetHost, free_port, needs_root
+from tests.ports import free_port
+from tests.relay.conftest import Certificates, NetHost, needs_root
 
 pytestmark = pytest.mark.slow
 

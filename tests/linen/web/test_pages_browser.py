@@ -25,10 +25,11 @@ from switchboard.linen.laundries.models import Laundry
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
 from tests import factories
-from tests.console.conftest import ARGS, CHROMIUM, free_port, needs_chromium, run, serve
+from tests.console.conftest import ARGS, CHROMIUM, needs_chromium, run, serve
 from tests.console.signin import console_clients
 from tests.linen.helpers import make_pdf
 from tests.linen.web.test_pages_http import pdf_text
+from tests.ports import free_port
 
 pytestmark = [pytest.mark.slow, needs_chromium]
 TIMEOUT = 15_000
