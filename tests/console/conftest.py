@@ -5,19 +5,18 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-import uvicorn
 from httpx import ASGITransport, AsyncClient
 
 from switchboard.app import create_app
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
+from tests.asgiserve import serving_in_thread
 from tests.console.signin import console_clients
 from tests.factories import TenantFixture
 
@@ -79,24 +78,9 @@ class Served:
 def serve(settings: Settings) -> Iterator[Served]:
     """The whole application under uvicorn on ``settings.public_base_url``'s port."""
     port = int(settings.public_base_url.rsplit(":", 1)[1])
-    runtime = Runtime(settings)
-    config = uvicorn.Config(
-        create_app(runtime=runtime), host="127.0.0.1", port=port, log_config=None,
-        access_log=False, timeout_graceful_shutdown=2,
-    )  # fmt: skip
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not server.started:  # a real server on a real port: wait until it listens
-        assert thread.is_alive(), "uvicorn stopped"
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
-    try:
+    app = create_app(runtime=Runtime(settings))
+    with serving_in_thread(app, port, within=15, timeout_graceful_shutdown=2):
         yield Served(base=settings.public_base_url, settings=settings)
-    finally:
-        server.should_exit = True
-        thread.join(timeout=15)
 
 
 def run(coroutine: object) -> object:

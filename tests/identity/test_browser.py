@@ -7,8 +7,6 @@ import asyncio
 import base64
 import hashlib
 import os
-import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +14,6 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
 import pytest
-import uvicorn
 
 from switchboard.app import create_app
 from switchboard.identity import clients
@@ -27,6 +24,7 @@ from switchboard.runtime import Runtime
 from switchboard.settings import Settings
 from switchboard.tenants import service as tenants
 from tests import ports
+from tests.asgiserve import serving_in_thread
 from tests.factories import PASSWORD
 from tests.transcripts.helpers import T0, outbound
 
@@ -78,21 +76,8 @@ def server(settings: Settings) -> Iterator[Server]:
     host = f"127.0.0.1:{port}"
     live = settings.model_copy(update={"public_base_url": f"http://{host}"})
     asyncio.run(_seed(live, host))
-    config = uvicorn.Config(
-        create_app(live), host="127.0.0.1", port=port, log_config=None, access_log=False
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:  # a real server on a real port: wait for it to listen
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
-    try:
+    with serving_in_thread(create_app(live), port):
         yield Server(base=f"http://{host}", settings=live)
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
 
 
 def _authorize_url(base: str, **extra: str) -> str:

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import os
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-import uvicorn
 
 from switchboard.app import create_app
 from switchboard.settings import Settings
 from tests import ports
+from tests.asgiserve import serving_in_thread
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = [
@@ -36,19 +34,8 @@ def server(tmp_path: Path) -> Iterator[str]:
         secret_key="test-secret-key-with-at-least-32-characters",
         run_workers=False,
     )
-    config = uvicorn.Config(
-        create_app(settings), host="127.0.0.1", port=port, log_config=None, access_log=False
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:  # a real server on a real port: wait for it to listen
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    with serving_in_thread(create_app(settings), port):
+        yield f"http://127.0.0.1:{port}"
 
 
 # `make install` installs Debian's chromium; CI must have it, a developer's machine may not.

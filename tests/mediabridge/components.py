@@ -1,4 +1,4 @@
-"""Real components for the bridge tests: sipp, the bridge process, the platform on uvicorn."""
+"""Real components for the bridge tests: sipp, the bridge process, a silent trunk."""
 
 from __future__ import annotations
 
@@ -11,8 +11,6 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import uvicorn
 
 from tests import ports
 
@@ -131,36 +129,3 @@ class BridgeProcess:
 
     def output(self) -> str:
         return self.log.read_text() if self.log else ""
-
-
-class PlatformServer:
-    """The platform's ASGI app on a real loopback port (the bridge posts its callbacks here)."""
-
-    def __init__(self, app: object, port: int) -> None:
-        # The server shares the test's event loop with its client. When a loaded run stalls
-        # that loop for more than uvicorn's 5 s keep-alive, the client's wake-up and the idle
-        # connection's expiry come due together; the client sends on the connection the server
-        # then closes ("Server disconnected without sending a response"). Idle connections stay.
-        config = uvicorn.Config(
-            app,
-            host="127.0.0.1",
-            port=port,
-            log_config=None,
-            access_log=False,
-            lifespan="off",
-            timeout_keep_alive=600,
-        )  # type: ignore[arg-type]
-        self.server = uvicorn.Server(config)
-        self.task: asyncio.Task[None] | None = None
-
-    async def start(self) -> None:
-        self.task = asyncio.ensure_future(self.server.serve())
-        while not self.server.started:
-            if self.task.done():
-                self.task.result()
-            await asyncio.sleep(0.02)
-
-    async def stop(self) -> None:
-        self.server.should_exit = True
-        if self.task is not None:
-            await self.task

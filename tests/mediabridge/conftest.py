@@ -19,13 +19,13 @@ from switchboard.platform.bridging.client import close_bridge
 from switchboard.platform.routing import service as routing
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
+from tests.asgiserve import serving
 from tests.calls.conftest import make_org
 from tests.conftest import PRIMARY_HOST
 from tests.factories import TenantFixture
 from tests.mediabridge.components import (
     SECRET,
     BridgeProcess,
-    PlatformServer,
     SilentTrunk,
     free_port,
 )
@@ -153,17 +153,26 @@ async def platform(
         }
     )
     runtime = Runtime(settings, clock=ManualClock())
-    server = PlatformServer(create_app(runtime=runtime), port)
-    await server.start()
-    org = await make_org(runtime, "acme", PRIMARY_HOST)
-    # generous: on a loaded machine one POST /v1/calls, which dials the bridge process while
-    # this loop also serves the bridge's callbacks, has taken over 20 s
-    http = httpx.AsyncClient(base_url=url, headers={"Host": PRIMARY_HOST}, timeout=60)
+    # The server shares the test's event loop with its client. When a loaded run stalls that
+    # loop for more than uvicorn's 5 s keep-alive, the client's wake-up and the idle
+    # connection's expiry come due together; the client sends on the connection the server then
+    # closes ("Server disconnected without sending a response"). Idle connections stay.
+    served = serving(
+        create_app(runtime=runtime), port=port, within=60, lifespan="off", timeout_keep_alive=600
+    )
     try:
-        yield Platform(runtime=runtime, http=http, headers=org.headers, tenant_id=org.id, url=url)
+        async with served:
+            org = await make_org(runtime, "acme", PRIMARY_HOST)
+            # generous: on a loaded machine one POST /v1/calls, which dials the bridge process
+            # while this loop also serves the bridge's callbacks, has taken over 20 s
+            http = httpx.AsyncClient(base_url=url, headers={"Host": PRIMARY_HOST}, timeout=60)
+            try:
+                yield Platform(
+                    runtime=runtime, http=http, headers=org.headers, tenant_id=org.id, url=url
+                )
+            finally:
+                await http.aclose()
     finally:
-        await http.aclose()
-        await server.stop()
         await close_bridge(runtime)
         await runtime.db.dispose()
 

@@ -3,12 +3,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 from typing import Any
 
 import pytest
-import uvicorn
 from playwright.async_api import async_playwright
 
 from switchboard.app import create_app
@@ -18,6 +16,7 @@ from switchboard.relay.server import RelayServer
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
 from tests import factories, ports
+from tests.asgiserve import serving
 from tests.relay.conftest import SECRET
 
 pytestmark = pytest.mark.slow
@@ -99,18 +98,10 @@ async def test_a_room_welcome_hands_the_browser_working_relay_credentials(
     })  # fmt: skip
     runtime = Runtime(live, clock=ManualClock(dt.datetime.now(dt.UTC)))
     await factories.tenant(runtime, "acme", [f"127.0.0.1:{port}"])
-    config = uvicorn.Config(create_app(runtime=runtime), host="127.0.0.1", port=port,
-                            log_config=None, access_log=False, ws="websockets-sansio")  # fmt: skip
-    served = uvicorn.Server(config)
-    task = asyncio.create_task(served.serve())
     try:
-        async with asyncio.timeout(10):
-            while not served.started:  # noqa: ASYNC110 (uvicorn offers no event to await)
-                await asyncio.sleep(0.01)
-        welcome = await _in_chromium(WELCOME, f"ws://127.0.0.1:{port}/signal.ashx?room=x")
+        async with serving(create_app(runtime=runtime), port=port, ws="websockets-sansio"):
+            welcome = await _in_chromium(WELCOME, f"ws://127.0.0.1:{port}/signal.ashx?room=x")
     finally:
-        served.should_exit = True
-        await asyncio.wait_for(task, 10)
         await runtime.db.dispose()
     [server] = welcome["iceServers"]
     assert server["urls"] == [f"turn:127.0.0.1:{turn}?transport=udp"]

@@ -9,13 +9,13 @@ from typing import Any
 
 import orjson
 import pytest
-import uvicorn
 from websockets.asyncio.client import ClientConnection, connect
 
 from switchboard.app import create_app
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
 from tests import factories
+from tests.asgiserve import serving
 from tests.webhooks.conftest import LOOPBACK, Receiver, deliver_until, receiver, subscribe
 
 __all__ = ["receiver"]
@@ -48,20 +48,10 @@ class Server:
 @pytest.fixture
 async def server(runtime: Runtime) -> AsyncIterator[Server]:
     app = create_app(runtime=runtime)
-    # timeout_keep_alive: the server shares this loop with its clients (see PlatformServer in
-    # tests/mediabridge/components.py), so an idle connection must outlast a stalled loop.
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None, access_log=False,
-                            lifespan="on", ws="websockets-sansio",
-                            timeout_keep_alive=600)  # fmt: skip
-    served = uvicorn.Server(config)
-    task = asyncio.create_task(served.serve())
-    async with asyncio.timeout(10):
-        while not served.started:  # noqa: ASYNC110 (uvicorn offers no event to await)
-            await asyncio.sleep(0.01)
-    port = served.servers[0].sockets[0].getsockname()[1]
-    yield Server(port, runtime)
-    served.should_exit = True
-    await asyncio.wait_for(task, 10)
+    # timeout_keep_alive: the server shares this loop with its clients (see the platform fixture
+    # in tests/mediabridge/conftest.py), so an idle connection must outlast a stalled loop.
+    async with serving(app, lifespan="on", ws="websockets-sansio", timeout_keep_alive=600) as port:
+        yield Server(port, runtime)
 
 
 @pytest.fixture
