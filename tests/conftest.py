@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from httpx import ASGITransport, AsyncClient
 from sqlalchemy import (
     CompoundSelect,
@@ -223,6 +224,20 @@ def settings(db_url: str, tmp_path: Path) -> Settings:
         argon2_memory_kib=64,
         argon2_parallelism=1,
     )
+
+
+@pytest.fixture
+def cli(db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+    """Runs ``switchboard ...`` in process on this test's database and data folder, as the
+    ``settings`` above (cheap Argon2 parameters), with ``http://ops.test`` as the public URL."""
+    monkeypatch.setenv("SWITCHBOARD_DATABASE_URL", db_url)
+    monkeypatch.setenv("SWITCHBOARD_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("SWITCHBOARD_SECRET_KEY", TEST_SECRET)
+    monkeypatch.setenv("SWITCHBOARD_PUBLIC_BASE_URL", "http://ops.test")
+    monkeypatch.setenv("SWITCHBOARD_ARGON2_TIME_COST", "1")
+    monkeypatch.setenv("SWITCHBOARD_ARGON2_MEMORY_KIB", "64")
+    monkeypatch.setenv("SWITCHBOARD_ARGON2_PARALLELISM", "1")
+    return CliRunner()
 
 
 @pytest.fixture

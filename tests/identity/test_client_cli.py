@@ -3,25 +3,18 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from switchboard.cli import main
-from tests.conftest import TEST_SECRET
 
 
 @pytest.fixture
-def cli(db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
-    monkeypatch.setenv("SWITCHBOARD_DATABASE_URL", db_url)
-    monkeypatch.setenv("SWITCHBOARD_DATA_DIR", str(tmp_path))
-    monkeypatch.setenv("SWITCHBOARD_SECRET_KEY", TEST_SECRET)
+def cli(cli: CliRunner, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+    """The web apps' own clients are registered under an https public URL."""
     monkeypatch.setenv("SWITCHBOARD_PUBLIC_BASE_URL", "https://ops.test")
-    monkeypatch.setenv("SWITCHBOARD_ARGON2_TIME_COST", "1")
-    monkeypatch.setenv("SWITCHBOARD_ARGON2_MEMORY_KIB", "64")
-    monkeypatch.setenv("SWITCHBOARD_ARGON2_PARALLELISM", "1")
-    return CliRunner()
+    return cli
 
 
 def _run(cli: CliRunner, *args: str) -> tuple[int, str]:

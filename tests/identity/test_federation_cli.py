@@ -16,10 +16,8 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from switchboard.cli import main
 from switchboard.identity.federation.models import ExternalProvider
 from switchboard.kit.crypto import SecretBox
-from tests.cli.conftest import cli, ok
+from tests.cli.conftest import ok
 from tests.conftest import TEST_SECRET
-
-__all__ = ["cli"]
 
 
 @pytest.fixture

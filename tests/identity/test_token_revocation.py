@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
-from pathlib import Path
 from typing import Any
 
 import orjson
-import pytest
 from click.testing import CliRunner
 from httpx import AsyncClient
 from joserfc import jwt
@@ -18,22 +16,10 @@ from joserfc import jwt
 from switchboard.cli import main
 from switchboard.runtime import Runtime
 from tests import factories
-from tests.conftest import TEST_SECRET
 from tests.factories import TenantFixture
 
 PLATFORM = "/api.ashx/v1/api-keys"
 PORTAL = "/api/v1/properties"
-
-
-@pytest.fixture
-def cli(db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
-    monkeypatch.setenv("SWITCHBOARD_DATABASE_URL", db_url)
-    monkeypatch.setenv("SWITCHBOARD_DATA_DIR", str(tmp_path))
-    monkeypatch.setenv("SWITCHBOARD_SECRET_KEY", TEST_SECRET)
-    monkeypatch.setenv("SWITCHBOARD_ARGON2_TIME_COST", "1")
-    monkeypatch.setenv("SWITCHBOARD_ARGON2_MEMORY_KIB", "64")
-    monkeypatch.setenv("SWITCHBOARD_ARGON2_PARALLELISM", "1")
-    return CliRunner()
 
 
 async def run_cli(cli: CliRunner, *args: str, stdin: str | None = None) -> str:

@@ -9,9 +9,7 @@ from click.testing import CliRunner
 from jwcrypto.jwk import JWK
 
 from switchboard.cli import main
-from tests.cli.conftest import cli, ok
-
-__all__ = ["cli"]
+from tests.cli.conftest import ok
 
 
 def test_add_list_remove(cli: CliRunner, tmp_path: Path, db_url: str) -> None:

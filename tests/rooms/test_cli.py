@@ -8,10 +8,8 @@ from click.testing import CliRunner
 
 from switchboard.runtime import Runtime
 from tests import factories
-from tests.cli.conftest import cli, ok
+from tests.cli.conftest import ok
 from tests.rooms.conftest import Client, Server
-
-__all__ = ["cli"]
 
 
 async def test_promote_list_and_demote(

@@ -14,12 +14,9 @@ from switchboard.cli import main
 from switchboard.platform.webhooks.tasks import deliver_due
 from switchboard.runtime import Runtime
 from tests import factories
-from tests.cli.conftest import cli
 from tests.rooms.conftest import Server
 from tests.rooms.test_cascade import named
 from tests.webhooks.conftest import Receiver, deliver_until
-
-__all__ = ["cli"]
 
 # the events the run must leave, at least (three joins and leaves, the detector and the promote)
 EXPECTED = {"room.peer.joined": 3, "room.peer.left": 3, "room.bandwidth.degraded": 1,

@@ -2,23 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import orjson
-import pytest
 from click.testing import CliRunner
 
 from switchboard.cli import main
-from tests.conftest import TEST_SECRET
-
-
-@pytest.fixture
-def cli(db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
-    monkeypatch.setenv("SWITCHBOARD_DATABASE_URL", db_url)
-    monkeypatch.setenv("SWITCHBOARD_DATA_DIR", str(tmp_path))
-    monkeypatch.setenv("SWITCHBOARD_SECRET_KEY", TEST_SECRET)
-    monkeypatch.setenv("SWITCHBOARD_PUBLIC_BASE_URL", "http://ops.test")
-    return CliRunner()
 
 
 def _ok(cli: CliRunner, *args: str) -> str:

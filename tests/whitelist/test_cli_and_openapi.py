@@ -3,28 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 from httpx import ASGITransport, AsyncClient
 
 from switchboard.app import create_app
 from switchboard.cli import main
 from switchboard.settings import Settings
-from tests.conftest import TEST_SECRET
 from tests.factories import TenantFixture
 from tests.whitelist.conftest import sign
 
 
-def test_cli_prints_the_key_that_signs_whitelist_requests(
-    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("SWITCHBOARD_DATABASE_URL", db_url)
-    monkeypatch.setenv("SWITCHBOARD_DATA_DIR", str(tmp_path))
-    monkeypatch.setenv("SWITCHBOARD_SECRET_KEY", TEST_SECRET)
-    monkeypatch.setenv("SWITCHBOARD_PUBLIC_BASE_URL", "http://ops.test")
-    cli = CliRunner()
+def test_cli_prints_the_key_that_signs_whitelist_requests(cli: CliRunner) -> None:
     assert cli.invoke(main, ["tenant", "create", "ops", "--domain", "ops.test"]).exit_code == 0
     result = cli.invoke(main, ["tenant", "signaling-secret", "ops"])
     assert result.exit_code == 0, result.output

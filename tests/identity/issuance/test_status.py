@@ -35,7 +35,6 @@ from switchboard.runtime import Runtime
 from switchboard.settings import Settings
 from switchboard.tenants import service as tenants
 from tests.aioserve import serving
-from tests.cli.conftest import cli
 from tests.factories import TenantFixture
 from tests.identity.issuance.steps import (
     answer,
@@ -45,8 +44,6 @@ from tests.identity.issuance.steps import (
     start_wallet_sign_in,
 )
 from tests.identity.software_wallet import BASE, CLAIM, PID_ISSUER, SoftwareWallet, well_known
-
-__all__ = ["cli"]
 
 ISSUER = f"{BASE}/oidc.ashx"
 LIST_TYP = "statuslist+jwt"
