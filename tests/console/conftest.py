@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
 from httpx import ASGITransport, AsyncClient
@@ -19,19 +17,6 @@ from switchboard.settings import Settings
 from tests.asgiserve import serving_in_thread
 from tests.console.signin import console_clients
 from tests.factories import TenantFixture
-
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-needs_chromium = pytest.mark.skipif(
-    not CHROMIUM.exists() and not os.environ.get("CI"), reason="Debian chromium is not installed"
-)
 
 
 @dataclass

@@ -23,14 +23,8 @@ from switchboard.platform.transcripts.service import Turn, save_transcript
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
 from tests import factories
-from tests.console.conftest import (
-    ARGS,
-    CHROMIUM,
-    Receiver,
-    needs_chromium,
-    run,
-    serve,
-)
+from tests.browser import ARGS, CHROMIUM, needs_chromium
+from tests.console.conftest import Receiver, run, serve
 from tests.console.signin import console_clients
 from tests.ports import free_port
 from tests.transcripts.helpers import outbound

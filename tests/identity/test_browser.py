@@ -6,10 +6,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
@@ -25,21 +23,14 @@ from switchboard.settings import Settings
 from switchboard.tenants import service as tenants
 from tests import ports
 from tests.asgiserve import serving_in_thread
+from tests.browser import ARGS, CHROMIUM, needs_chromium
 from tests.factories import PASSWORD
 from tests.transcripts.helpers import T0, outbound
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
 HOSTILE = '<script>alert("pwned")</script><img src=x onerror="alert(2)">'
 VERIFIER = "browser-verifier-" + "q" * 40
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not CHROMIUM.exists() and not os.environ.get("CI"),
-        reason="Debian chromium is not installed",
-    ),
-]
+pytestmark = [pytest.mark.slow, needs_chromium]
 
 
 @dataclass

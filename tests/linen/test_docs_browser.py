@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -13,16 +12,7 @@ from switchboard.app import create_app
 from switchboard.settings import Settings
 from tests import ports
 from tests.asgiserve import serving_in_thread
-
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+from tests.browser import ARGS, CHROMIUM, needs_chromium
 
 
 @pytest.fixture
@@ -38,10 +28,7 @@ def server(tmp_path: Path) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}"
 
 
-# `make install` installs Debian's chromium; CI must have it, a developer's machine may not.
-@pytest.mark.skipif(
-    not CHROMIUM.exists() and not os.environ.get("CI"), reason="Debian chromium is not installed"
-)
+@needs_chromium
 def test_reference_renders_offline(server: str, tmp_path: Path) -> None:
     from playwright.sync_api import sync_playwright
 

@@ -17,9 +17,10 @@ from switchboard.runtime import Runtime
 from switchboard.settings import Settings
 from tests import factories, ports
 from tests.asgiserve import serving
+from tests.browser import ARGS, CHROMIUM, needs_chromium
 from tests.relay.conftest import SECRET
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, needs_chromium]
 
 GATHER = """async (config) => {
   const pc = new RTCPeerConnection(config);
@@ -53,9 +54,7 @@ WELCOME = """async (url) => {
 
 async def _in_chromium(script: str, argument: Any) -> Any:
     async with async_playwright() as p:
-        browser = await p.chromium.launch(
-            executable_path="/usr/bin/chromium", args=["--no-sandbox"]
-        )
+        browser = await p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
         try:
             page = await browser.new_page()
             return await page.evaluate(script, argument)

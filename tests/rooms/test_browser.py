@@ -10,7 +10,7 @@ import pytest
 
 from switchboard.runtime import Runtime
 from tests import factories
-from tests.console.conftest import ARGS, CHROMIUM, needs_chromium
+from tests.browser import ARGS, CHROMIUM, needs_chromium
 from tests.rooms.conftest import Server
 from tests.rooms.test_cascade import join, named, set_sfu
 

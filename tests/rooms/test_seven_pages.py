@@ -18,7 +18,7 @@ import pytest
 
 from switchboard.runtime import Runtime
 from tests import factories
-from tests.console.conftest import ARGS, CHROMIUM, needs_chromium
+from tests.browser import ARGS, CHROMIUM, needs_chromium
 from tests.mediabridge.components import BridgeProcess
 from tests.rooms.conftest import Server
 from tests.rooms.test_browser import INBOUND_BYTES, TRACK_PCS

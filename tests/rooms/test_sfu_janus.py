@@ -16,7 +16,7 @@ import pytest
 from switchboard.mediabridge.rooms.process import JANUS
 from switchboard.runtime import Runtime
 from tests import factories
-from tests.console.conftest import ARGS, CHROMIUM, needs_chromium
+from tests.browser import ARGS, CHROMIUM, needs_chromium
 from tests.mediabridge.components import SECRET, BridgeProcess, free_port
 from tests.rooms.conftest import Server
 from tests.rooms.peers import RoomPeer, describe, three_peers_move_to_the_sfu, until

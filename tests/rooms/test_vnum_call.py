@@ -16,7 +16,7 @@ from switchboard.platform.numbers import service as numbers
 from switchboard.platform.rooms import vnum
 from switchboard.runtime import Runtime
 from tests import factories
-from tests.console.conftest import ARGS, CHROMIUM, needs_chromium
+from tests.browser import ARGS, CHROMIUM, needs_chromium
 from tests.mediabridge.components import BridgeProcess
 from tests.mediabridge.rooms.test_ai_peer import SpeechTrack
 from tests.rooms.conftest import Client, Server

@@ -14,7 +14,7 @@ from switchboard.platform.numbers import service as numbers
 from switchboard.platform.rooms.simpeer import RoomPeer
 from switchboard.runtime import Runtime
 from tests import factories
-from tests.console.conftest import needs_chromium
+from tests.browser import needs_chromium
 from tests.rooms.conftest import Client, Server
 from tests.rooms.peers import call_connected, media_arrives, until
 from tests.rooms.test_vnum_call import delivered, finished, the_room_page_calls

@@ -25,7 +25,8 @@ from switchboard.linen.laundries.models import Laundry
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
 from tests import factories
-from tests.console.conftest import ARGS, CHROMIUM, needs_chromium, run, serve
+from tests.browser import ARGS, CHROMIUM, needs_chromium
+from tests.console.conftest import run, serve
 from tests.console.signin import console_clients
 from tests.linen.helpers import make_pdf
 from tests.linen.web.test_pages_http import pdf_text
