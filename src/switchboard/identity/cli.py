@@ -14,7 +14,7 @@ from switchboard.commands import (
     tenant_item_command,
     tenant_list_command,
 )
-from switchboard.identity import accounts, clients, service, sessions
+from switchboard.identity import accounts, clients, lockout, service, sessions
 from switchboard.kit.cli import json_flag, print_json, read_secret_stdin
 from switchboard.kit.clock import iso_utc
 from switchboard.runtime import Runtime
@@ -123,13 +123,14 @@ _switch(
 _switch("enable", False, "Enable USERNAME again.")
 
 
-def _user_view(user: User, now: dt.datetime) -> dict[str, object]:
+def _user_view(user: User, now: dt.datetime, browsers: int) -> dict[str, object]:
     locked = user.locked_until is not None and user.locked_until > now
     return {
         "username": user.username, "role": user.role, "disabled": user.disabled,
         "createdAtUtc": iso_utc(user.created_at), "email": user.email,
         "failedSignIns": user.failed_logins,
         "lockedUntilUtc": iso_utc(user.locked_until) if locked and user.locked_until else None,
+        "lockedBrowsers": browsers,
     }  # fmt: skip
 
 
@@ -137,13 +138,15 @@ def _user_view(user: User, now: dt.datetime) -> dict[str, object]:
 @click.option("--tenant", required=True)
 @json_flag
 def user_list(tenant: str, as_json: bool) -> None:
-    """One line per user: username, role, disabled or enabled, created, email, failed sign-ins
-    and, while locked out, until when (decision 0006)."""
+    """One line per user: username, role, disabled or enabled, created, email, failed sign-ins,
+    until when the user is locked out (decision 0006) and how many of the user's browsers are
+    (decision 0031)."""
 
     async def work(runtime: Runtime, session: AsyncSession, row: Tenant) -> None:
         now = runtime.clock.now()
+        browsers = await lockout.locked_devices(session, tenant_id=row.id, now=now)
         for user in await service.list_users(session, tenant_id=row.id):
-            view = _user_view(user, now)
+            view = _user_view(user, now, browsers.get(user.id, 0))
             if as_json:
                 print_json(view)
             else:

@@ -20,7 +20,7 @@ from functools import lru_cache
 
 import orjson
 from cryptography.exceptions import InvalidTag
-from sqlalchemy import ColumnElement, and_, case, delete, or_, select, update
+from sqlalchemy import ColumnElement, and_, case, delete, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Mapped
@@ -212,6 +212,19 @@ async def count_device_failure(
                 )
             )
         )
+
+
+async def locked_devices(
+    session: AsyncSession, *, tenant_id: int, now: dt.datetime
+) -> dict[int, int]:
+    """How many browsers of each user of the tenant are locked out now, by user id (users with
+    none are left out): what an unlock would lift besides the user's own lockout."""
+    stmt = (
+        select(DeviceFailures.user_id, func.count())
+        .where(DeviceFailures.tenant_id == tenant_id, DeviceFailures.locked_until > now)
+        .group_by(DeviceFailures.user_id)
+    )
+    return dict((await session.execute(stmt)).all())
 
 
 async def forget_device(session: AsyncSession, device: Device) -> None:

@@ -11,7 +11,7 @@ from starlette.responses import RedirectResponse, Response
 
 from switchboard.auth.models import ROLES
 from switchboard.console.deps import FormOperator, OperatorDep, notice_of, render
-from switchboard.identity import service, sessions
+from switchboard.identity import lockout, service, sessions
 from switchboard.runtime import RuntimeDep, Session
 from switchboard.tenants import service as tenants
 from switchboard.tenants.config import (
@@ -30,10 +30,12 @@ router = APIRouter()
 async def users_page(request: Request, operator: OperatorDep, session: Session) -> Response:
     """The users; once after a create or a reset, who it was (and the new password)."""
     users = await service.list_users(session, tenant_id=operator.tenant.id)
+    now = request.app.state.runtime.clock.now()
+    browsers = await lockout.locked_devices(session, tenant_id=operator.tenant.id, now=now)
     once = take_once(request, operator.session)
     page = render(
-        request, "users.html", operator, users=users, roles=ROLES,
-        now=request.app.state.runtime.clock.now(), notice=notice_of(request),
+        request, "users.html", operator, users=users, roles=ROLES, locked_browsers=browsers,
+        now=now, notice=notice_of(request),
         created=once.values.get("created"), reset=once.values.get("reset"),
         password=once.values.get("password"), signed_out=once.values.get("signed_out"),
     )  # fmt: skip
