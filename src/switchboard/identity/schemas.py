@@ -2,14 +2,16 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from switchboard.kit.schemas import sometimes_absent
+
 
 class TokenResponse(BaseModel):
     access_token: str
     token_type: str
     expires_in: int
     scope: str
-    id_token: str | None = None
-    refresh_token: str | None = None
+    id_token: str | None = sometimes_absent("Only with the `openid` scope")
+    refresh_token: str | None = sometimes_absent("Only with the `offline_access` scope")
 
 
 class UserInfo(BaseModel):

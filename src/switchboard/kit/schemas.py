@@ -12,6 +12,7 @@ from pydantic import (
     AliasGenerator,
     BaseModel,
     ConfigDict,
+    Field,
     ValidationInfo,
     model_validator,
 )
@@ -45,6 +46,23 @@ class PascalSchema(BaseModel):
         serialize_by_alias=True,
         from_attributes=True,
     )
+
+
+def _not_null(schema: dict[str, Any]) -> None:
+    """``X | None`` documented as ``X``: the field is left out, never sent as null."""
+    branches = [b for b in schema.pop("anyOf", []) if b.get("type") != "null"]
+    if len(branches) == 1:
+        schema.update(branches[0])
+    elif branches:
+        schema["anyOf"] = branches
+    schema.pop("default", None)
+
+
+def sometimes_absent(description: str | None = None) -> Any:
+    """A response field the server leaves out, rather than send null, when it has no value
+    (the serializer drops it: ``response_model_exclude_none`` or the model's own). The OpenAPI
+    document then says what clients meet: not required, and never null when present."""
+    return Field(default=None, description=description, json_schema_extra=_not_null)
 
 
 def contains_nul(value: Any) -> bool:

@@ -9,7 +9,7 @@ from pydantic import Field, field_validator
 from pydantic.config import JsonDict
 
 from switchboard.kit.clock import parse_iso_utc
-from switchboard.kit.schemas import Schema, StrictInput
+from switchboard.kit.schemas import Schema, StrictInput, sometimes_absent
 from switchboard.tenants.config import LOCALE_RE, VOICES
 
 E164_RE = re.compile(r"^\+[1-9][0-9]{6,14}$")
@@ -180,4 +180,4 @@ class HangupResult(Schema):
     call_id: str
     new_status: str
     actor: str
-    was_noop: bool | None = Field(default=None, description="true when the call had ended")
+    was_noop: bool | None = sometimes_absent("Present, and true, only when the call had ended")

@@ -4,7 +4,7 @@ from typing import Any
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
-from switchboard.kit.schemas import Page, Schema
+from switchboard.kit.schemas import Page, Schema, sometimes_absent
 from switchboard.platform.transcripts.repository import TOTAL_CAP
 
 # Present only on outbound items (spec 2.6); inbound items carry ``number`` instead.
@@ -20,21 +20,21 @@ class TranscriptItem(Schema):
     caller_source: str = Field(description="`outbound-ai`, `vnum`, `office-tab` or `sip`")
     started_utc: str
     ended_utc: str
-    mtime_utc: str | None = Field(default=None, description="Outbound items only")
+    mtime_utc: str | None = sometimes_absent("Outbound items only")
     duration_sec: int
     rule: str = Field(description="Label of the rule or number")
-    phone: str | None = Field(default=None, description="Outbound items only")
-    display_name: str | None = Field(default=None, description="Outbound items only")
-    number: str | None = Field(default=None, description="Inbound items only")
+    phone: str | None = sometimes_absent("Outbound items only")
+    display_name: str | None = sometimes_absent("Outbound items only")
+    number: str | None = sometimes_absent("Inbound items only")
     outcome: str
-    voice: str | None = Field(default=None, description="Outbound items only")
-    language: str | None = Field(default=None, description="Outbound items only")
-    model: str | None = Field(default=None, description="Outbound items only")
+    voice: str | None = sometimes_absent("Outbound items only")
+    language: str | None = sometimes_absent("Outbound items only")
+    model: str | None = sometimes_absent("Outbound items only")
     tokens_total: int
-    tokens_prompt: int | None = Field(default=None, description="Outbound items only")
+    tokens_prompt: int | None = sometimes_absent("Outbound items only")
     turn_count: int
     size: int = Field(description="Bytes of the transcript file")
-    source: str | None = Field(default=None, description="Outbound items only")
+    source: str | None = sometimes_absent("Outbound items only")
     file: str = Field(description="Transcript file name")
 
     # No return annotation on purpose: pydantic would otherwise document the item as a bare
