@@ -33,7 +33,7 @@ import orjson
 from aiohttp import web
 
 from report import check, fail
-from switchboard.platform.calls.repository import RETRY_PENDING
+from switchboard.platform.calls.models import RETRY_PENDING
 from switchboard.platform.calls.service import ENDED_STATUSES
 from switchboard.platform.webhooks.models import SUCCEEDED
 

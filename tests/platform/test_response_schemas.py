@@ -151,3 +151,34 @@ async def test_a_response_field_is_either_sent_as_null_or_left_out(app_client: A
         if nullable(field) and key not in schemas[name].get("required", [])
     ]
     assert both == []
+
+
+async def test_status_like_fields_list_the_spec_values(app_client: AsyncClient) -> None:
+    schemas = (await app_client.get("/openapi.json")).json()["components"]["schemas"]
+
+    def enum(name: str, key: str) -> list[str]:
+        field = schemas[name]["properties"][key]
+        values: list[str] = field.get("items", field)["enum"]
+        return values
+
+    statuses = [
+        "scheduled", "dispatching", "in-flight", "ended-success", "ended-failed-retry-pending",
+        "ended-failed-final", "cancelled",
+    ]  # fmt: skip
+    assert enum("CallRecord", "status") == enum("HangupResult", "newStatus") == statuses
+    outcomes = [
+        "finished", "far-hangup", "empty-room", "transferred-to-vnum", "voicemail", "not-now",
+        "no-answer", "cancelled", "max-duration",
+    ]  # fmt: skip
+    for name in ("TranscriptItem", "TranscriptDetailBody", "SharedTranscriptBody"):
+        assert enum(name, "outcome") == ["", *outcomes], name
+        assert enum(name, "callerSource") == ["outbound-ai", "vnum", "office-tab", "sip"]
+    assert enum("CallRecord", "endedReason") == ["", *outcomes]
+    assert enum("TurnItem", "speaker") == enum("SharedTurn", "speaker") == ["AI", "Caller"]
+    assert enum("NumberItem", "visibility") == ["public", "signed-in"]
+    assert enum("SfuModeReply", "mode") == ["mesh", "sfu"]
+    events = enum("WebhookItem", "events")
+    assert events[0] == "*"
+    catalogue = {"call.started", "outbound-ai.finished", "room.client.preference.changed"}
+    assert catalogue | {"webhook.test"} <= set(events)
+    assert len(events) == 22  # the catalogue's 20 (spec 6.2), webhook.test (6.1) and *

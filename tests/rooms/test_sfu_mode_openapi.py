@@ -21,7 +21,7 @@ async def test_the_document_describes_sfu_mode_and_the_described_request_works(
     document = (await app_client.get("/openapi.json")).json()
     operation = document["paths"]["/signal.ashx"]["post"]
     parameters = {p["name"]: p for p in operation["parameters"]}
-    assert parameters["sfu-mode"]["schema"]["enum"] == ["sfu", "mesh"]
+    assert parameters["sfu-mode"]["schema"]["enum"] == ["mesh", "sfu"]
     assert parameters["room"]["schema"]["pattern"].startswith("^")
     assert "whitelist" in parameters  # the whitelist keeps its parameter on the same operation
     assert "sfu-mode|<tenant>|<room>|<mode>|<bodyLen>" in operation["description"]

@@ -94,10 +94,10 @@ BridgeCallState = Literal["ringing", "answered", "ended", "unknown"]
 
 # The outcome glossary (spec 6.3): the only outcomes a bridge reports. A technical failure has
 # no outcome (``""``) and says what failed in ``errorDetail``.
-OUTCOMES = frozenset({
+OUTCOMES = (
     "finished", "far-hangup", "empty-room", "transferred-to-vnum", "voicemail", "not-now",
     "no-answer", "cancelled", "max-duration",
-})  # fmt: skip
+)  # fmt: skip
 
 
 class Turn(Message):

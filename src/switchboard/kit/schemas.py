@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+from collections.abc import Iterable
 from types import UnionType
 from typing import Annotated, Any, Generic, TypeVar, Union, get_args, get_origin
 
@@ -48,7 +49,7 @@ class PascalSchema(BaseModel):
     )
 
 
-def _not_null(schema: dict[str, Any]) -> None:
+def _not_null(schema: dict[str, Any], values: tuple[str, ...] = ()) -> None:
     """``X | None`` documented as ``X``: the field is left out, never sent as null."""
     branches = [b for b in schema.pop("anyOf", []) if b.get("type") != "null"]
     if len(branches) == 1:
@@ -56,13 +57,30 @@ def _not_null(schema: dict[str, Any]) -> None:
     elif branches:
         schema["anyOf"] = branches
     schema.pop("default", None)
+    if values:
+        schema["enum"] = list(values)
 
 
-def sometimes_absent(description: str | None = None) -> Any:
+def sometimes_absent(description: str | None = None, *, values: Iterable[str] = ()) -> Any:
     """A response field the server leaves out, rather than send null, when it has no value
     (the serializer drops it: ``response_model_exclude_none`` or the model's own). The OpenAPI
-    document then says what clients meet: not required, and never null when present."""
-    return Field(default=None, description=description, json_schema_extra=_not_null)
+    document then says what clients meet: not required, and never null when present; ``values``
+    as for ``one_of``."""
+    extra = functools.partial(_not_null, values=tuple(values))
+    return Field(default=None, description=description, json_schema_extra=extra)
+
+
+def one_of(values: Iterable[str], description: str | None = None) -> Any:
+    """A text field (or each text of a list field) whose values are exactly ``values``: its
+    ``enum`` in the OpenAPI document. Pass the constant the code validates with or assigns
+    from, so the document cannot drift from the code."""
+    enum = list(values)
+
+    def document(schema: dict[str, Any]) -> None:
+        target = schema["items"] if schema.get("type") == "array" else schema
+        target["enum"] = enum
+
+    return Field(description=description, json_schema_extra=document)
 
 
 def contains_nul(value: Any) -> bool:

@@ -7,8 +7,7 @@ from __future__ import annotations
 from sqlalchemy import func, select
 
 from switchboard.ops.metrics import Backlog
-from switchboard.platform.calls.models import Call
-from switchboard.platform.calls.repository import RETRY_PENDING, SCHEDULED
+from switchboard.platform.calls.models import RETRY_PENDING, SCHEDULED, Call
 from switchboard.platform.webhooks.models import PENDING, Attempt, Delivery
 from switchboard.runtime import Runtime
 

@@ -7,6 +7,18 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from switchboard.kit.models import Base, JsonType, UtcDateTime
 
+# The values of ``Call.status`` (spec 3.1), in the order of a call's life.
+SCHEDULED = "scheduled"
+DISPATCHING = "dispatching"
+IN_FLIGHT = "in-flight"
+ENDED_SUCCESS = "ended-success"
+RETRY_PENDING = "ended-failed-retry-pending"
+ENDED_FINAL = "ended-failed-final"
+CANCELLED = "cancelled"
+STATUSES = (
+    SCHEDULED, DISPATCHING, IN_FLIGHT, ENDED_SUCCESS, RETRY_PENDING, ENDED_FINAL, CANCELLED,
+)  # fmt: skip
+
 
 class Call(Base):
     """One outbound AI call; the columns of the current attempt are reset on each retry."""

@@ -30,16 +30,18 @@ from sqlalchemy.orm import Session
 
 from switchboard.kit.db import Database
 from switchboard.kit.paging import read_page_with_total
-from switchboard.platform.calls.models import Call, CallIdempotencyKey, InboundCall
+from switchboard.platform.calls.models import (
+    DISPATCHING,
+    RETRY_PENDING,
+    SCHEDULED,
+    Call,
+    CallIdempotencyKey,
+    InboundCall,
+)
 from switchboard.platform.routing.models import RoutingRevision
 from switchboard.platform.whitelist.models import Whitelist
 from switchboard.platform.whitelist.repository import STORED_COMMENTS, STORED_NUMBERS, Stored
 from switchboard.tenants.models import Tenant
-
-SCHEDULED = "scheduled"
-DISPATCHING = "dispatching"
-IN_FLIGHT = "in-flight"
-RETRY_PENDING = "ended-failed-retry-pending"
 
 
 def _scoped(tenant_id: int) -> Select[Call]:

@@ -8,8 +8,10 @@ import re
 from pydantic import Field, field_validator
 from pydantic.config import JsonDict
 
+from switchboard.bridge.protocol import OUTCOMES
 from switchboard.kit.clock import parse_iso_utc
-from switchboard.kit.schemas import Schema, StrictInput, sometimes_absent
+from switchboard.kit.schemas import Schema, StrictInput, one_of, sometimes_absent
+from switchboard.platform.calls.models import STATUSES
 from switchboard.tenants.config import LOCALE_RE, VOICES
 
 E164_RE = re.compile(r"^\+[1-9][0-9]{6,14}$")
@@ -154,13 +156,17 @@ class CallRecord(Schema):
     voice: str
     language: str
     model: str
-    status: str
+    status: str = one_of(STATUSES, "Spec 3.1")
     created_at_utc: str
     scheduled_for_utc: str | None
     dispatched_at_utc: str
     answered_at_utc: str
     ended_at_utc: str | None
-    ended_reason: str
+    ended_reason: str = one_of(
+        ("", *OUTCOMES),
+        "The attempt's outcome (spec 6.3); empty while not ended and after a "
+        "technical failure, which `errorDetail` describes",
+    )
     duration_sec: int
     trunk_id: str
     transcript_path: str
@@ -178,6 +184,6 @@ class HangupResult(Schema):
 
     ok: bool
     call_id: str
-    new_status: str
+    new_status: str = one_of(STATUSES)
     actor: str
     was_noop: bool | None = sometimes_absent("Present, and true, only when the call had ended")

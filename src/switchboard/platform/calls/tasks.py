@@ -26,8 +26,7 @@ from switchboard.kit.db import after_commit
 from switchboard.kit.errors import ApiError
 from switchboard.platform.bridging.client import bridge_for, close_bridge
 from switchboard.platform.calls import repository, service
-from switchboard.platform.calls.models import Call
-from switchboard.platform.calls.repository import DISPATCHING
+from switchboard.platform.calls.models import DISPATCHING, Call
 from switchboard.runtime import Runtime
 from switchboard.tenants.config import TenantConfig
 

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from switchboard.kit.schemas import Page, Schema
+from switchboard.kit.schemas import Page, Schema, one_of
+from switchboard.platform.numbers.models import MODES, VISIBILITIES
 
 
 class NumberItem(Schema):
@@ -10,12 +11,12 @@ class NumberItem(Schema):
 
     name: str
     number: str = Field(description="Inbound number or extension")
-    mode: str = Field(description="`live-voice-ai`")
+    mode: str = one_of(MODES)
     voice: str
     language: str
     save_transcripts: bool
     max_duration_sec: int = Field(description="Maximum talk time; default 3500")
-    visibility: str = Field(description="`public` or `signed-in`")
+    visibility: str = one_of(VISIBILITIES)
 
 
 class NumberPage(Page[NumberItem]):

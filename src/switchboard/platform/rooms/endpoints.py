@@ -29,7 +29,7 @@ from switchboard.kit.http import JsonResponse
 from switchboard.platform.rooms import service
 from switchboard.platform.rooms.fanout import FanoutLost
 from switchboard.platform.rooms.hub import LiveRoom, hub_for
-from switchboard.platform.rooms.schemas import Mode, SfuModeBody, SfuModeReply
+from switchboard.platform.rooms.schemas import MODES, Mode, SfuModeBody, SfuModeReply
 from switchboard.platform.rooms.signaling import ROOM_NAME, serve
 from switchboard.platform.whitelist import service as whitelist
 from switchboard.platform.whitelist.endpoints import SIGNATURE_HEADER, signature_scheme
@@ -79,7 +79,7 @@ async def sfu_mode(
     """Flip a room's media mode: the admin bearer of the Host's tenant or the signature.
 
     No request-wide transaction: the bridge call sits between the check and the event."""
-    if mode not in ("sfu", "mesh"):
+    if mode not in MODES:
         raise BadRequest("sfu-mode must be sfu or mesh")
     if not ROOM_NAME.match(room):
         raise BadRequest("room: 1 to 64 letters, digits, '.', '_' or '-'")

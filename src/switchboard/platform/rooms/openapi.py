@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from switchboard.platform.rooms.schemas import SfuModeBody, SfuModeReply
+from switchboard.platform.rooms.schemas import MODES, SfuModeBody, SfuModeReply
 from switchboard.platform.rooms.signaling import ROOM_NAME
 
 PATH = "/signal.ashx"
@@ -36,7 +36,7 @@ def _parameters() -> list[dict[str, Any]]:
             "required": False,
             "description": "`sfu` (promote) or `mesh` (demote) the room named by `room`; "
             "takes the place of `whitelist`",
-            "schema": {"type": "string", "enum": ["sfu", "mesh"]},
+            "schema": {"type": "string", "enum": list(MODES)},
         },
         {
             "name": "room",

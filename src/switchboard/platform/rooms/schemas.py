@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic.alias_generators import to_camel
@@ -10,6 +10,7 @@ from pydantic.alias_generators import to_camel
 Role = Literal["human", "ai-vnum", "sip-bridge"]
 Pref = Literal["auto", "prefer-mesh", "prefer-sfu"]
 Mode = Literal["mesh", "sfu"]
+MODES: tuple[str, ...] = get_args(Mode)  # spec 3.3
 PeerId = Annotated[str, Field(min_length=1, max_length=64)]
 Sdp = Annotated[str, Field(min_length=1)]
 

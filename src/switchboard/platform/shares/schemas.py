@@ -2,8 +2,10 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from switchboard.kit.schemas import Page, Schema, StrictInput
+from switchboard.kit.schemas import Page, Schema, StrictInput, one_of
 from switchboard.platform.shares.service import MAX_TTL_HOURS
+from switchboard.platform.transcripts.models import CALLER_SOURCES
+from switchboard.platform.transcripts.service import OUTCOMES, SPEAKERS
 
 
 class ShareCreate(StrictInput):
@@ -51,7 +53,7 @@ class SharePage(Page[ShareItem]):
 
 
 class SharedTurn(Schema):
-    speaker: str
+    speaker: str = one_of(SPEAKERS)
     text: str
     ts: str
 
@@ -61,7 +63,7 @@ class SharedTranscriptBody(Schema):
     tokens, trunk, who requested the call)."""
 
     call_id: str
-    caller_source: str
+    caller_source: str = one_of(CALLER_SOURCES)
     display_name: str
     phone: str
     number: str
@@ -69,6 +71,6 @@ class SharedTranscriptBody(Schema):
     answered_utc: str
     ended_utc: str
     duration_sec: int
-    outcome: str
+    outcome: str = one_of(OUTCOMES)
     expires_utc: str | None
     turns: list[SharedTurn]

@@ -4,8 +4,10 @@ from typing import Any
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
-from switchboard.kit.schemas import Page, Schema, sometimes_absent
+from switchboard.kit.schemas import Page, Schema, one_of, sometimes_absent
+from switchboard.platform.transcripts.models import CALLER_SOURCES, OUTBOUND_SOURCE
 from switchboard.platform.transcripts.repository import TOTAL_CAP
+from switchboard.platform.transcripts.service import OUTCOMES, SPEAKERS
 
 # Present only on outbound items (spec 2.6); inbound items carry ``number`` instead.
 _OUTBOUND_ONLY = (
@@ -17,7 +19,7 @@ class TranscriptItem(Schema):
     """One transcript in the list (spec 2.6). Fields of the other direction are absent."""
 
     call_id: str = Field(description="`oac-...` for outbound, `vnum...` for inbound")
-    caller_source: str = Field(description="`outbound-ai`, `vnum`, `office-tab` or `sip`")
+    caller_source: str = one_of(CALLER_SOURCES)
     started_utc: str
     ended_utc: str
     mtime_utc: str | None = sometimes_absent("Outbound items only")
@@ -26,7 +28,7 @@ class TranscriptItem(Schema):
     phone: str | None = sometimes_absent("Outbound items only")
     display_name: str | None = sometimes_absent("Outbound items only")
     number: str | None = sometimes_absent("Inbound items only")
-    outcome: str
+    outcome: str = one_of(OUTCOMES)
     voice: str | None = sometimes_absent("Outbound items only")
     language: str | None = sometimes_absent("Outbound items only")
     model: str | None = sometimes_absent("Outbound items only")
@@ -34,7 +36,7 @@ class TranscriptItem(Schema):
     tokens_prompt: int | None = sometimes_absent("Outbound items only")
     turn_count: int
     size: int = Field(description="Bytes of the transcript file")
-    source: str | None = sometimes_absent("Outbound items only")
+    source: str | None = sometimes_absent("Outbound items only", values=(OUTBOUND_SOURCE,))
     file: str = Field(description="Transcript file name")
 
     # No return annotation on purpose: pydantic would otherwise document the item as a bare
@@ -70,7 +72,7 @@ class TranscriptPage(Page[TranscriptItem]):
 
 
 class TurnItem(Schema):
-    speaker: str = Field(description="`AI` or `Caller`")
+    speaker: str = one_of(SPEAKERS)
     text: str
     ts: str = Field(description="ISO 8601 UTC")
 
@@ -79,7 +81,7 @@ class TranscriptDetailBody(Schema):
     """A transcript with its turns (spec 2.7)."""
 
     call_id: str
-    caller_source: str
+    caller_source: str = one_of(CALLER_SOURCES)
     tenant: str
     requested_by: str
     phone: str
@@ -94,7 +96,7 @@ class TranscriptDetailBody(Schema):
     ended_utc: str
     duration_sec: int
     answered: bool
-    outcome: str
+    outcome: str = one_of(OUTCOMES)
     error_detail: str
     input_turns: int
     output_turns: int

@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from switchboard.bridge import protocol
 from switchboard.kit.clock import Clock, iso_utc, parse_iso_utc
 from switchboard.kit.errors import BadRequest, NotFound
 from switchboard.platform.transcripts import repository, storage
@@ -32,6 +33,8 @@ from switchboard.platform.transcripts.repository import TranscriptFilter
 log = logging.getLogger("switchboard.transcripts")
 
 SPEAKERS = ("AI", "Caller")
+# What ``outcome`` holds: the glossary (spec 6.3), or nothing after a technical failure.
+OUTCOMES = ("", *protocol.OUTCOMES)
 CALL_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 FILE_FORMAT = 1
 SOURCE_FILTERS = ("vnum", OUTBOUND_SOURCE)
@@ -82,6 +85,8 @@ def _validate(data: TranscriptInput) -> None:
         raise ValueError("call_id: 1 to 64 letters, digits, '-' or '_'")
     if data.caller_source not in CALLER_SOURCES:
         raise ValueError(f"caller_source: one of {', '.join(CALLER_SOURCES)}")
+    if data.outcome not in OUTCOMES:
+        raise ValueError(f"outcome: one of {', '.join(OUTCOMES[1:])}, or empty")
     for turn in data.turns:
         if turn.speaker not in SPEAKERS:
             raise ValueError("turn speaker: 'AI' or 'Caller'")

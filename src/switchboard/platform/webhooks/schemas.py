@@ -3,8 +3,10 @@ from __future__ import annotations
 from pydantic import Field
 
 from switchboard.kit.clock import iso_utc
-from switchboard.kit.schemas import Schema
+from switchboard.kit.schemas import Schema, one_of
+from switchboard.platform.events.catalogue import ALL_EVENTS
 from switchboard.platform.webhooks.models import Subscription
+from switchboard.platform.webhooks.service import ALL
 
 
 class WebhookItem(Schema):
@@ -12,7 +14,7 @@ class WebhookItem(Schema):
 
     id: str = Field(description="16 hex characters")
     url: str = Field(description="Receiver endpoint")
-    events: list[str] = Field(description='Event names, or ["*"] for all')
+    events: list[str] = one_of((ALL, *ALL_EVENTS), 'Event names, or ["*"] for all')
     active: bool = Field(description="False after auto-pause (20 consecutive failures)")
     created_at_utc: str
     created_by: str

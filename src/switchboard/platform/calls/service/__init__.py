@@ -5,6 +5,7 @@ events it causes, in the same transaction: a duplicate or late bridge event chan
 emits nothing, and a rollback drops both.
 """
 
+from switchboard.platform.calls.models import CANCELLED, ENDED_FINAL, ENDED_SUCCESS, STATUSES
 from switchboard.platform.calls.service._create import create_call, get_call, hangup, list_calls
 from switchboard.platform.calls.service._idempotency import (
     KEY_RE as IDEMPOTENCY_KEY_RE,
@@ -16,15 +17,11 @@ from switchboard.platform.calls.service._outbound import (
     close_attempt,
 )
 from switchboard.platform.calls.service._rules import (
-    CANCELLED,
-    ENDED_FINAL,
     ENDED_STATUSES,
-    ENDED_SUCCESS,
     RETRY_OUTCOMES,
     RING_ALLOWANCE_SEC,
     SOURCE,
     STATUS_LIST_PATTERN,
-    STATUSES,
     SUCCESS_OUTCOMES,
     dial_request,
     ended_reason,

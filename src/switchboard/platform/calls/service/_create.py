@@ -17,16 +17,16 @@ from switchboard.kit.db import Database, after_commit
 from switchboard.kit.errors import ApiError, BadRequest, NotFound
 from switchboard.platform.bridging.client import BridgeClient, bridge_for
 from switchboard.platform.calls import repository
-from switchboard.platform.calls.models import Call
-from switchboard.platform.calls.repository import (
+from switchboard.platform.calls.models import (
+    CANCELLED,
     DISPATCHING,
     IN_FLIGHT,
     RETRY_PENDING,
     SCHEDULED,
+    Call,
 )
 from switchboard.platform.calls.schemas import CallCreate, CallCreated, HangupResult
 from switchboard.platform.calls.service._rules import (
-    CANCELLED,
     dial_request,
     in_flight_values,
     new_call_id,

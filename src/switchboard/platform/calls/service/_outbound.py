@@ -10,12 +10,16 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from switchboard.bridge.protocol import Callback, EndedFields
 from switchboard.kit.errors import BadRequest, Conflict, NotFound
 from switchboard.platform.calls import repository
-from switchboard.platform.calls.models import Call
-from switchboard.platform.calls.repository import DISPATCHING, IN_FLIGHT, RETRY_PENDING
+from switchboard.platform.calls.models import (
+    CANCELLED,
+    DISPATCHING,
+    IN_FLIGHT,
+    RETRY_PENDING,
+    Call,
+)
 from switchboard.platform.calls.service._email import queue_attempt_email
 from switchboard.platform.calls.service._inbound import apply_inbound
 from switchboard.platform.calls.service._rules import (
-    CANCELLED,
     NUMBER_DOES_NOT_EXIST,
     SOURCE,
     checked_outcome,

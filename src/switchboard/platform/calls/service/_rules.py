@@ -8,22 +8,18 @@ from typing import Any
 
 from switchboard.bridge.protocol import OUTCOMES, DialRequest
 from switchboard.kit.errors import BadRequest
-from switchboard.platform.calls.models import Call
-from switchboard.platform.calls.repository import (
-    DISPATCHING,
+from switchboard.platform.calls.models import (
+    CANCELLED,
+    ENDED_FINAL,
+    ENDED_SUCCESS,
     IN_FLIGHT,
     RETRY_PENDING,
-    SCHEDULED,
+    STATUSES,
+    Call,
 )
 from switchboard.runtime import Runtime
 from switchboard.tenants.config import TenantConfig
 
-ENDED_SUCCESS = "ended-success"
-ENDED_FINAL = "ended-failed-final"
-CANCELLED = "cancelled"
-STATUSES = (
-    SCHEDULED, DISPATCHING, IN_FLIGHT, ENDED_SUCCESS, RETRY_PENDING, ENDED_FINAL, CANCELLED,
-)  # fmt: skip
 # What ``parse_statuses`` accepts, for the OpenAPI document: statuses separated by commas,
 # blanks around them and empty parts ignored.
 _ONE_STATUS = "(?:" + "|".join(STATUSES) + r")\s*"
