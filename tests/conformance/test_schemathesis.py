@@ -56,6 +56,10 @@ SEMANTIC: dict[str, dict[tuple[str, str], tuple[str, str]]] = {
             "400",
             "cannot_delete_catchall: `*` without fromNumber",
         ),
+        ("PUT", "/api.ashx/v1/inbound-routes/{did}"): (
+            "400",
+            "invalid_request: the body's Did or FromNumber differs from the addressed route's",
+        ),
         ("PUT", "/api.ashx/v1/outbound-routes/{match}"): (
             "400",
             "invalid_request: the body's match differs from the path's",

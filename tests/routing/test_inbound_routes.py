@@ -133,10 +133,19 @@ async def test_put_addresses_the_pair_and_edits_only_the_user(
         URL, headers=headers, json={"Did": "100", "FromNumber": "+1*", "User": "bob"}
     )
     plain = await app_client.put(
-        f"{URL}/100", headers=headers, json={"User": "alice2", "Did": "ignored"}
-    )
+        f"{URL}/100", headers=headers, json={"User": "alice2", "Did": "100", "FromNumber": ""}
+    )  # the body may repeat the addressed key
     assert plain.status_code == 200
     assert plain.json() == {"Did": "100", "FromNumber": "", "User": "alice2"}
+    for key, value in (("Did", "101"), ("did", "101"), ("FromNumber", "+1*")):
+        renamed = await app_client.put(
+            f"{URL}/100", headers=headers, json={"User": "mallory", key: value}
+        )  # another key names another route: refused, not ignored (decision 0104)
+        assert renamed.status_code == 400, key
+        assert renamed.json()["error"] == "invalid_request"
+        described = renamed.json()["error_description"]
+        assert described.startswith(f"{key[0].upper()}{key[1:]}: {value!r} differs"), described
+        assert repr("100" if key.lower() == "did" else "") in described
     filtered = await app_client.put(
         f"{URL}/100", params={"fromNumber": "+1*"}, headers=headers, json={"user": "bob2"}
     )

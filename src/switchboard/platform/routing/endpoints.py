@@ -75,6 +75,17 @@ def query_number(value: str) -> str:
     return value
 
 
+def same_key(field: str, sent: str | None, addressed: str) -> None:
+    """A PUT body may repeat the key the path (or query) addresses, never name another one: the
+    key cannot change, and a silent ignore would let a client believe it moved (decision
+    0104)."""
+    if sent is not None and sent != addressed:
+        raise BadRequest(
+            f"{field}: {sent!r} differs from the addressed route's {addressed!r}; the key cannot "
+            "change: create the new route and delete this one"
+        )
+
+
 def _item(row: InboundRoute) -> InboundRouteItem:
     return InboundRouteItem(did=row.did, from_number=row.from_number, user=row.user)
 
@@ -196,7 +207,8 @@ async def create_inbound(
     response_model=InboundRouteEcho,
     responses=NOT_FOUND,
     tags=["inbound-routes"],
-    summary="Change the User of the route keyed (Did, fromNumber) (echoed in PascalCase)",
+    summary="Change the User of the route keyed (Did, fromNumber) (echoed in PascalCase); "
+    "a body Did or FromNumber other than the addressed one is 400",
 )
 async def update_inbound(
     did: str,
@@ -205,13 +217,13 @@ async def update_inbound(
     session: Session,
     from_number: FromNumberQuery = None,
 ) -> InboundRouteEcho:
+    addressed = stored_key(query_number(from_number or ""))
+    same_key("Did", body.did, did)
+    same_key("FromNumber", body.from_number, addressed)
     row = await service.update_inbound(
-        session,
-        tenant_id=caller.tenant_id,
-        did=stored_key(did),
-        from_number=stored_key(query_number(from_number or "")),
+        session, tenant_id=caller.tenant_id, did=stored_key(did), from_number=addressed,
         user=body.user,
-    )
+    )  # fmt: skip
     return _echo(row)
 
 
@@ -337,13 +349,12 @@ async def create_outbound(
     response_model=OutboundRouteItem,
     responses=NOT_FOUND,
     tags=["outbound-routes"],
-    summary="Replace the trunk ids of an outbound route (its match cannot change)",
+    summary="Replace the trunk ids of an outbound route; a body match other than the path's is 400",
 )
 async def update_outbound(
     match: str, body: OutboundRouteUpdate, caller: AdminCaller, session: Session
 ) -> OutboundRouteItem:
-    if body.match is not None and body.match != match:
-        raise BadRequest("match cannot be changed; create the new route and delete this one")
+    same_key("match", body.match, match)
     row = await service.update_outbound(
         session, tenant_id=caller.tenant_id, match=stored_key(match), trunk_ids=list(body.trunk_ids)
     )

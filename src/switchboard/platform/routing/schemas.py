@@ -47,6 +47,14 @@ class InboundRouteCreate(StrictInput):
 
 class InboundRouteUpdate(StrictInput):
     user: UserName
+    did: str | None = Field(
+        default=None, description="Must equal the path's `{did}` if sent (it cannot change)"
+    )
+    from_number: str | None = Field(
+        default=None,
+        description="Must equal the `fromNumber` query (empty when absent) if sent (it cannot "
+        "change)",
+    )
 
 
 class InboundRouteItem(Schema):
@@ -92,7 +100,9 @@ class OutboundRouteCreate(StrictInput):
 
 class OutboundRouteUpdate(StrictInput):
     trunk_ids: TrunkIds
-    match: str | None = Field(default=None, description="Must equal the path if sent")
+    match: str | None = Field(
+        default=None, description="Must equal the path's `{match}` if sent (it cannot change)"
+    )
 
 
 class OutboundRouteItem(Schema):
