@@ -285,3 +285,38 @@ async def test_the_bare_mounts_and_the_root_lead_to_pages(app_client: AsyncClien
     for path, target in (("/", "/admin/"), ("/admin", "/admin/"), ("/app", "/app/")):
         response = await app_client.get(path)
         assert (response.status_code, response.headers["location"]) == (307, target), path
+
+
+@pytest.mark.parametrize(
+    ("method", "url", "body", "described"),
+    [
+        # FastAPI's validation of a parameter: the name alone, no `query.` in front
+        ("GET", "/api.ashx/v1/calls?limit=0", None, "limit: Input should be greater than or"),
+        ("GET", "/api/v1/properties?limit=x", None, "limit: Input should be a valid integer"),
+        ("GET", "/api.ashx/v1/transcripts?source=x", None, "source: String should match"),
+        # a hand-written check of a parameter
+        ("GET", "/api.ashx/v1/transcripts?since=yesterday", None, "since: not an ISO 8601 UTC"),
+        ("POST", "/signal.ashx?sfu-mode=x&room=a", None, "sfu-mode: one of mesh, sfu"),
+        # a body field, by pydantic, by a validator (without pydantic's "Value error, ") and by
+        # the strict JSON types check of the whole body
+        ("POST", "/api/v1/properties", {"code": "A", "name": 3}, "name: Input should be a valid"),
+        ("POST", "/api.ashx/v1/calls", {"phone": "1"}, "phone: must be an E.164 number"),
+        ("POST", "/api.ashx/v1/calls", {"maxSeconds": "3"}, "maxSeconds: must be an integer"),
+        ("POST", "/api.ashx/v1/calls", [], "body: Input should be a valid dictionary"),
+    ],
+)
+async def test_a_bad_input_is_named_one_way_whichever_check_refused_it(
+    app_client: AsyncClient,
+    acme: TenantFixture,
+    method: str,
+    url: str,
+    body: object,
+    described: str,
+) -> None:
+    """Every description names the input as the client sent it, then says what is wrong:
+    ``name: text`` (spec 7's body, `invalid_request`)."""
+    headers = await acme.auth(app_client)
+    response = await app_client.request(method, url, json=body, headers=headers)
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_request"
+    assert response.json()["error_description"].startswith(described), response.json()

@@ -196,16 +196,31 @@ class NoStoreMiddleware:
         await self.app(scope, receive, send_with_header)
 
 
+# Where FastAPI says an input came from; the field's own name follows.
+_LOCATIONS = frozenset({"body", "query", "path", "header", "cookie"})
+# A message that already starts with the name of the field it is about (``maxSeconds: ...``).
+_NAMED = re.compile(r"^[A-Za-z][\w.\-]*: ")
+
+
 def describe_validation(errors: Sequence[Any]) -> str:
-    """A one-line, field-naming description of pydantic/FastAPI validation errors."""
+    """A one-line description of pydantic/FastAPI validation errors, each part ``name: what``
+    with the field as the client sent it (``limit``, ``scheduleAtUtc``, ``numbers.0.number``):
+    the style of every hand-written check, so a description names a field one way whichever
+    check refused it. ``body`` stands for the body as a whole."""
     parts = []
     for err in list(errors)[:5]:
-        loc = [str(p) for p in err.get("loc", ()) if p not in ("body",)]
-        where = ".".join(loc) if loc else "body"
-        msg = err.get("msg", "invalid value")
         if err.get("type") == "json_invalid":
             return "the request body is not valid JSON"
-        parts.append(f"{where}: {msg}")
+        loc = [str(p) for p in err.get("loc", ())]
+        if loc and loc[0] in _LOCATIONS:
+            loc = loc[1:]
+        msg = str(err.get("msg", "invalid value"))
+        if err.get("type") == "value_error":  # a validator's own text, without pydantic's prefix
+            msg = msg.removeprefix("Value error, ")
+        if loc:
+            parts.append(f"{'.'.join(loc)}: {msg}")
+        else:
+            parts.append(msg if _NAMED.match(msg) else f"body: {msg}")
     return "; ".join(parts) or "invalid request"
 
 

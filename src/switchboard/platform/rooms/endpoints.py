@@ -80,7 +80,7 @@ async def sfu_mode(
 
     No request-wide transaction: the bridge call sits between the check and the event."""
     if mode not in MODES:
-        raise BadRequest("sfu-mode must be sfu or mesh")
+        raise BadRequest(f"sfu-mode: one of {', '.join(MODES)}")
     if not ROOM_NAME.match(room):
         raise BadRequest("room: 1 to 64 letters, digits, '.', '_' or '-'")
     body = await request.body()
