@@ -82,6 +82,10 @@ class Settings(BaseSettings):
     room_max_peers: int = Field(default=50, ge=2, le=1000)
     room_max_message_bytes: int = Field(default=64 * 1024, ge=1024, le=1024 * 1024)
     room_max_messages_per_second: int = Field(default=50, ge=1, le=10000)
+    # A socket must send its ``join`` this soon; one client address holds at most this many
+    # sockets in a process (docs/decisions/0850-signaling-sockets-per-address.md).
+    room_join_timeout: float = Field(default=10.0, gt=0, le=300)
+    room_max_sockets_per_ip: int = Field(default=100, ge=1, le=100000)
     # The relay's TURN URLs and shared secret: room peers get time-limited credentials.
     room_turn_urls: Annotated[tuple[str, ...], NoDecode] = ()
     room_turn_secret: str = Field(default="", repr=False)

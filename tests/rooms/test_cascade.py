@@ -11,6 +11,7 @@ import orjson
 
 from switchboard.bridge import protocol
 from switchboard.platform.bridging.client import bridge_secret
+from switchboard.platform.rooms import vnum
 from switchboard.platform.rooms.endpoints import canonical_string
 from switchboard.platform.whitelist import service as whitelist
 from switchboard.runtime import Runtime
@@ -43,7 +44,9 @@ async def test_the_third_human_promotes_when_the_threshold_is_two(
     await set_sfu(runtime, acme, AutoPromoteHumanCount="2")
     first = await join(server, acme.host, "A")
     await join(server, acme.host, "B")
-    ai = await join(server, acme.host, "AI", role="ai-vnum")  # not a human: no promote
+    grant = vnum.JoinGrant(acme.id, "x", "vnum-1")
+    token = vnum.join_token(runtime, grant)
+    ai = await join(server, acme.host, "AI", role="ai-vnum", token=token)  # no human: no promote
     third = await join(server, acme.host, "C")
     mode = await first.expect("mode")
     assert mode == {"type": "mode", "mode": "sfu", "reason": "auto-promote-join-human-count-3"}

@@ -79,11 +79,12 @@ async def test_two_peers_meet_relay_and_leave(
 
 
 async def test_presence_counts_every_role(
-    server: Server, acme: factories.TenantFixture, hooks: Any
+    server: Server, acme: factories.TenantFixture, hooks: Any, runtime: Runtime
 ) -> None:
     human = await join(server, acme.host, "Ann")
     await human.expect("welcome")
-    leg = await join(server, acme.host, "Desk phone", role="sip-bridge")
+    key = await factories.api_key(runtime, acme)
+    leg = await join(server, acme.host, "Desk phone", role="sip-bridge", token=key)
     await leg.expect("welcome")
     events = {e["data"]["name"]: e["data"] for e in await hooks(2)}
     assert events["Desk phone"]["role"] == "sip-bridge"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+from collections import Counter
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
@@ -130,6 +131,19 @@ class Hub:
         )
         self.remote_op: RemoteOp | None = None  # lobby admits and stats from other processes
         self._tasks: set[asyncio.Task[None]] = set()
+        self._addresses: Counter[str] = Counter()  # open signaling sockets per client address
+
+    def hold_address(self, ip: str, most: int) -> bool:
+        """One more socket from ``ip``, unless it holds ``most`` already (then False)."""
+        if self._addresses[ip] >= most:
+            return False
+        self._addresses[ip] += 1
+        return True
+
+    def drop_address(self, ip: str) -> None:
+        self._addresses[ip] -= 1
+        if self._addresses[ip] <= 0:
+            del self._addresses[ip]
 
     def room(self, tenant_id: int, tenant_name: str, name: str) -> LiveRoom:
         """The live room, entered by one more socket of this process (``release`` when done)."""

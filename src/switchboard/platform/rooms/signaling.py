@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import re
@@ -95,16 +96,52 @@ class Socket:
             raise Refused(f"invalid message: {where}: {first['msg']}") from None
 
 
+async def _receive_join(socket: Socket, runtime: Runtime) -> msg.Join:
+    """The first frame, a ``join``, within ``room_join_timeout``: a socket that says nothing
+    holds no connection for ever."""
+    seconds = runtime.settings.room_join_timeout
+    try:
+        async with asyncio.timeout(seconds):
+            first = await socket.receive()
+    except TimeoutError:
+        raise Refused(f"no join within {seconds:g} seconds") from None
+    if not isinstance(first, msg.Join):
+        raise Refused("the first message must be a join")
+    return first
+
+
+def _check_role(join: msg.Join, *, verified: bool, join_token: bool) -> None:
+    """A role other than ``human`` is the platform's own: ``ai-vnum`` is the AI peer of a call
+    (its join token, and that token for nothing else), ``sip-bridge`` a leg joined with a
+    bearer of the tenant. Anybody else would pose as them to the room and its webhooks."""
+    if join_token and join.role != "ai-vnum":
+        raise Refused("a join token joins as role ai-vnum only")
+    if join.role == "ai-vnum" and not join_token:
+        raise Refused("role ai-vnum joins with the join token of a call")
+    if join.role == "sip-bridge" and not verified:
+        raise Refused("role sip-bridge needs a bearer of the tenant")
+
+
 async def _identity(
-    runtime: Runtime, websocket: WebSocket, tenant: Tenant, room: str, token: str | None
+    runtime: Runtime, websocket: WebSocket, tenant: Tenant, room: str, join: msg.Join
 ) -> tuple[bool, bool]:
-    """(verified, admin): a bearer of the tenant, or a console session cookie of it."""
-    token = token or websocket.query_params.get("access_token")
+    """(verified, admin): a bearer of the tenant, or a console session cookie of it; the
+    role checked against them (``_check_role``)."""
+    token = join.token or websocket.query_params.get("access_token")
     if token and token.startswith(vnum.TOKEN_PREFIX):  # the AI peer of a call to a number
         grant = vnum.verify_join_token(runtime, token)
         if grant is None or grant.tenant_id != tenant.id or grant.room != room:
             raise Refused("the join token is not valid for this room")
+        _check_role(join, verified=True, join_token=True)
         return True, False
+    verified, admin = await _bearer_or_cookie(runtime, websocket, tenant, token)
+    _check_role(join, verified=verified, join_token=False)
+    return verified, admin
+
+
+async def _bearer_or_cookie(
+    runtime: Runtime, websocket: WebSocket, tenant: Tenant, token: str | None
+) -> tuple[bool, bool]:
     host = websocket.headers.get("host", "")
     if token:  # what the check needs from the network, outside any transaction (0029)
         await runtime.authenticator.prepare(host, token)
@@ -131,6 +168,24 @@ async def _identity(
 
 async def serve(websocket: WebSocket, runtime: Runtime) -> None:
     await websocket.accept()
+    ip = client_ip(
+        websocket.client.host if websocket.client else None,
+        websocket.headers.get("x-forwarded-for"),
+        parse_networks(runtime.settings.trusted_proxies),
+    )
+    hub = _hub(runtime)
+    most = runtime.settings.room_max_sockets_per_ip
+    if not hub.hold_address(ip, most):
+        log.info("signaling socket refused: %s holds %d sockets", ip, most)
+        await _close(websocket, POLICY, f"more than {most} signaling sockets from this address")
+        return
+    try:
+        await _serve(websocket, runtime, hub, ip)
+    finally:
+        hub.drop_address(ip)
+
+
+async def _serve(websocket: WebSocket, runtime: Runtime, hub: Hub, ip: str) -> None:
     socket = Socket(websocket, runtime)
     room: LiveRoom | None = None
     peer: Peer | None = None
@@ -142,22 +197,14 @@ async def serve(websocket: WebSocket, runtime: Runtime) -> None:
             tenant = await tenants.resolve_host(session, websocket.headers.get("host", ""))
         if tenant is None:
             raise Refused("no tenant serves this host")
-        first = await socket.receive()
-        if not isinstance(first, msg.Join):
-            raise Refused("the first message must be a join")
-        verified, admin = await _identity(runtime, websocket, tenant, name, first.token)
-        hub = _hub(runtime)
+        first = await _receive_join(socket, runtime)
+        verified, admin = await _identity(runtime, websocket, tenant, name, first)
         room = hub.room(tenant.id, tenant.name, name)
         try:
             await hub.listen(room)
         except FanoutLost as exc:
             log.error("room %s: %s", name, exc)
             raise Refused(FANOUT_LOST_REASON, FANOUT_LOST) from None
-        ip = client_ip(
-            websocket.client.host if websocket.client else None,
-            websocket.headers.get("x-forwarded-for"),
-            parse_networks(runtime.settings.trusted_proxies),
-        )
         peer = Peer(new_peer_id(), first.name, first.role, verified, admin, ip, first.pref,
                     socket.send, close=socket.close)  # fmt: skip
         async with _locked(runtime, room):
@@ -192,7 +239,7 @@ async def serve(websocket: WebSocket, runtime: Runtime) -> None:
             if peer is not None:
                 async with service.locked(runtime, room, required=False):
                     await service.leave(runtime, room, peer)
-            await hub_for(runtime).release(room)
+            await hub.release(room)
     await _close(websocket, 1000, "left")
 
 
