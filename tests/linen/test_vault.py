@@ -90,6 +90,26 @@ async def test_rotation_group_entries_and_bad_input(world: World) -> None:
     assert (await portal.delete(f"/v1/groups/{group['id']}")).status_code == 200
 
 
+async def test_a_secret_is_limited_in_bytes_so_it_always_fits(world: World) -> None:
+    """4000 characters of two-byte text sealed are too long for the column on PostgreSQL:
+    such a secret is a 400 on create and on edit, never a 500, and changes nothing."""
+    portal = world.portal
+    body = {"propertyId": world.property, "kind": "wifi", "label": "Wi-Fi"}
+    for chars in (4000, 2001):  # 4000 was a 500 on PostgreSQL
+        refused = await portal.post("/v1/vault", {**body, "secret": "é" * chars})
+        assert refused.status_code == 400, refused.text
+        assert refused.json() == {
+            "error": "invalid_request",
+            "error_description": "secret: at most 4000 bytes in UTF-8",
+        }
+    assert (await portal.get("/v1/vault", "admin")).json()["total"] == 0
+    entry = await portal.made("/v1/vault", {**body, "secret": "é" * 2000})
+    edit = await portal.patch(f"/v1/vault/{entry['id']}", {"secret": "€" * 1400})
+    assert edit.status_code == 400, edit.text
+    revealed = await portal.post(f"/v1/vault/{entry['id']}/reveal")
+    assert revealed.json()["secret"] == "é" * 2000
+
+
 async def test_reveal_bad_input_is_a_documented_400(world: World) -> None:
     portal = world.portal
     document = (await portal.client.get("/api/openapi.json")).json()

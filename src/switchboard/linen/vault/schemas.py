@@ -1,15 +1,34 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from switchboard.kit.schemas import Schema, StrictInput
 from switchboard.linen.common import ID_MAX
 
 VaultKind = Literal["key-safe", "door-code", "alarm", "wifi", "document", "other"]
 MASK = "••••••"
+SECRET_MAX_BYTES = 4000
+
+
+def _fits(secret: str) -> str:
+    # The sealed secret must fit its column on every backend: bytes, not characters, count.
+    if len(secret.encode()) > SECRET_MAX_BYTES:
+        raise ValueError(f"at most {SECRET_MAX_BYTES} bytes in UTF-8")
+    return secret
+
+
+Secret = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=SECRET_MAX_BYTES,
+        description=f"At most {SECRET_MAX_BYTES} characters and {SECRET_MAX_BYTES} bytes in UTF-8",
+    ),
+    AfterValidator(_fits),
+]
 
 
 class VaultCreate(StrictInput):
@@ -19,7 +38,7 @@ class VaultCreate(StrictInput):
     group_id: int | None = Field(default=None, ge=1, le=ID_MAX)
     kind: VaultKind
     label: str = Field(min_length=1, max_length=200)
-    secret: str = Field(min_length=1, max_length=4000)
+    secret: Secret
     valid_from: dt.date | None = None
     valid_to: dt.date | None = None
     notes: str = Field(default="", max_length=2000)
@@ -30,7 +49,7 @@ class VaultUpdate(StrictInput):
 
     kind: VaultKind | None = None
     label: str | None = Field(default=None, min_length=1, max_length=200)
-    secret: str | None = Field(default=None, min_length=1, max_length=4000)
+    secret: Secret | None = None
     valid_from: dt.date | None = None
     valid_to: dt.date | None = None
     notes: str | None = Field(default=None, max_length=2000)
