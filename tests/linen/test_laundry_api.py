@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import orjson
 from httpx import Response
 
 from switchboard.kit.clock import ManualClock
@@ -321,3 +322,50 @@ async def test_admin_records_an_invoice_received_by_mail(world: World) -> None:
     )  # fmt: skip
     assert (mismatch.status_code, mismatch.json()["error"]) == (400, "amounts_mismatch")
     assert (await world.portal.get("/v1/invoices")).json()["total"] == 1
+
+
+def property_lines(number: str, *property_ids: int) -> dict[str, object]:
+    """An invoice of one 10.00 line per property, with no sheet."""
+    lines = [
+        {"propertyId": pid, "description": "extra towels", "qty": 1, "unitPrice": 1000,
+         "net": 1000}
+        for pid in property_ids
+    ]  # fmt: skip
+    net = 1000 * len(property_ids)
+    return {**invoice_meta(number, []), "lines": lines, "net": net, "tax": 0, "gross": net}
+
+
+async def test_a_laundry_invoices_only_the_properties_it_serves(world: World) -> None:
+    """A line without a sheet may name the laundry's own properties: those whose default it is
+    or it has had a sheet of. Another property of the tenant is refused in the very words of
+    an id that does not exist, so a laundry learns no other property's id (decision 0521)."""
+    portal = world.portal
+    other = await portal.made("/v1/laundries", {"name": "Other Laundry"})
+    theirs = await portal.made("/v1/properties", {"code": "HILL-02", "name": "Hill House",
+                                                  "defaultLaundryId": other["id"]})  # fmt: skip
+    served_once = await portal.made("/v1/properties", {"code": "PARK-03", "name": "Park Flat"})
+    await portal.made(
+        "/v1/sheets",
+        {"propertyId": served_once["id"], "laundryId": world.laundry, "serviceDate": "2026-01-11",
+         "lines": [{"itemTypeId": world.duvet, "qtyOrdered": 1}]},
+    )  # fmt: skip
+    refused = await world.upload(property_lines("P-1", world.property, theirs["id"]))
+    unknown = await world.upload(property_lines("P-1", world.property, 99999))
+    assert (refused.status_code, refused.json()["error"]) == (400, "unknown_reference")
+    assert refused.json()["error_description"] == unknown.json()["error_description"].replace(
+        "99999", str(theirs["id"])
+    )
+    assert (await portal.get("/v1/invoices")).json()["total"] == 0
+    accepted = await world.upload(property_lines("P-1", world.property, served_once["id"]))
+    assert accepted.status_code == 201, accepted.text
+    lines = accepted.json()["lines"]
+    assert [line["propertyId"] for line in lines] == [world.property, served_once["id"]]
+    # An admin records what arrived by mail, for any property of the tenant.
+    meta = {**property_lines("MAIL-3", theirs["id"]), "laundryId": world.laundry}
+    by_mail = await portal.client.post(
+        "/api/v1/invoices",
+        files={"file": ("scan.pdf", make_pdf(), "application/pdf"),
+               "metadata": (None, orjson.dumps(meta).decode(), "application/json")},
+        headers=await portal.auth("admin"),
+    )  # fmt: skip
+    assert by_mail.status_code == 201, by_mail.text

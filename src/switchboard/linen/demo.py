@@ -153,7 +153,7 @@ async def create_demo_linen(
     )  # fmt: skip
     await invoices.receive(
         session, tenant_id=tenant_id, laundry_id=laundry.id, meta=meta, pdf=document,
-        filename=f"{number}.pdf", source="laundry-api", clock=clock,
+        filename=f"{number}.pdf", source=invoices.LAUNDRY_API, clock=clock,
     )  # fmt: skip
     for offset, prop in ((0, made[0]), (0, made[1]), (2, made[2])):
         sheet = await sheets.create(

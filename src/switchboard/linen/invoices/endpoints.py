@@ -200,7 +200,7 @@ async def upload_invoice(
     )
     invoice = await service.receive(
         session, tenant_id=caller.tenant_id, laundry_id=meta.laundry_id, meta=meta, pdf=content,
-        filename=filename, source="admin", clock=runtime.clock,
+        filename=filename, source=service.ADMIN, clock=runtime.clock,
     )  # fmt: skip
     return await one_out(session, invoice)
 

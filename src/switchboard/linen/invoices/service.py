@@ -23,6 +23,8 @@ from switchboard.linen.sheets import service as sheets
 
 MAX_PDF_BYTES = 10 * 1024 * 1024
 STATUSES = ("received", "approved", "paid", "disputed")
+# Where an invoice came from: the laundry's own upload, or an admin recording one received by mail.
+LAUNDRY_API, ADMIN = "laundry-api", "admin"
 TRANSITIONS: dict[str, tuple[frozenset[str], str]] = {
     "approve": (frozenset({"received", "disputed"}), "approved"),
     "dispute": (frozenset({"received", "approved"}), "disputed"),
@@ -141,10 +143,16 @@ async def receive(
                 raise BadRequest(f"lines[{index}].propertyId does not match the sheet's property")
             property_id = sheet_property
         elif property_id is not None:
-            await properties.require_reference(
-                session, tenant_id=tenant_id, property_id=property_id,
-                field=f"lines[{index}].propertyId",
-            )  # fmt: skip
+            field = f"lines[{index}].propertyId"
+            served = await properties.require_reference(
+                session, tenant_id=tenant_id, property_id=property_id, field=field
+            )
+            # A laundry invoices only what it serves, and learns no other property's id: one
+            # it does not serve is as unknown as one that does not exist (decision 0521).
+            if source == LAUNDRY_API and not await sheets.laundry_serves(
+                session, tenant_id=tenant_id, laundry_id=laundry_id, property=served
+            ):
+                raise properties.unknown_property(property_id, field=field)
         session.add(
             InvoiceLine(
                 tenant_id=tenant_id,

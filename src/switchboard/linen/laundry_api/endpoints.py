@@ -221,7 +221,7 @@ async def upload_invoice(
     meta, content, filename = await read_upload(request, InvoiceMeta)
     invoice = await invoices.receive(
         session, tenant_id=laundry.tenant_id, laundry_id=laundry.id, meta=meta, pdf=content,
-        filename=filename, source="laundry-api", clock=runtime.clock,
+        filename=filename, source=invoices.LAUNDRY_API, clock=runtime.clock,
     )  # fmt: skip
     return (await invoices_out(session, laundry.tenant_id, [invoice]))[0]
 

@@ -32,8 +32,14 @@ async def require_reference(
 ) -> Property:
     row = await repository.get(session, tenant_id, property_id)
     if row is None:
-        raise BadRequest(f"{field}: unknown property {property_id}", code="unknown_reference")
+        raise unknown_property(property_id, field=field)
     return row
+
+
+def unknown_property(property_id: int, *, field: str) -> BadRequest:
+    """The refusal of a reference to a property that does not exist, or is not the caller's to
+    name (the same words, so the two cannot be told apart)."""
+    return BadRequest(f"{field}: unknown property {property_id}", code="unknown_reference")
 
 
 async def list_properties(

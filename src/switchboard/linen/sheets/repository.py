@@ -59,6 +59,16 @@ async def many(session: AsyncSession, tenant_id: int, ids: Iterable[int]) -> dic
     return {r.id: r for r in rows}
 
 
+async def has_sheet_for(
+    session: AsyncSession, tenant_id: int, *, laundry_id: int, property_id: int
+) -> bool:
+    """Whether ``laundry_id`` has ever had a sheet of ``property_id`` (any status)."""
+    stmt = scoped(tenant_id).where(
+        LinenSheet.laundry_id == laundry_id, LinenSheet.property_id == property_id
+    )
+    return bool(await session.scalar(select(stmt.exists())))
+
+
 async def next_seq(session: AsyncSession, tenant_id: int, year: int) -> int:
     stmt = (
         scoped(tenant_id).where(LinenSheet.year == year).with_only_columns(func.max(LinenSheet.seq))

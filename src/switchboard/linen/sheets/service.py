@@ -22,6 +22,7 @@ from switchboard.linen.item_types.models import ItemType
 from switchboard.linen.laundries import service as laundries
 from switchboard.linen.laundries.models import PriceList
 from switchboard.linen.properties import service as properties
+from switchboard.linen.properties.models import Property
 from switchboard.linen.sheets import repository
 from switchboard.linen.sheets.models import LinenSheet, SheetLine
 from switchboard.linen.sheets.repository import SheetFilter
@@ -502,6 +503,18 @@ async def report_delivery(
     await _recompute(session, sheet)
     await session.flush()
     return sheet
+
+
+async def laundry_serves(
+    session: AsyncSession, *, tenant_id: int, laundry_id: int, property: Property
+) -> bool:
+    """Whether the laundry serves ``property``: it is the property's default laundry, or it has
+    had a sheet of it. What a laundry may put on its own invoices (decision 0521)."""
+    if property.default_laundry_id == laundry_id:
+        return True
+    return await repository.has_sheet_for(
+        session, tenant_id, laundry_id=laundry_id, property_id=property.id
+    )
 
 
 async def mark_invoiced(

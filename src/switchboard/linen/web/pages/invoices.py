@@ -109,7 +109,7 @@ async def upload(
     )
     invoice = await service.receive(
         session, tenant_id=tenant_id, laundry_id=meta.laundry_id, meta=meta, pdf=content,
-        filename=filename, source="admin", clock=runtime.clock,
+        filename=filename, source=service.ADMIN, clock=runtime.clock,
     )  # fmt: skip
     return _to(invoice.id)
 
