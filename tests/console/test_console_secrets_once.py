@@ -224,7 +224,7 @@ async def test_a_flash_of_another_session_or_out_of_date_is_ignored(
 def test_behind_https_the_flash_is_secure() -> None:
     jar = CookieJar("k" * 32, name="sb_console", path="/admin", secure=True)
     response = StarletteResponse()
-    jar.set_flash(response, Flash(page="/admin/api-keys", owner="x", expires=1, values={}))
+    jar.set_flash(response, Flash(page="/admin/api-keys", owner="x", expires=1, id="x"))
     cookie = response.headers["set-cookie"]
     assert cookie.startswith(f"{FLASH}=")
     for attribute in ("Secure", "HttpOnly", "SameSite=lax", "Path=/admin", "Max-Age=300"):

@@ -134,13 +134,16 @@ async def test_ended_sessions_are_purged_a_day_after_they_expire(
     clock.advance(SESSION_SECONDS - 3600)  # the first session's expiry: its cookie is void
     async with runtime.db.transaction() as session:
         # a purger whose clock runs up to a day ahead of a serving process keeps the row
-        assert await purge(session, now=clock.now()) == 0
-        assert await purge(session, now=clock.now() + KEEP_ENDED - dt.timedelta(seconds=1)) == 0
+        assert await purge(session, now=clock.now()) == (0, 0)
+        assert await purge(session, now=clock.now() + KEEP_ENDED - dt.timedelta(seconds=1)) == (
+            0,
+            0,
+        )
     clock.advance(KEEP_ENDED.total_seconds())
     async with runtime.db.transaction() as session:
-        assert await purge(session, now=clock.now()) == 1
+        assert await purge(session, now=clock.now()) == (1, 0)
     assert await ended_rows(runtime) == 1
     clock.advance(3600)
     async with runtime.db.transaction() as session:
-        assert await purge(session, now=clock.now()) == 1
+        assert await purge(session, now=clock.now()) == (1, 0)
     assert await ended_rows(runtime) == 0

@@ -68,12 +68,13 @@ class PendingLogin:
 @dataclass(frozen=True, slots=True)
 class Flash:
     """A result of a form post to show once, on the page the post redirects to (decision
-    0602): for one session (``owner``, ``flash_owner``) and one page (``page``, its path)."""
+    0602): for one session (``owner``, ``flash_owner``) and one page (``page``, its path). Its
+    values stay on the server (``web.flash``), under the random ``id``."""
 
     page: str
     owner: str
     expires: int
-    values: dict[str, str]
+    id: str
 
 
 def flash_owner(session: WebSession) -> str:
@@ -127,11 +128,10 @@ class CookieJar:
             return None
         return found if found is not None and found.expires > now else None
 
-    def flash(
-        self, raw: str | None, *, session: WebSession, page: str, now: int
-    ) -> dict[str, str] | None:
-        """The values of a flash for ``session`` on ``page`` that has not expired; None for
-        anything else (none, forged, expired, another session's or another page's)."""
+    def flash(self, raw: str | None, *, session: WebSession, page: str, now: int) -> str | None:
+        """The id of a flash for ``session`` on ``page`` that has not expired; None for
+        anything else (none, forged, expired, another session's or another page's, or sealed
+        before flashes had ids)."""
         data = self._open(raw)
         try:
             found = Flash(**data) if data else None
@@ -141,10 +141,7 @@ class CookieJar:
             return None
         if not constant_time_equals(found.owner, flash_owner(session)):
             return None
-        values = found.values
-        if not isinstance(values, dict) or not all(isinstance(v, str) for v in values.values()):
-            return None
-        return values
+        return found.id if isinstance(found.id, str) and found.id else None
 
     def _set(self, response: Response, name: str, value: Any, max_age: int) -> None:
         response.set_cookie(

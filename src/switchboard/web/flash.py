@@ -1,33 +1,57 @@
 """A result shown once after a redirect (decision 0602): a form post that makes a secret (an API
-key, a password, a share link) or reveals one puts it in the app's sealed flash cookie and
-answers 303; the page it names shows it once and expires the cookie, so a reload or the back
-button shows the plain page and never posts again."""
+key, a password, a share link) or reveals one stores its values on the server, sealed, under a
+random id, puts that id in the app's sealed flash cookie and answers 303; the page it names
+takes the values once (reading deletes them) and expires the cookie, so a reload, the back
+button or a copy of the cookie shows the plain page and never posts again."""
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
+import orjson
+from cryptography.exceptions import InvalidTag
 from fastapi import Request
+from sqlalchemy import delete, insert
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session as SyncSession
 from starlette.responses import RedirectResponse, Response
 
+from switchboard.kit.crypto import random_token, sha256_hex
 from switchboard.runtime import Runtime
 from switchboard.web.cookies import FLASH_SECONDS, CookieJar, Flash, WebSession, flash_owner
+from switchboard.web.models import PendingFlash
 from switchboard.web.signin import cookie_jar
 
 
-def _now(request: Request) -> int:
+def _runtime(request: Request) -> Runtime:
     runtime: Runtime = request.app.state.runtime
-    return int(runtime.clock.now().timestamp())
+    return runtime
 
 
-def show_once(request: Request, session: WebSession, url: str, /, **values: str) -> Response:
-    """303 to ``url`` (a page of the app), which finds ``values`` once with ``take_once``."""
-    response = RedirectResponse(url, status_code=303)
+async def show_once(
+    request: Request, db: AsyncSession, session: WebSession, url: str, /, **values: str
+) -> Response:
+    """303 to ``url`` (a page of the app), which finds ``values`` once with ``take_once``.
+    The values are stored in ``db``, the post's transaction: they are there once it commits
+    and not at all if it fails."""
+    runtime = _runtime(request)
+    now = runtime.clock.now()
+    expires = now + dt.timedelta(seconds=FLASH_SECONDS)
+    flash_id = random_token()
+    await db.execute(
+        insert(PendingFlash).values(
+            id_hash=sha256_hex(flash_id), expires_at=expires,
+            values_sealed=runtime.box.seal(orjson.dumps(values).decode()),
+        )
+    )  # fmt: skip
     flash = Flash(
         page=unquote(urlsplit(url).path), owner=flash_owner(session),
-        expires=_now(request) + FLASH_SECONDS, values=values,
+        expires=int(expires.timestamp()), id=flash_id,
     )  # fmt: skip
+    response = RedirectResponse(url, status_code=303)
     cookie_jar(request).set_flash(response, flash)
     return response
 
@@ -48,9 +72,43 @@ class Once:
         return response
 
 
-def take_once(request: Request, session: WebSession) -> Once:
-    """The flash ``show_once`` left for this session and this page, if any."""
+async def take_once(request: Request, session: WebSession) -> Once:
+    """The flash ``show_once`` left for this session and this page, if any, taken: whoever
+    reads it next (a reload, a copy of the cookie, a concurrent request) finds nothing. A
+    cookie for another session or page leaves the values where they are."""
+    runtime = _runtime(request)
     jar = cookie_jar(request)
     raw = request.cookies.get(jar.flash_cookie)
-    found = jar.flash(raw, session=session, page=unquote(request.url.path), now=_now(request))
-    return Once(values=found or {}, _jar=jar, _present=raw is not None)
+    now = runtime.clock.now()
+    found = jar.flash(
+        raw, session=session, page=unquote(request.url.path), now=int(now.timestamp())
+    )
+    values = await _take(runtime, found, now=now) if found is not None else {}
+    return Once(values=values, _jar=jar, _present=raw is not None)
+
+
+async def _take(runtime: Runtime, flash_id: str, *, now: dt.datetime) -> dict[str, str]:
+    """Delete the flash ``flash_id`` and return its values (none when it is gone or expired).
+    One DELETE ... RETURNING, a write of its own (the page's transaction is read-only): of two
+    requests with the same id only one gets the row, on SQLite (one writer at a time) as on
+    PostgreSQL (the second DELETE waits for the first's row lock, then finds no row)."""
+    statement = (
+        delete(PendingFlash)
+        .where(PendingFlash.id_hash == sha256_hex(flash_id))
+        .returning(PendingFlash.values_sealed, PendingFlash.expires_at)
+    )
+
+    def take(db: SyncSession) -> tuple[str, dt.datetime] | None:
+        row = db.connection().execute(statement).first()
+        return None if row is None else (row[0], row[1])
+
+    row = await runtime.db.write(take, single=True)
+    if row is None or row[1] <= now:
+        return {}
+    try:
+        values: Any = orjson.loads(runtime.box.open(row[0]))
+    except (InvalidTag, ValueError):  # sealed under another key (SWITCHBOARD_SECRET_KEY changed)
+        return {}
+    if not isinstance(values, dict) or not all(isinstance(v, str) for v in values.values()):
+        return {}
+    return values

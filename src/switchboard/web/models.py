@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import String
+from sqlalchemy import String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from switchboard.kit.models import Base, UtcDateTime
@@ -16,4 +16,17 @@ class EndedWebSession(Base):
     __tablename__ = "web_sessions_ended"
 
     sid: Mapped[str] = mapped_column(String(64), primary_key=True)
+    expires_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)
+
+
+class PendingFlash(Base):
+    """A result of a form post waiting to be shown once (decision 0602): its values (secrets
+    among them) sealed with the server's key, under a digest of the random id that the app's
+    sealed flash cookie carries. Reading it deletes it; one never read is purged once it
+    expires."""
+
+    __tablename__ = "web_flashes"
+
+    id_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    values_sealed: Mapped[str] = mapped_column(Text)
     expires_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)

@@ -125,3 +125,29 @@ async def test_a_reveal_is_not_shown_to_another_session_nor_after_a_new_secret(
     assert "8642" not in after.text
     log = await world.portal.get(f"/v1/vault/{entry['id']}/reveals")
     assert [row["username"] for row in log.json()["data"]] == ["admin", "power"]
+
+
+async def test_a_copy_of_the_reveals_flash_cookie_shows_the_secret_no_more(
+    app_client: AsyncClient, world: World
+) -> None:
+    """The flash of a reveal is read once: the same cookie sent again within its 5 minutes
+    shows the masked entry, and the only audit row is the reveal's."""
+    entry = await world.portal.made(
+        "/v1/vault",
+        {"propertyId": world.property, "kind": "key-safe", "label": "Side door", "secret": "2468"},
+    )
+    page = f"/app/vault/{entry['id']}"
+    await web_sign_in(app_client, "power")
+    token = csrf_of((await app_client.get(page)).text)
+    revealed = await app_client.post(f"{page}/reveal", data={"csrf": token, "confirm": "1"})
+    assert revealed.status_code == 303
+    copy = app_client.cookies.get(FLASH, path="/app")
+    assert copy
+    assert secret_of((await app_client.get(page)).text) == "2468"
+    app_client.cookies.set(FLASH, copy, domain=str(app_client.base_url.host), path="/app")
+    replayed = await app_client.get(page)
+    assert replayed.status_code == 200
+    assert secret_of(replayed.text) is None
+    assert "2468" not in replayed.text
+    log = await world.portal.get(f"/v1/vault/{entry['id']}/reveals")
+    assert len(log.json()["data"]) == 1

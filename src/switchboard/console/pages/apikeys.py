@@ -22,7 +22,7 @@ router = APIRouter(prefix="/api-keys")
 async def keys_page(request: Request, operator: OperatorDep, session: Session) -> Response:
     """The keys; once after a mint, the new key's plaintext."""
     keys = await service.list_api_keys(session, tenant_id=operator.tenant.id)
-    once = take_once(request, operator.session)
+    once = await take_once(request, operator.session)
     minted = next((key for key, _ in keys if key.id == once.values.get("key")), None)
     plaintext = once.values.get("plaintext") if minted is not None else None
     return once.spent(
@@ -45,7 +45,9 @@ async def mint(
         session, tenant_id=operator.tenant.id, user=operator.user, name=body.name,
         clock=runtime.clock,
     )  # fmt: skip
-    return show_once(request, operator.session, "/admin/api-keys", key=key.id, plaintext=plaintext)
+    return await show_once(
+        request, session, operator.session, "/admin/api-keys", key=key.id, plaintext=plaintext
+    )
 
 
 @router.post("/{key_id}/revoke")

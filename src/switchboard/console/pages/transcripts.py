@@ -58,7 +58,7 @@ async def detail(
     links, _, _ = await shares.list_shares(
         session, tenant_id=operator.tenant.id, call_id=call_id, paging=SHARES_SHOWN
     )
-    once = take_once(request, operator.session)
+    once = await take_once(request, operator.session)
     created = next((link for link in links if link.id == once.values.get("share")), None)
     page = render(
         request, "transcript.html", operator, transcript=transcript, row=transcript.row,
@@ -84,8 +84,8 @@ async def create_share(
         ),
         clock=runtime.clock,
     )  # fmt: skip
-    return show_once(
-        request, operator.session, f"/admin/transcripts/{quote(call_id, safe='')}",
+    return await show_once(
+        request, session, operator.session, f"/admin/transcripts/{quote(call_id, safe='')}",
         share=created.share.id, url=created.url,
     )  # fmt: skip
 

@@ -32,7 +32,7 @@ async def users_page(request: Request, operator: OperatorDep, session: Session) 
     users = await service.list_users(session, tenant_id=operator.tenant.id)
     now = request.app.state.runtime.clock.now()
     browsers = await lockout.locked_devices(session, tenant_id=operator.tenant.id, now=now)
-    once = take_once(request, operator.session)
+    once = await take_once(request, operator.session)
     page = render(
         request, "users.html", operator, users=users, roles=ROLES, locked_browsers=browsers,
         now=now, notice=notice_of(request),
@@ -52,7 +52,9 @@ async def create_user(
         password=str(form.get("password", "")), role=str(form.get("role", "")),
         clock=runtime.clock, passwords=runtime.passwords,
     )  # fmt: skip
-    return show_once(request, operator.session, "/admin/users", created=user.username)
+    return await show_once(
+        request, session, operator.session, "/admin/users", created=user.username
+    )
 
 
 @router.post("/users/{username}/password")
@@ -63,7 +65,9 @@ async def reset_password(
         session, tenant_id=operator.tenant.id, username=username, actor_id=operator.user.id,
         passwords=runtime.passwords, clock=runtime.clock,
     )  # fmt: skip
-    return show_once(request, operator.session, "/admin/users", reset=username, password=password)
+    return await show_once(
+        request, session, operator.session, "/admin/users", reset=username, password=password
+    )
 
 
 @router.post("/users/{username}/unlock")
@@ -84,7 +88,7 @@ async def sign_out_everywhere(
     )
     if user.id == operator.user.id and "hx-request" in request.headers:
         return Response(status_code=204, headers={"HX-Redirect": "/admin/users"})
-    return show_once(request, operator.session, "/admin/users", signed_out=username)
+    return await show_once(request, session, operator.session, "/admin/users", signed_out=username)
 
 
 @router.get("/users/{username}/sessions")
@@ -96,7 +100,7 @@ async def sessions_page(
     found = await sessions.list_sessions(
         session, tenant_id=operator.tenant.id, username=username, clock=runtime.clock
     )
-    once = take_once(request, operator.session)
+    once = await take_once(request, operator.session)
     page = render(
         request, "user_sessions.html", operator, username=username, sessions=found,
         ended=once.values.get("ended"),
@@ -122,7 +126,7 @@ async def end_session(
     page = f"/admin/users/{quote(username, safe='')}/sessions"
     if sid == operator.session.idp_sid and "hx-request" in request.headers:
         return Response(status_code=204, headers={"HX-Redirect": page})
-    return show_once(request, operator.session, page, ended=sid)
+    return await show_once(request, session, operator.session, page, ended=sid)
 
 
 @router.post("/users/{username}/role")

@@ -37,7 +37,7 @@ async def _list(
 @router.get("")
 async def webhooks_page(request: Request, operator: OperatorDep, session: Session) -> Response:
     """The subscriptions; once after a create, the new subscription's signing secret."""
-    once = take_once(request, operator.session)
+    once = await take_once(request, operator.session)
     created = None
     if "subscription" in once.values:
         try:
@@ -67,8 +67,8 @@ async def create(
         box=runtime.box,
         allow=parse_networks(runtime.settings.webhook_allow_private),
     )
-    return show_once(
-        request, operator.session, "/admin/webhooks", subscription=row.id, secret=secret
+    return await show_once(
+        request, session, operator.session, "/admin/webhooks", subscription=row.id, secret=secret
     )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, Request
+from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
 
 from switchboard.kit.clock import iso_utc
@@ -84,7 +85,7 @@ async def detail_page(
         session, tenant_id=tenant_id, laundry_id=laundry.id, paging=ALL
     )
     kinds = {k.id: k for k in await all_item_types(session, tenant_id)}
-    once = take_once(request, viewer.session)
+    once = await take_once(request, viewer.session)
     minted = next((key for key in keys if str(key.id) == once.values.get("key")), None)
     page = render(
         request, "laundry.html", viewer, laundry=laundry, prices=prices, keys=keys, kinds=kinds,
@@ -93,11 +94,17 @@ async def detail_page(
     return once.spent(page)
 
 
-def _show_key(
-    request: Request, viewer: Viewer, laundry_id: int, key_id: int, plaintext: str
+async def _show_key(
+    request: Request,
+    session: AsyncSession,
+    viewer: Viewer,
+    laundry_id: int,
+    key_id: int,
+    plaintext: str,
 ) -> Response:
-    return show_once(
+    return await show_once(
         request,
+        session,
         viewer.session,
         f"/app/laundries/{laundry_id}",
         key=str(key_id),
@@ -118,7 +125,7 @@ async def issue_key(
         session, tenant_id=viewer.tenant.id, laundry_id=laundry_id, name=name,
         created_by=viewer.user.username, clock=runtime.clock,
     )  # fmt: skip
-    return _show_key(request, viewer, laundry_id, key.id, plaintext)
+    return await _show_key(request, session, viewer, laundry_id, key.id, plaintext)
 
 
 @router.post("/{laundry_id}/keys/{key_id}/rotate")
@@ -134,7 +141,7 @@ async def rotate_key(
         session, tenant_id=viewer.tenant.id, laundry_id=laundry_id, key_id=key_id,
         created_by=viewer.user.username, clock=runtime.clock,
     )  # fmt: skip
-    return _show_key(request, viewer, laundry_id, key.id, plaintext)
+    return await _show_key(request, session, viewer, laundry_id, key.id, plaintext)
 
 
 @router.post("/{laundry_id}/keys/{key_id}/revoke")

@@ -80,7 +80,7 @@ async def entry_page(
     """The masked entry and, for those who may, the confirmation before a reveal; once after
     a reveal, the secret (the reveal's audit row is the post's: showing it writes none)."""
     entry = await service.get(session, tenant_id=viewer.tenant.id, entry_id=entry_id)
-    once = take_once(request, viewer.session)
+    once = await take_once(request, viewer.session)
     stamp = once.values.get("stamp")
     secret = None
     if stamp is not None and viewer.can_reveal:
@@ -175,6 +175,10 @@ async def reveal(
         session, tenant_id=viewer.tenant.id, entry_id=entry_id, caller=viewer.caller,
         box=runtime.box, clock=runtime.clock,
     )  # fmt: skip
-    return show_once(
-        request, viewer.session, f"/app/vault/{entry.id}", stamp=service.secret_stamp(entry)
+    return await show_once(
+        request,
+        session,
+        viewer.session,
+        f"/app/vault/{entry.id}",
+        stamp=service.secret_stamp(entry),
     )
