@@ -86,6 +86,15 @@ class Settings(BaseSettings):
     # sockets in a process (docs/decisions/0850-signaling-sockets-per-address.md).
     room_join_timeout: float = Field(default=10.0, gt=0, le=300)
     room_max_sockets_per_ip: int = Field(default=100, ge=1, le=100000)
+    # Frames that write an event or reach the bridge (``preference`` that changes, ``admit``,
+    # ``sfu-*`` in SFU mode): this many per socket and second, after a burst of four per peer
+    # of a full room; peers waiting in a lobby, apart from ``room_max_peers``; AI calls to a
+    # virtual number at once, per number and per client address, in a process
+    # (docs/decisions/0851 to 0853).
+    room_max_requests_per_second: float = Field(default=5.0, gt=0, le=10000)
+    room_max_waiting: int = Field(default=20, ge=1, le=1000)
+    room_max_calls_per_number: int = Field(default=10, ge=1, le=10000)
+    room_max_calls_per_ip: int = Field(default=2, ge=1, le=10000)
     # The relay's TURN URLs and shared secret: room peers get time-limited credentials.
     room_turn_urls: Annotated[tuple[str, ...], NoDecode] = ()
     room_turn_secret: str = Field(default="", repr=False)

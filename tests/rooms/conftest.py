@@ -35,9 +35,15 @@ class Server:
     port: int
     runtime: Runtime
 
-    def peer(self, host: str, room: str = "x", query: str = "", cookie: str = "") -> Any:
+    def peer(
+        self, host: str, room: str = "x", query: str = "", cookie: str = "", forwarded: str = ""
+    ) -> Any:
+        """``forwarded``: the client address an ``X-Forwarded-For`` names (the server must
+        trust 127.0.0.1 as a proxy for it to count)."""
         uri = f"ws://{host}/signal.ashx?room={room}{query}"
-        headers = {"Cookie": cookie} if cookie else None
+        headers = {"Cookie": cookie} if cookie else {}
+        if forwarded:
+            headers["X-Forwarded-For"] = forwarded
         # as generous as ``Client.expect``: the server shares this test's event loop, and on a
         # loaded two-worker run that loop once went more than 5 s without reaching the accept
         return connect(

@@ -28,6 +28,17 @@ async def _no_close(_code: int, _reason: str) -> None:
 
 
 @dataclass(eq=False)
+class CallHold:
+    """An AI call to a virtual number, counted from its request until its caller or its AI
+    peer leaves (``Hub.hold_call``)."""
+
+    number: tuple[int, str]  # tenant id, number
+    ip: str  # the caller's address
+    call_id: str = ""
+    ended: bool = False
+
+
+@dataclass(eq=False)
 class Peer:
     peer_id: str
     name: str
@@ -39,6 +50,7 @@ class Peer:
     send: Send
     join_path: str = "direct"
     close: Close = _no_close
+    call: CallHold | None = None  # the AI call this peer asked for with its join
 
     def public(self) -> dict[str, Any]:
         return {"peerId": self.peer_id, "name": self.name, "role": self.role,
@@ -132,6 +144,9 @@ class Hub:
         self.remote_op: RemoteOp | None = None  # lobby admits and stats from other processes
         self._tasks: set[asyncio.Task[None]] = set()
         self._addresses: Counter[str] = Counter()  # open signaling sockets per client address
+        self._calls: Counter[tuple[int, str]] = Counter()  # AI calls per virtual number
+        self._callers: Counter[str] = Counter()  # AI calls per caller's address
+        self._call_ids: dict[str, CallHold] = {}
 
     def hold_address(self, ip: str, most: int) -> bool:
         """One more socket from ``ip``, unless it holds ``most`` already (then False)."""
@@ -141,9 +156,38 @@ class Hub:
         return True
 
     def drop_address(self, ip: str) -> None:
-        self._addresses[ip] -= 1
-        if self._addresses[ip] <= 0:
-            del self._addresses[ip]
+        _less(self._addresses, ip)
+
+    def hold_call(
+        self, number: tuple[int, str], ip: str, *, per_number: int, per_ip: int
+    ) -> CallHold | str:
+        """One more AI call to ``number`` (tenant id, number) from ``ip``, or why not."""
+        if self._calls[number] >= per_number:
+            return f"{number[1]} takes {per_number} calls at once; try again later"
+        if self._callers[ip] >= per_ip:
+            return f"this address has {per_ip} calls to virtual numbers in progress"
+        self._calls[number] += 1
+        self._callers[ip] += 1
+        return CallHold(number, ip)
+
+    def bind_call(self, hold: CallHold, call_id: str) -> None:
+        """``hold`` is the call ``call_id``: its AI peer's leave ends it too."""
+        hold.call_id = call_id
+        if not hold.ended:
+            self._call_ids[call_id] = hold
+
+    def end_call(self, hold: CallHold | None) -> None:
+        """The call no longer counts (its caller or its AI peer left, or it never started);
+        once, whichever comes first."""
+        if hold is None or hold.ended:
+            return
+        hold.ended = True
+        self._call_ids.pop(hold.call_id, None)
+        _less(self._calls, hold.number)
+        _less(self._callers, hold.ip)
+
+    def ai_peer_left(self, call_id: str) -> None:
+        self.end_call(self._call_ids.get(call_id))
 
     def room(self, tenant_id: int, tenant_name: str, name: str) -> LiveRoom:
         """The live room, entered by one more socket of this process (``release`` when done)."""
@@ -226,6 +270,12 @@ class Hub:
         for room in list(self.rooms.values()):
             for peer in [*room.peers.values(), *room.waiting.values()]:
                 await peer.close(FANOUT_LOST, FANOUT_LOST_REASON)
+
+
+def _less(counter: Counter[Any], key: object) -> None:
+    counter[key] -= 1
+    if counter[key] <= 0:
+        del counter[key]
 
 
 def new_peer_id() -> str:

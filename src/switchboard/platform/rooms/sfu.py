@@ -30,6 +30,17 @@ async def _failed(peer: Peer, answer: RoomAnswer, **about: str) -> None:
 
 
 async def handle(runtime: Runtime, room: LiveRoom, peer: Peer, message: msg.Message) -> None:
+    if room.mode != "sfu":
+        # A request that crossed a demote (or a client that never saw a promote): the room's
+        # media is on the mesh, the bridge holds nothing of it; asking would set up an SFU
+        # connection nobody uses, and record it. Answered, not closed: the reference client
+        # may still send its publisher offer while the room moves back to mesh.
+        about = {"publisherPeerId": message.publisher_peer_id} if isinstance(
+            message, msg.SfuSubscribeOffer | msg.SfuSubscribeAnswer) else {}  # fmt: skip
+        await peer.send({"type": "error", "code": "mesh_mode",
+                         "message": "the room is in mesh mode: no SFU request is made",
+                         **about})  # fmt: skip
+        return
     ref = {"tenant": room.tenant_name, "room": room.name}
     if isinstance(message, msg.SfuOffer):
         offer = protocol.PublisherOffer(**ref, peer_id=peer.peer_id, role=peer.role,

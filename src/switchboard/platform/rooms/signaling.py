@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
 import logging
 import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import orjson
@@ -41,6 +42,9 @@ ROOM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 POLICY = 1008
 TOO_BIG = 1009
 REASON_MAX = 120  # a close reason is at most 123 bytes
+# A peer joining a full room on the SFU publishes, then subscribes to each other peer (offer,
+# answer) and again when its feed is announced: the burst a socket starts with, per peer.
+REQUEST_BURST_PER_PEER = 4
 
 
 class Refused(Exception):
@@ -53,7 +57,8 @@ class Refused(Exception):
 
 
 class Socket:
-    """The frame limits of one socket: size and rate (``room_max_*`` settings)."""
+    """The frame limits of one socket: size and rate (``room_max_*`` settings), and the
+    bucket of its requests that write an event or reach the bridge (``spend``)."""
 
     def __init__(self, websocket: WebSocket, runtime: Runtime) -> None:
         self.ws = websocket
@@ -61,6 +66,26 @@ class Socket:
         self.max_rate = runtime.settings.room_max_messages_per_second
         self._window = 0
         self._count = 0
+        self._clock = runtime.clock
+        self.request_rate = runtime.settings.room_max_requests_per_second
+        self.request_burst = float(REQUEST_BURST_PER_PEER * runtime.settings.room_max_peers)
+        self._tokens = self.request_burst
+        self._refilled: dt.datetime | None = None
+
+    def spend(self) -> None:
+        """One request that writes an event or reaches the bridge: a token of the bucket,
+        refilled at ``room_max_requests_per_second`` up to the burst; none left closes the
+        socket like the frame rate (docs/decisions/0851-signaling-frames-that-cost.md)."""
+        now = self._clock.now()
+        if self._refilled is not None:
+            elapsed = max((now - self._refilled).total_seconds(), 0.0)
+            self._tokens = min(self.request_burst, self._tokens + elapsed * self.request_rate)
+        self._refilled = now
+        if self._tokens < 1:
+            raise Refused(
+                f"more than {self.request_rate:g} preference, admit or sfu-* requests per second"
+            )
+        self._tokens -= 1
 
     async def send(self, message: dict[str, Any]) -> None:
         if self.ws.application_state != WebSocketState.CONNECTED:
@@ -124,19 +149,20 @@ def _check_role(join: msg.Join, *, verified: bool, join_token: bool) -> None:
 
 async def _identity(
     runtime: Runtime, websocket: WebSocket, tenant: Tenant, room: str, join: msg.Join
-) -> tuple[bool, bool]:
-    """(verified, admin): a bearer of the tenant, or a console session cookie of it; the
-    role checked against them (``_check_role``)."""
+) -> tuple[bool, bool, str]:
+    """(verified, admin, call id): a bearer of the tenant, or a console session cookie of
+    it, or the join token of a call's AI peer; the role checked against them
+    (``_check_role``)."""
     token = join.token or websocket.query_params.get("access_token")
     if token and token.startswith(vnum.TOKEN_PREFIX):  # the AI peer of a call to a number
         grant = vnum.verify_join_token(runtime, token)
         if grant is None or grant.tenant_id != tenant.id or grant.room != room:
             raise Refused("the join token is not valid for this room")
         _check_role(join, verified=True, join_token=True)
-        return True, False
+        return True, False, grant.call_id
     verified, admin = await _bearer_or_cookie(runtime, websocket, tenant, token)
     _check_role(join, verified=verified, join_token=False)
-    return verified, admin
+    return verified, admin, ""
 
 
 async def _bearer_or_cookie(
@@ -189,6 +215,7 @@ async def _serve(websocket: WebSocket, runtime: Runtime, hub: Hub, ip: str) -> N
     socket = Socket(websocket, runtime)
     room: LiveRoom | None = None
     peer: Peer | None = None
+    call_id = ""  # an AI peer's: its call ends with this socket
     try:
         name = websocket.query_params.get("room", "")
         if not ROOM_NAME.match(name):
@@ -198,7 +225,7 @@ async def _serve(websocket: WebSocket, runtime: Runtime, hub: Hub, ip: str) -> N
         if tenant is None:
             raise Refused("no tenant serves this host")
         first = await _receive_join(socket, runtime)
-        verified, admin = await _identity(runtime, websocket, tenant, name, first)
+        verified, admin, call_id = await _identity(runtime, websocket, tenant, name, first)
         room = hub.room(tenant.id, tenant.name, name)
         try:
             await hub.listen(room)
@@ -210,10 +237,12 @@ async def _serve(websocket: WebSocket, runtime: Runtime, hub: Hub, ip: str) -> N
         async with _locked(runtime, room):
             if room.fanout is None and not room.peers and not room.waiting:
                 await service.load(runtime, room)
-            if room.peer_count + len(room.waiting) >= runtime.settings.room_max_peers:
+            waits = room.lobby and not verified
+            full = _full(runtime, room, lobby=waits)
+            if full:
                 peer = None
-                raise Refused(f"the room is full ({runtime.settings.room_max_peers} peers)")
-            if room.lobby and not verified:
+                raise Refused(full)
+            if waits:
                 room.waiting[peer.peer_id] = peer
                 await socket.send({"type": "waiting", "peerId": peer.peer_id})
                 knock = {"type": "knock", "peerId": peer.peer_id, "name": peer.name}
@@ -228,13 +257,17 @@ async def _serve(websocket: WebSocket, runtime: Runtime, hub: Hub, ip: str) -> N
             message = await socket.receive()
             if isinstance(message, msg.Leave):
                 break
-            await _dispatch(runtime, room, peer, message)
+            await _dispatch(runtime, room, peer, message, socket.spend)
     except WebSocketDisconnect:
         pass
     except Refused as exc:
         log.info("signaling socket closed: %s", exc.reason)
         await _close(websocket, exc.code, exc.reason)
     finally:
+        # An AI call counts no more once its AI peer's socket or its caller's socket ends.
+        hub.ai_peer_left(call_id)
+        if peer is not None:
+            hub.end_call(peer.call)
         if room is not None:
             if peer is not None:
                 async with service.locked(runtime, room, required=False):
@@ -272,12 +305,27 @@ async def _remote_op(runtime: Runtime, room: LiveRoom, envelope: dict[str, Any])
     if op in ("stress", "degraded"):
         service.remote_stress(room, op, envelope)
     elif op == "admit" and envelope.get("peerId") in room.waiting:
-        hub_for(runtime).spawn(_admit_here(runtime, room, str(envelope["peerId"])))
+        by = str(envelope.get("by", ""))
+        hub_for(runtime).spawn(_admit_here(runtime, room, str(envelope["peerId"]), by))
 
 
-async def _admit_here(runtime: Runtime, room: LiveRoom, waiting_id: str) -> None:
+def _full(runtime: Runtime, room: LiveRoom, *, lobby: bool) -> str:
+    """Why a peer finds no place, or "". The admitted peers and the lobby have bounds of
+    their own: peers waiting to be let in never keep out a peer who may enter
+    (docs/decisions/0853-lobby-waiting-apart-from-the-room.md)."""
+    if lobby:
+        most = runtime.settings.room_max_waiting
+        return f"the lobby is full ({most} waiting)" if len(room.waiting) >= most else ""
+    most = runtime.settings.room_max_peers
+    return f"the room is full ({most} peers)" if room.peer_count >= most else ""
+
+
+async def _admit_here(runtime: Runtime, room: LiveRoom, waiting_id: str, by: str) -> None:
     try:
         async with service.locked(runtime, room):
+            if (full := _full(runtime, room, lobby=False)) and waiting_id in room.waiting:
+                await room.send_to(by, _room_full(full))
+                return
             waiting = room.waiting.pop(waiting_id, None)
             if waiting is not None:
                 await service.admit(runtime, room, waiting, join_path="admit")
@@ -294,7 +342,11 @@ async def _close(websocket: WebSocket, code: int, reason: str) -> None:
         log.debug("the peer was gone before the close")
 
 
-async def _dispatch(runtime: Runtime, room: LiveRoom, peer: Peer, message: msg.Message) -> None:
+async def _dispatch(
+    runtime: Runtime, room: LiveRoom, peer: Peer, message: msg.Message, spend: Callable[[], None]
+) -> None:
+    """``spend``: called before a request that writes an event or reaches the bridge (a
+    changed preference, an admit, an SFU request while the room is on the SFU)."""
     if peer.peer_id in room.waiting:
         raise Refused("waiting in the lobby: only leave is accepted until admitted")
     if isinstance(message, msg.Join):
@@ -307,6 +359,7 @@ async def _dispatch(runtime: Runtime, room: LiveRoom, peer: Peer, message: msg.M
         relayed = message.model_dump(mode="json", by_alias=True, exclude={"to"})
         await room.send_to(message.to, {**relayed, "from": peer.peer_id})
     elif isinstance(message, msg.Admit):
+        spend()
         await _admit(runtime, room, peer, message.peer_id)
     elif isinstance(message, msg.Stats):
         report = Report(message.abr_mbps, message.loss_pct, message.packets_sent, message.rtt_ms)
@@ -321,8 +374,12 @@ async def _dispatch(runtime: Runtime, room: LiveRoom, peer: Peer, message: msg.M
                     await service.promote(runtime, room, trigger=wanted.trigger,
                                           reason=wanted.reason, extra=wanted.extra)  # fmt: skip
     elif isinstance(message, msg.Preference):
-        await service.preference(runtime, room, peer, message.pref)
+        if message.pref != peer.pref:  # the same vote again changes nothing: nothing written
+            spend()
+            await service.preference(runtime, room, peer, message.pref)
     else:
+        if room.mode == "sfu":  # in mesh, ``sfu.handle`` answers without the bridge
+            spend()
         await sfu.handle(runtime, room, peer, message)
 
 
@@ -335,9 +392,15 @@ async def _admit(runtime: Runtime, room: LiveRoom, peer: Peer, waiting_id: str) 
         await room.tell("admit", peerId=waiting_id, by=peer.peer_id)  # waiting elsewhere, maybe
         return
     async with _locked(runtime, room):
-        waiting = room.waiting.pop(waiting_id, None)
-        if waiting is None:
+        if waiting_id not in room.waiting:
             await peer.send({"type": "error", "code": "unknown_peer",
                              "message": f"no peer {waiting_id} is waiting"})  # fmt: skip
             return
-        await service.admit(runtime, room, waiting, join_path="admit")
+        if full := _full(runtime, room, lobby=False):  # the peer waits on
+            await peer.send(_room_full(full))
+            return
+        await service.admit(runtime, room, room.waiting.pop(waiting_id), join_path="admit")
+
+
+def _room_full(reason: str) -> dict[str, Any]:
+    return {"type": "error", "code": "room_full", "message": f"{reason}: admit once one leaves"}

@@ -140,6 +140,8 @@ class RoomPeer:
 
     async def on_mode(self, message: dict[str, Any]) -> None:
         self.mode = message["mode"]
+        if self.mode != "sfu":  # a demote: no publisher to offer (the SFU would refuse it)
+            return
         pc = self.publisher = _with_media(_pc())
         await pc.setLocalDescription(await pc.createOffer())
         await self.send(type="sfu-offer", sdp=pc.localDescription.sdp)

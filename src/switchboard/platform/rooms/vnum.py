@@ -21,7 +21,7 @@ from switchboard.platform.bridging.client import RoomAnswer, bridge_for
 from switchboard.platform.numbers import service as numbers
 from switchboard.platform.numbers.models import SIGNED_IN
 from switchboard.platform.rooms import service
-from switchboard.platform.rooms.hub import LiveRoom, Peer
+from switchboard.platform.rooms.hub import LiveRoom, Peer, hub_for
 from switchboard.runtime import Runtime
 from switchboard.tenants.config import TenantConfig
 from switchboard.tenants.models import Tenant
@@ -73,8 +73,10 @@ async def call(
 ) -> RoomAnswer | None:
     """Ask the bridge for the number's AI peer in ``room``; an ``error`` to ``peer`` when the
     number is unknown, takes signed-in callers only and ``peer`` is not verified (joined with
-    the tenant's bearer), or the bridge refuses. ``signal_base``: ``ws(s)://<host>`` the peer
-    used."""
+    the tenant's bearer), has ``room_max_calls_per_number`` calls already or ``peer``'s address
+    ``room_max_calls_per_ip`` (``too_many_calls``: no AI peer, the number's key unused), or
+    the bridge refuses. ``signal_base``: ``ws(s)://<host>`` the peer used."""
+    hub, settings = hub_for(runtime), runtime.settings
     async with runtime.db.transaction(read_only=True) as session:
         tenant = await session.get(Tenant, room.tenant_id)
         found = await numbers.find_number(session, tenant_id=room.tenant_id, number=number)
@@ -86,9 +88,18 @@ async def call(
             await peer.send({"type": "error", "code": "forbidden",
                              "message": f"{number} takes signed-in callers only"})  # fmt: skip
             return None
+        held = hub.hold_call(
+            (room.tenant_id, found.number), peer.ip,
+            per_number=settings.room_max_calls_per_number, per_ip=settings.room_max_calls_per_ip,
+        )  # fmt: skip
+        if isinstance(held, str):
+            await peer.send({"type": "error", "code": "too_many_calls", "message": held})
+            return None
+        peer.call = held  # counted until the caller or the AI peer leaves
         api_key, system_prompt = numbers.reveal_secrets(found, runtime.box)
         model = TenantConfig.from_settings(tenant.settings).default_model
     call_id = protocol.inbound_call_id()
+    hub.bind_call(held, call_id)
     token = join_token(runtime, JoinGrant(room.tenant_id, room.name, call_id))
     request = protocol.AiPeerRequest(
         tenant=room.tenant_name, room=room.name, call_id=call_id,
@@ -103,6 +114,7 @@ async def call(
     except ApiError as exc:  # no bridge configured
         answer = RoomAnswer(0, code=exc.code, phase="ai-peer", error=exc.description)
     if not answer.ok:
+        hub.end_call(held)
         await peer.send({"type": "error", "code": answer.code or "ai_peer_failed",
                          "message": service.failure_text(answer)})  # fmt: skip
     return answer

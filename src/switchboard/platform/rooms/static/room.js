@@ -181,6 +181,8 @@
       // A feed not connected to the SFU yet (joining a room already there subscribes to every
       // peer): its `publisher-added` follows, and subscribing then succeeds. Not a failure.
       if (m.code === "unknown_peer" && m.publisherPeerId && mode === "sfu") return;
+      // An SFU request that crossed the room's move back to mesh: the mesh carries the media.
+      if (m.code === "mesh_mode" && mode !== "sfu") return;
       status.textContent = `${m.code}: ${m.message}`;
     },
   };
