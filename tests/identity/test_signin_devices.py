@@ -22,6 +22,7 @@ from switchboard.kit.clock import ManualClock
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
 from switchboard.tenants import service as tenants
+from tests.console.signin import console_clients
 from tests.factories import PASSWORD, TenantFixture
 from tests.identity.signin_helpers import parse_form, redirect_params, sign_in
 from tests.identity.test_signin_errors import VERIFIER, challenge
@@ -55,12 +56,7 @@ async def new_browser(
     runtime: Runtime, acme: TenantFixture, globex: TenantFixture
 ) -> AsyncIterator[Browser]:
     """Makes browsers of one server, each with a cookie jar of its own."""
-    async with runtime.db.transaction() as session:
-        for fixture in (acme, globex):
-            tenant = await tenants.require_by_name(session, fixture.name)
-            await clients.ensure_console_client(
-                session, tenant=tenant, base_url=f"http://{fixture.host}", clock=runtime.clock
-            )
+    await console_clients(runtime, acme, globex)
     transport = ASGITransport(app=create_app(runtime=runtime))
     async with runtime.lifespan(), AsyncExitStack() as stack:
 

@@ -9,9 +9,8 @@ import pytest
 from httpx import ASGITransport, AsyncClient
 
 from switchboard.app import create_app
-from switchboard.identity import clients
 from switchboard.runtime import Runtime
-from switchboard.tenants import service as tenants
+from tests.console.signin import console_clients
 from tests.factories import PASSWORD, TenantFixture
 from tests.identity.signin_helpers import redirect_params, sign_in
 from tests.identity.test_signin_errors import VERIFIER, challenge
@@ -33,12 +32,7 @@ def url(host: str, **extra: str) -> str:
 async def browser(
     runtime: Runtime, acme: TenantFixture, globex: TenantFixture
 ) -> AsyncIterator[AsyncClient]:
-    async with runtime.db.transaction() as session:
-        for fixture in (acme, globex):
-            tenant = await tenants.require_by_name(session, fixture.name)
-            await clients.ensure_console_client(
-                session, tenant=tenant, base_url=f"http://{fixture.host}", clock=runtime.clock
-            )
+    await console_clients(runtime, acme, globex)
     app = create_app(runtime=runtime)
     async with runtime.lifespan(), AsyncClient(transport=ASGITransport(app=app)) as client:
         yield client
