@@ -86,3 +86,17 @@ async def browsers(
             AsyncClient(transport=transport, base_url=f"http://{globex.host}") as g,
         ):
             yield {"acme": a, "globex": g}
+
+
+@pytest.fixture
+async def two(runtime: Runtime, acme: TenantFixture) -> AsyncIterator[list[AsyncClient]]:
+    """Two browsers on acme's host, each with its own cookies."""
+    app = create_app(runtime=runtime)
+    await console_clients(runtime, acme)
+    async with runtime.lifespan():
+        transport = ASGITransport(app=app)
+        async with (
+            AsyncClient(transport=transport, base_url=f"http://{acme.host}") as first,
+            AsyncClient(transport=transport, base_url=f"http://{acme.host}") as second,
+        ):
+            yield [first, second]

@@ -5,39 +5,28 @@ the same time, shows the plain page; a flash never read is purged once it expire
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import pytest
-from httpx import ASGITransport, AsyncClient
+from httpx import AsyncClient
 from sqlalchemy import func, select
 
-from switchboard.app import create_app
 from switchboard.kit.clock import ManualClock
 from switchboard.runtime import Runtime
 from switchboard.web.cookies import FLASH_SECONDS
 from switchboard.web.models import PendingFlash
 from switchboard.web.tasks import purge
-from tests.console.signin import console_clients, csrf_of, sign_in
+from tests.console.signin import csrf_of, sign_in
 from tests.console.test_console_secrets_once import FLASH, flash_expired, secret_of
-from tests.factories import TenantFixture
 
 PAGE = "/admin/api-keys"
 
 
 @pytest.fixture
-async def browsers(runtime: Runtime, acme: TenantFixture) -> AsyncIterator[list[AsyncClient]]:
+async def browsers(two: list[AsyncClient]) -> list[AsyncClient]:
     """Two browsers on acme's host, each signed in to the console: two sessions."""
-    app = create_app(runtime=runtime)
-    await console_clients(runtime, acme)
-    async with runtime.lifespan():
-        transport = ASGITransport(app=app)
-        async with (
-            AsyncClient(transport=transport, base_url=f"http://{acme.host}") as first,
-            AsyncClient(transport=transport, base_url=f"http://{acme.host}") as second,
-        ):
-            await sign_in(first)
-            await sign_in(second)
-            yield [first, second]
+    for browser in two:
+        await sign_in(browser)
+    return two
 
 
 async def mint(client: AsyncClient, name: str) -> str:

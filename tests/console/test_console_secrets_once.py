@@ -5,21 +5,19 @@ nothing new. The flash cookie is sealed, short-lived and good for its own sessio
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
 
 import pytest
-from httpx import ASGITransport, AsyncClient, Response
+from httpx import AsyncClient, Response
 from sqlalchemy import select
 from starlette.responses import Response as StarletteResponse
 
-from switchboard.app import create_app
 from switchboard.kit.clock import ManualClock
 from switchboard.platform.transcripts.service import save_transcript
 from switchboard.platform.webhooks.models import Subscription
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
 from switchboard.web.cookies import CookieJar, Flash
-from tests.console.signin import console_clients, csrf_of, sign_in
+from tests.console.signin import csrf_of, sign_in
 from tests.factories import PASSWORD, TenantFixture
 from tests.transcripts.helpers import outbound
 
@@ -29,20 +27,6 @@ FLASH = "sb_console_flash"
 @pytest.fixture
 def settings(settings: Settings) -> Settings:
     return settings.model_copy(update={"webhook_allow_private": ("127.0.0.0/8",)})
-
-
-@pytest.fixture
-async def two(runtime: Runtime, acme: TenantFixture) -> AsyncIterator[list[AsyncClient]]:
-    """Two browsers on acme's host, each with its own cookies."""
-    app = create_app(runtime=runtime)
-    await console_clients(runtime, acme)
-    async with runtime.lifespan():
-        transport = ASGITransport(app=app)
-        async with (
-            AsyncClient(transport=transport, base_url=f"http://{acme.host}") as first,
-            AsyncClient(transport=transport, base_url=f"http://{acme.host}") as second,
-        ):
-            yield [first, second]
 
 
 def secret_of(page: str) -> str | None:
