@@ -12,6 +12,7 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
 from switchboard.app import create_app
+from switchboard.platform.rooms import repository
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
 from tests import factories
@@ -105,3 +106,12 @@ class Client:
                     if message["type"] == kind:
                         return self.inbox.pop(i)
                 self.inbox.append(orjson.loads(await self.ws.recv()))
+
+
+async def with_lobby(runtime: Runtime, tenant_id: int, name: str) -> None:
+    """Give room ``name`` a lobby, as ``switchboard room lobby`` does: unverified peers wait."""
+    async with runtime.db.transaction() as session:
+        row = await repository.get_or_create(
+            session, tenant_id=tenant_id, name=name, now=runtime.clock.now()
+        )
+        row.lobby = True

@@ -10,11 +10,10 @@ import pytest
 
 from switchboard.bridge import protocol
 from switchboard.platform.numbers import service as numbers
-from switchboard.platform.rooms import repository
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
 from tests import factories
-from tests.rooms.conftest import Client, Server
+from tests.rooms.conftest import Client, Server, with_lobby
 from tests.rooms.test_abuse import closed_with
 from tests.rooms.test_signaling import join
 from tests.webhooks.conftest import Receiver
@@ -117,11 +116,7 @@ async def test_waiting_peers_never_keep_admitted_ones_out(
 ) -> None:
     """The room holds 4 admitted peers (``room_max_peers``), its lobby 2 waiting ones
     (``room_max_waiting``), each bound apart from the other."""
-    async with runtime.db.transaction() as session:
-        row = await repository.get_or_create(
-            session, tenant_id=acme.id, name="x", now=runtime.clock.now()
-        )
-        row.lobby = True
+    await with_lobby(runtime, acme.id, "x")
     key = await factories.api_key(runtime, acme)
     host = await join(server, acme.host, "Host", token=key)
     await host.expect("welcome")

@@ -27,7 +27,7 @@ from switchboard.platform.rooms.fanout import channel_of
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
 from tests import factories, ports
-from tests.rooms.conftest import Client
+from tests.rooms.conftest import Client, with_lobby
 from tests.rooms.test_cascade import named, set_sfu
 
 pytestmark = pytest.mark.slow
@@ -222,8 +222,6 @@ async def test_the_detector_and_the_lobby_across_processes(
     settings: Settings, runtime: Runtime, acme: factories.TenantFixture, hooks: Any,
     start: Callable[..., Any],
 ) -> None:  # fmt: skip
-    from switchboard.platform.rooms import repository
-
     await set_sfu(runtime, acme, MinStressedPeers="2", AutoPromoteBwMinHumans="2")
     first, second = await asyncio.gather(start(settings), start(settings))
     room, lobby = "bw-" + uuid.uuid4().hex[:8], "lobby-" + uuid.uuid4().hex[:8]
@@ -251,11 +249,7 @@ async def test_the_detector_and_the_lobby_across_processes(
     assert [e["reason"] for e in named(events, "room.cascade.promoted")] == [reason]
 
     # A lobby: the guest waits on the second process, the verified host on the first admits.
-    async with runtime.db.transaction() as session:
-        row = await repository.get_or_create(
-            session, tenant_id=acme.id, name=lobby, now=runtime.clock.now()
-        )
-        row.lobby = True
+    await with_lobby(runtime, acme.id, lobby)
     key = await factories.api_key(runtime, acme)
     host = await first.join(acme.host, lobby, "Host", token=key)
     await host.expect("welcome")

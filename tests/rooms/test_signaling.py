@@ -15,7 +15,7 @@ from switchboard.platform.numbers import service as numbers
 from switchboard.runtime import Runtime
 from tests import factories
 from tests.console.signin import console_clients, csrf_of, sign_in
-from tests.rooms.conftest import Client, Server
+from tests.rooms.conftest import Client, Server, with_lobby
 
 
 async def join(server: Server, host: str, name: str, **extra: Any) -> Client:
@@ -160,13 +160,7 @@ async def test_unknown_host_and_bad_token(server: Server, acme: factories.Tenant
 async def test_lobby_admit(
     server: Server, acme: factories.TenantFixture, hooks: Any, runtime: Runtime
 ) -> None:
-    from switchboard.platform.rooms import repository
-
-    async with runtime.db.transaction() as session:
-        row = await repository.get_or_create(
-            session, tenant_id=acme.id, name="x", now=runtime.clock.now()
-        )
-        row.lobby = True
+    await with_lobby(runtime, acme.id, "x")
     key = await factories.api_key(runtime, acme)
     host = await join(server, acme.host, "Host", token=key)
     await host.expect("welcome")
@@ -188,13 +182,7 @@ async def test_a_signed_out_console_session_no_longer_verifies_a_peer(
 ) -> None:
     """A console admin's session cookie verifies a peer (a lobby room lets it in); once the
     admin signs out, a copy of the cookie is an anonymous peer's, which waits."""
-    from switchboard.platform.rooms import repository
-
-    async with runtime.db.transaction() as session:
-        row = await repository.get_or_create(
-            session, tenant_id=acme.id, name="x", now=runtime.clock.now()
-        )
-        row.lobby = True
+    await with_lobby(runtime, acme.id, "x")
     await console_clients(runtime, acme)
     async with AsyncClient(
         base_url=f"http://127.0.0.1:{server.port}", headers={"Host": acme.host}
