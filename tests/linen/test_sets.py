@@ -97,6 +97,18 @@ async def test_a_set_without_a_price_costs_and_weighs_its_components(world: Worl
     # Items count what was ordered: the set, not its pieces (the packing list expands it).
     assert month["itemsByType"] == [{"itemTypeId": ids["SET_DOUBLE"], "code": "SET_DOUBLE",
                                      "qty": 2}]  # fmt: skip
+    # The laundry sees what a set weighs and what it is made of.
+    job = await portal.client.get(
+        f"/api/laundry/jobs/{confirmed['id']}", headers=world.laundry_headers()
+    )
+    (kind,) = job.json()["itemTypes"]
+    assert (job.json()["weightKg"], kind["unit"], kind["weightGrams"]) == (3.6, "set", 1800)
+    assert kind["components"] == [
+        {"itemTypeId": ids[code], "code": code, "name": name, "qty": qty}
+        for code, name, qty in (("DUVET_COVER_DOUBLE", "Duvet cover double", 1),
+                                ("SHEET_DOUBLE", "Sheet_Double", 1),
+                                ("PILLOWCASE", "Pillowcase", 2))
+    ]  # fmt: skip
 
     # A price row for the set is the laundry's price for it: it wins over the components.
     await _prices(world, {"DUVET_COVER_DOUBLE": 250, **PRICED, "SET_DOUBLE": 450}, ids)

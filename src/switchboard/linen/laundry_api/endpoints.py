@@ -39,7 +39,7 @@ from switchboard.linen.laundries.models import Laundry
 from switchboard.linen.laundries.schemas import AddressOut
 from switchboard.linen.laundry_api import service
 from switchboard.linen.laundry_api.deps import CurrentLaundry
-from switchboard.linen.laundry_api.schemas import JobItemType, JobOut, JobProperty, LaundryMe
+from switchboard.linen.laundry_api.schemas import JobOut, JobProperty, LaundryMe, job_item_type
 from switchboard.linen.properties import service as properties
 from switchboard.linen.sheets import service as sheets
 from switchboard.linen.sheets.endpoints import UpdatedSince, parse_since
@@ -60,11 +60,10 @@ async def jobs_out(session: AsyncSession, laundry: Laundry, rows: list[LinenShee
     tenant_id = laundry.tenant_id
     lines = await sheets.lines_of(session, tenant_id=tenant_id, sheet_ids=[r.id for r in rows])
     props = await properties.many(session, tenant_id=tenant_id, ids=[r.property_id for r in rows])
-    kinds = await item_types.require_all(
+    kinds = await item_types.with_components(
         session,
         tenant_id=tenant_id,
-        ids=list({line.item_type_id for group in lines.values() for line in group}),
-        field="lines",
+        ids={line.item_type_id for group in lines.values() for line in group},
     )
     result = []
     for row in rows:
@@ -90,16 +89,7 @@ async def jobs_out(session: AsyncSession, laundry: Laundry, rows: list[LinenShee
                     delivery_note=prop.delivery_note,
                 ),
                 lines=full.lines,
-                item_types=[
-                    JobItemType(
-                        id=kinds[i].id,
-                        code=kinds[i].code,
-                        name=kinds[i].name,
-                        unit=kinds[i].unit,
-                        weight_grams=kinds[i].weight_grams,
-                    )
-                    for i in used
-                ],
+                item_types=[job_item_type(kinds[i], kinds) for i in used],
                 confirmed_at=iso_utc(row.confirmed_at),
                 delivered_at=iso_utc(row.delivered_at),
                 cancelled_at=iso_utc(row.cancelled_at),
