@@ -206,6 +206,16 @@ async def test_api_keys_mint_use_revoke(
     # An API key cannot mint another key.
     refused = await app_client.post("/api.ashx/v1/api-keys", json={}, headers=key_headers)
     assert (refused.status_code, refused.json()["error"]) == (403, "api_key_cannot_mint")
+    # A refused first use is a use too: it is recorded although the request was rolled back.
+    fresh = await factories.api_key(runtime, acme)
+    first = await app_client.post(
+        "/api.ashx/v1/api-keys", json={}, headers={"Authorization": f"Bearer {fresh}"}
+    )
+    assert first.status_code == 403
+    listed = (await app_client.get("/api.ashx/v1/api-keys", headers=headers)).json()["data"]
+    assert [k["lastUsedUtc"] for k in listed if fresh.startswith(k["prefix"])] == [
+        "2026-01-01T12:00:00Z"
+    ]
     bodiless = await app_client.post("/api.ashx/v1/api-keys", headers=key_headers)
     assert (bodiless.status_code, bodiless.json()["error"]) == (403, "api_key_cannot_mint")
     other = await factories.api_key(runtime, acme)

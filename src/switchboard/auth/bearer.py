@@ -32,7 +32,7 @@ from switchboard.auth.keys import Keyring
 from switchboard.auth.models import ROLES, ApiKey, OidcClient, User
 from switchboard.kit.clock import Clock
 from switchboard.kit.crypto import sha256_hex
-from switchboard.kit.db import Database, after_commit
+from switchboard.kit.db import Database, after_end
 from switchboard.kit.destinations import IPNetwork
 from switchboard.kit.errors import Unauthorized
 from switchboard.tenants import repository as tenants_repo
@@ -249,10 +249,11 @@ class Authenticator:
         if entry is None:
             entry = await self._verify_once(session, key_hash, stamp)
         if _touch_due(entry, stamp):
-            # Written in its own short transaction after the request's: a read-only request
-            # never turns into a writer, and a busy database never fails the request.
+            # Written in its own short transaction after the request's, however that ended (a
+            # refused request used the key too): a read-only request never turns into a
+            # writer, and a busy database never fails the request.
             entry.last_used = stamp
-            after_commit(session, functools.partial(self._touch_api_key, entry.key_id, now))
+            after_end(session, functools.partial(self._touch_api_key, entry.key_id, now))
         return _key_caller(entry, primary=await self._is_primary(session, entry.tenant_id))
 
     async def _verify_once(self, session: AsyncSession, key_hash: str, now: float) -> CachedKey:

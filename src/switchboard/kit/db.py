@@ -50,6 +50,8 @@ def is_sqlite(url: str) -> bool:
 
 
 AfterCommit = Callable[[], Awaitable[None] | None]
+AFTER_COMMIT = "after_commit"
+AFTER_END = "after_end"
 T = TypeVar("T")
 # PostgreSQL's connection pool: the connections kept open, and how many more a burst may open.
 POOL_SIZE = 20
@@ -239,16 +241,21 @@ class Database:
         front (it may still write, without protection against a concurrent writer).
         """
         hooks: list[AfterCommit] = []
-        if is_sqlite(self.url) and not read_only and not _HOLDING_WRITE_TURN.get():
-            async with self._write_turn(), self._session(read_only=False, hooks=hooks) as session:
-                yield session
-        else:
-            async with self._session(read_only=read_only, hooks=hooks) as session:
-                yield session
-        for hook in hooks:
-            result = hook()
-            if result is not None:
-                await result
+        try:
+            if is_sqlite(self.url) and not read_only and not _HOLDING_WRITE_TURN.get():
+                async with (
+                    self._write_turn(),
+                    self._session(read_only=False, hooks=hooks) as session,
+                ):
+                    yield session
+            else:
+                async with self._session(read_only=read_only, hooks=hooks) as session:
+                    yield session
+        finally:
+            for hook in hooks:
+                result = hook()
+                if result is not None:
+                    await result
 
     async def read(self, work: Callable[[SyncSession], T]) -> T:
         """Run ``work``, a unit of reads, and return what it returns.
@@ -414,10 +421,15 @@ class Database:
             try:
                 yield session
                 await session.commit()
-            except BaseException:
+            except Exception:
+                await session.rollback()
+                hooks.extend(session.info.pop(AFTER_END, []))
+                raise
+            except BaseException:  # cancelled: nothing more runs
                 await session.rollback()
                 raise
-            hooks.extend(session.info.pop("after_commit", []))
+            hooks.extend(session.info.pop(AFTER_COMMIT, []))
+            hooks.extend(session.info.pop(AFTER_END, []))
 
     async def _begin_sqlite(self, session: AsyncSession) -> None:
         """Begin now, so that a writer holds the lock before any work; a BEGIN IMMEDIATE that
@@ -464,4 +476,11 @@ class Database:
 
 def after_commit(session: AsyncSession, hook: AfterCommit) -> None:
     """Run ``hook`` once the session's transaction has committed (dropped on rollback)."""
-    session.info.setdefault("after_commit", []).append(hook)
+    session.info.setdefault(AFTER_COMMIT, []).append(hook)
+
+
+def after_end(session: AsyncSession, hook: AfterCommit) -> None:
+    """Run ``hook`` once the session's transaction has ended, committed or rolled back by an
+    error (not when the task is cancelled): for a record of its own that the request's outcome
+    must not decide, such as a credential's last use."""
+    session.info.setdefault(AFTER_END, []).append(hook)
