@@ -95,6 +95,8 @@ class Settings(BaseSettings):
     room_max_waiting: int = Field(default=20, ge=1, le=1000)
     room_max_calls_per_number: int = Field(default=10, ge=1, le=10000)
     room_max_calls_per_ip: int = Field(default=2, ge=1, le=10000)
+    # How often the room page reports its connections to the bandwidth detector (docs/rooms.md).
+    room_stats_seconds: float = Field(default=5.0, ge=1, le=60)
     # The relay's TURN URLs and shared secret: room peers get time-limited credentials.
     room_turn_urls: Annotated[tuple[str, ...], NoDecode] = ()
     room_turn_secret: str = Field(default="", repr=False)

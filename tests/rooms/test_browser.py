@@ -132,3 +132,56 @@ async def test_joining_a_room_on_the_sfu_waits_quietly_for_feeds_not_yet_live(
             for client in silent:
                 await client.ws.close()
             await browser.close()
+
+
+async def test_pages_report_their_connections_and_a_stressed_room_moves_to_the_sfu(
+    server: Server, runtime: Runtime, hooks_of: Any
+) -> None:
+    """Every page reports its sending connections (``stats``); with a bitrate threshold no
+    real path meets, both pages are stressed, the room fires ``room.bandwidth.degraded`` with
+    their measures and moves to the SFU. A page's vote reaches the room as ``preference``."""
+    from playwright.async_api import async_playwright, expect
+
+    host = f"127.0.0.1:{server.port}"
+    meet = await factories.tenant(runtime, "meet", [host])
+    await set_sfu(
+        runtime, meet, StressBwMbpsThreshold="1000", MinStressedPeers="2",
+        AutoPromoteBwMinHumans="2",
+    )  # fmt: skip
+    hooks = await hooks_of(meet)
+    runtime.settings = runtime.settings.model_copy(
+        update={"room_max_message_bytes": 64 * 1024, "room_max_messages_per_second": 200,
+                "room_stats_seconds": 1.0}
+    )  # fmt: skip
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS + MEDIA_ARGS)
+        try:
+            pages: list[Any] = []
+            for name in ("Ann", "Bob"):
+                page = await browser.new_page()
+                await page.goto(f"http://{host}/rooms/x")
+                await page.fill("#name", name)
+                await page.click("text=Join with camera and microphone")
+                await page.wait_for_selector("#status:has-text('joined')")
+                pages.append(page)
+            await pages[1].select_option("#pref", "prefer-mesh")
+            events: list[dict[str, Any]] = []
+            while not named(events, "room.cascade.promoted"):
+                events = await hooks(len(events) + 1)
+            (degraded,) = named(events, "room.bandwidth.degraded")
+            assert (degraded["stressedCount"], degraded["humanCount"]) == (2, 2)
+            sample = degraded["sampleMetrics"]
+            # Real measures of a loopback path: some bitrate, no loss to speak of, a short RTT.
+            assert 0.01 < sample["abrMbps"] < 1000
+            assert 0 <= sample["lossPct"] <= 5
+            assert 0 <= sample["rttMs"] < 300
+            (promoted,) = named(events, "room.cascade.promoted")
+            assert (promoted["trigger"], promoted["reason"]) == (
+                "auto-bandwidth", "auto-promote-bandwidth-degraded-stressed-2-of-2",
+            )  # fmt: skip
+            (vote,) = named(events, "room.client.preference.changed")
+            assert (vote["prevPref"], vote["newPref"]) == ("auto", "prefer-mesh")
+            for page in pages:
+                await expect(page.locator("#mode")).to_have_text("sfu", timeout=10_000)
+        finally:
+            await browser.close()

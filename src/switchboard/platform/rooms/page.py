@@ -13,6 +13,7 @@ from starlette.staticfiles import StaticFiles
 
 from switchboard.kit.errors import NotFound
 from switchboard.platform.rooms.signaling import ROOM_NAME
+from switchboard.runtime import RuntimeDep
 
 HERE = Path(__file__).parent
 STATIC = HERE / "static"
@@ -39,10 +40,13 @@ static_files = StaticFiles(directory=STATIC)
 
 
 @router.get("/rooms/{name}")
-async def room_page(request: Request, name: str) -> HTMLResponse:
+async def room_page(request: Request, name: str, runtime: RuntimeDep) -> HTMLResponse:
     if not ROOM_NAME.match(name):
         raise NotFound("no such room name")
-    response = templates.TemplateResponse(request, "room.html", {"room": name})
+    stats_seconds = runtime.settings.room_stats_seconds
+    response = templates.TemplateResponse(
+        request, "room.html", {"room": name, "stats_seconds": stats_seconds}
+    )
     response.headers["Content-Security-Policy"] = CSP
     response.headers["X-Frame-Options"] = "DENY"
     response.headers["Referrer-Policy"] = "same-origin"

@@ -14,6 +14,7 @@
   const sfu = { publisher: null, subscribers: new Map(), heardBy: new Set() };
 
   const send = (message) => socket.send(JSON.stringify(message));
+  const pref = document.getElementById("pref");
 
   function tile(peerId, label) {
     let figure = document.getElementById(`tile-${peerId}`);
@@ -151,11 +152,65 @@
     send({ type: "sfu-subscribe-answer", publisherPeerId, sdp: pc.localDescription.sdp });
   }
 
+  // Connection reports, the bandwidth detector's input (docs/rooms.md, "Bandwidth"): every
+  // `data-stats-seconds` the page sends how its sending connections fared over the period (the
+  // mesh edges, or the SFU publisher): the lowest outgoing bitrate the browser's congestion
+  // control estimates for any of them (the selected candidate pair's availableOutgoingBitrate,
+  // else the rate it sent at), the worst loss a far end reported with that connection's packets
+  // sent, and the highest round-trip time. A connection counts from its second sample on, one
+  // period after it was first seen connected, past the start of its ramp-up; receive-only
+  // connections (SFU subscriptions) send no media and are left out.
+  const statsEvery = Number(tiles.dataset.statsSeconds) * 1000;
+  const previous = new WeakMap(); // RTCPeerConnection -> its last sample
+  let statsTimer;
+
+  async function sample(pc) {
+    const stats = await pc.getStats();
+    const now = { at: performance.now(), bytes: 0, packets: 0, lost: 0, rttMs: 0, available: null };
+    let pair;
+    stats.forEach((s) => {
+      if (s.type === "outbound-rtp") { now.bytes += s.bytesSent || 0; now.packets += s.packetsSent || 0; }
+      else if (s.type === "remote-inbound-rtp") {
+        now.lost += Math.max(s.packetsLost || 0, 0);
+        now.rttMs = Math.max(now.rttMs, (s.roundTripTime || 0) * 1000);
+      } else if (s.type === "transport" && s.selectedCandidatePairId) pair = stats.get(s.selectedCandidatePairId);
+    });
+    if (pair) {
+      now.rttMs = Math.max(now.rttMs, (pair.currentRoundTripTime || 0) * 1000);
+      if (pair.availableOutgoingBitrate !== undefined) now.available = pair.availableOutgoingBitrate;
+    }
+    const before = previous.get(pc);
+    previous.set(pc, now);
+    if (!before || now.packets === 0) return null;
+    const packets = now.packets - before.packets;
+    const seconds = (now.at - before.at) / 1000;
+    const bitsPerSecond = now.available ?? (8 * (now.bytes - before.bytes)) / seconds;
+    const lossPct = packets > 0 ? Math.min(100, (100 * Math.max(now.lost - before.lost, 0)) / packets) : 0;
+    return { abrMbps: bitsPerSecond / 1e6, lossPct, packetsSent: Math.max(packets, 0), rttMs: now.rttMs };
+  }
+
+  async function report() {
+    const sending = [...mesh.values(), ...(sfu.publisher ? [sfu.publisher] : [])]
+      .filter((pc) => pc.connectionState === "connected");
+    const samples = (await Promise.all(sending.map(sample))).filter((s) => s !== null);
+    if (!samples.length || socket.readyState !== WebSocket.OPEN) return;
+    const worst = samples.reduce((a, b) => (b.lossPct > a.lossPct ? b : a));
+    send({
+      type: "stats",
+      abrMbps: Math.round(Math.min(...samples.map((s) => s.abrMbps)) * 1000) / 1000,
+      lossPct: Math.round(worst.lossPct * 100) / 100,
+      packetsSent: worst.packetsSent,
+      rttMs: Math.round(Math.max(...samples.map((s) => s.rttMs))),
+    });
+  }
+
   const handlers = {
     async welcome(m) {
       me = m.peerId;
       iceServers = m.iceServers;
       modeLabel.textContent = mode = m.mode;
+      clearInterval(statsTimer);
+      statsTimer = setInterval(() => report().catch(() => {}), statsEvery);
       m.peers.forEach((p) => names.set(p.peerId, p.name));
       if (m.mode === "sfu") await migrate("sfu", true);
       else for (const p of m.peers) await offerTo(p.peerId);
@@ -198,7 +253,8 @@
     socket = new WebSocket(`${scheme}://${location.host}/signal.ashx?room=${encodeURIComponent(room)}`);
     // /rooms/<name>?call=<number>: the tenant's virtual number answers in the room (its AI peer)
     const call = new URLSearchParams(location.search).get("call");
-    socket.onopen = () => send({ type: "join", name, role: "human", ...(call ? { call } : {}) });
+    const vote = pref.value === "auto" ? {} : { pref: pref.value };
+    socket.onopen = () => send({ type: "join", name, role: "human", ...vote, ...(call ? { call } : {}) });
     let queue = Promise.resolve();  // one message at a time, in order
     socket.onmessage = (e) => {
       const m = JSON.parse(e.data);
@@ -209,6 +265,7 @@
 
   // Back to the join form: connections closed, camera and microphone released, tiles gone.
   function reset(text) {
+    clearInterval(statsTimer);
     [...mesh.keys()].forEach(drop);
     sfu.publisher?.close();
     sfu.publisher = null;
@@ -229,6 +286,9 @@
     audio.enabled = !audio.enabled;
     event.target.textContent = audio.enabled ? "Mute" : "Unmute";
   });
+
+  // A vote on when the room moves to the SFU (docs/rooms.md, "Preference votes").
+  pref.addEventListener("change", () => { if (socket?.readyState === WebSocket.OPEN) send({ type: "preference", pref: pref.value }); });
 
   document.getElementById("leave").addEventListener("click", () => {
     send({ type: "leave" });
