@@ -7,28 +7,22 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
-from fastapi.templating import Jinja2Templates
 from starlette.responses import HTMLResponse
 
 from switchboard.auth.bearer import Caller
 from switchboard.auth.models import User
-from switchboard.kit.clock import iso_utc
 from switchboard.runtime import RuntimeDep, Session
 from switchboard.tenants import service as tenants
 from switchboard.tenants.models import Tenant
 from switchboard.web.cookies import WebSession
-from switchboard.web.pages import NotSignedIn, form_int, form_text, require_csrf, static_urls
+from switchboard.web.pages import NotSignedIn, form_int, form_text, page_templates, require_csrf
 from switchboard.web.signin import RoleRefused, WebApp, cookie_jar, signed_in_user
 
 __all__ = ["cookie_jar", "form_int", "form_text"]
 
 HERE = Path(__file__).parent
 STATIC = HERE / "static"
-templates = Jinja2Templates(directory=HERE / "templates")
-templates.env.globals["iso"] = iso_utc
-
-
-templates.env.globals["static"] = static_urls(STATIC, "/admin/static")
+templates = page_templates(HERE, "/admin/static")
 CONSOLE = WebApp(
     mount="/admin",
     client_id="console",

@@ -12,12 +12,14 @@ from urllib.parse import urlencode, urlsplit
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.templating import Jinja2Templates
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException
 from starlette.responses import RedirectResponse, Response
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from switchboard.kit.clock import iso_utc
 from switchboard.kit.crypto import constant_time_equals
 from switchboard.kit.errors import ApiError, BadRequest
 from switchboard.kit.http import describe_validation
@@ -55,6 +57,7 @@ class PageHeaders:
 
 
 SHARED_STATIC = Path(__file__).parent / "static"
+SHARED_TEMPLATES = Path(__file__).parent / "templates"
 
 
 def static_urls(folder: Path, prefix: str) -> Callable[[str], str]:
@@ -68,6 +71,16 @@ def static_urls(folder: Path, prefix: str) -> Callable[[str], str]:
         return f"{prefix}/{name}?v={digest}"
 
     return static_url
+
+
+def page_templates(folder: Path, static_prefix: str) -> Jinja2Templates:
+    """A web app's renderer: its own ``folder/templates`` first, then the shared ones (the form
+    macros of ``_forms.html``), with ``iso`` and ``static`` (``folder/static`` under
+    ``static_prefix``) on every page."""
+    templates = Jinja2Templates(directory=[folder / "templates", SHARED_TEMPLATES])
+    templates.env.globals["iso"] = iso_utc
+    templates.env.globals["static"] = static_urls(folder / "static", static_prefix)
+    return templates
 
 
 class NotSignedIn(Exception):

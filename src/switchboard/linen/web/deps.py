@@ -13,20 +13,18 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
-from fastapi.templating import Jinja2Templates
 from starlette.responses import HTMLResponse
 
 from switchboard.auth.bearer import Caller
 from switchboard.auth.models import User
 from switchboard.identity.deps import request_host
-from switchboard.kit.clock import iso_utc
 from switchboard.kit.errors import Forbidden
 from switchboard.linen.deps import REVEAL_ROLES, WRITE_ROLES
 from switchboard.runtime import RuntimeDep, Session
 from switchboard.tenants import service as tenants
 from switchboard.tenants.models import Tenant
 from switchboard.web.cookies import WebSession
-from switchboard.web.pages import NotSignedIn, require_csrf, static_urls
+from switchboard.web.pages import NotSignedIn, page_templates, require_csrf
 from switchboard.web.signin import RoleRefused, WebApp, signed_in_user
 
 HERE = Path(__file__).parent
@@ -38,9 +36,7 @@ LINEN = WebApp(
     roles=frozenset({"admin", "power-user", "user"}),
     audience="the linen portal is for admin, power-user and user",
 )
-templates = Jinja2Templates(directory=HERE / "templates")
-templates.env.globals["iso"] = iso_utc
-templates.env.globals["static"] = static_urls(STATIC, "/app/static")
+templates = page_templates(HERE, "/app/static")
 
 
 def money(amount: int | None, currency: str | None = "") -> str:
