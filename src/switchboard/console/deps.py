@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import Depends, Request
-from starlette.responses import HTMLResponse
 
 from switchboard.auth.bearer import Caller
 from switchboard.auth.models import User
@@ -15,14 +14,13 @@ from switchboard.runtime import RuntimeDep, Session
 from switchboard.tenants import service as tenants
 from switchboard.tenants.models import Tenant
 from switchboard.web.cookies import WebSession
-from switchboard.web.pages import NotSignedIn, form_int, form_text, page_templates, require_csrf
+from switchboard.web.pages import NotSignedIn, PageRenderer, form_int, form_text, require_csrf
 from switchboard.web.signin import RoleRefused, WebApp, cookie_jar, signed_in_user
 
 __all__ = ["cookie_jar", "form_int", "form_text"]
 
 HERE = Path(__file__).parent
 STATIC = HERE / "static"
-templates = page_templates(HERE, "/admin/static")
 CONSOLE = WebApp(
     mount="/admin",
     client_id="console",
@@ -87,16 +85,7 @@ async def check_csrf(request: Request, operator: OperatorDep) -> Operator:
 FormOperator = Annotated[Operator, Depends(check_csrf)]
 
 
-def render(
-    request: Request,
-    template: str,
-    operator: Operator | None,
-    *,
-    status: int = 200,
-    **context: Any,
-) -> HTMLResponse:
-    context.update(request=request, operator=operator)
-    return templates.TemplateResponse(request, template, context, status_code=status)
+render = PageRenderer[Operator](HERE, static_prefix="/admin/static", person="operator")
 
 
 NOTICES = {

@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 from urllib.parse import urlencode, urlsplit
 
 from fastapi import FastAPI, Request
@@ -15,7 +15,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.templating import Jinja2Templates
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -73,14 +73,32 @@ def static_urls(folder: Path, prefix: str) -> Callable[[str], str]:
     return static_url
 
 
-def page_templates(folder: Path, static_prefix: str) -> Jinja2Templates:
-    """A web app's renderer: its own ``folder/templates`` first, then the shared ones (the form
-    macros of ``_forms.html``), with ``iso`` and ``static`` (``folder/static`` under
-    ``static_prefix``) on every page."""
-    templates = Jinja2Templates(directory=[folder / "templates", SHARED_TEMPLATES])
-    templates.env.globals["iso"] = iso_utc
-    templates.env.globals["static"] = static_urls(folder / "static", static_prefix)
-    return templates
+Person = TypeVar("Person")
+
+
+class PageRenderer(Generic[Person]):
+    """A web app's pages: its own ``folder/templates`` first, then the shared ones (the form
+    macros of ``_forms.html``); every page gets ``iso``, ``static`` (``folder/static`` under
+    ``static_prefix``), the request, and the signed-in person under the name ``person``
+    (``operator`` in the console, ``viewer`` in the linen app)."""
+
+    def __init__(self, folder: Path, *, static_prefix: str, person: str) -> None:
+        self.templates = Jinja2Templates(directory=[folder / "templates", SHARED_TEMPLATES])
+        self.templates.env.globals["iso"] = iso_utc
+        self.templates.env.globals["static"] = static_urls(folder / "static", static_prefix)
+        self.person = person
+
+    def __call__(
+        self,
+        request: Request,
+        template: str,
+        person: Person | None,
+        *,
+        status: int = 200,
+        **context: Any,
+    ) -> HTMLResponse:
+        context.update({"request": request, self.person: person})
+        return self.templates.TemplateResponse(request, template, context, status_code=status)
 
 
 class NotSignedIn(Exception):

@@ -10,10 +10,9 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import Depends, Request
-from starlette.responses import HTMLResponse
 
 from switchboard.auth.bearer import Caller
 from switchboard.auth.models import User
@@ -24,7 +23,7 @@ from switchboard.runtime import RuntimeDep, Session
 from switchboard.tenants import service as tenants
 from switchboard.tenants.models import Tenant
 from switchboard.web.cookies import WebSession
-from switchboard.web.pages import NotSignedIn, page_templates, require_csrf
+from switchboard.web.pages import NotSignedIn, PageRenderer, require_csrf
 from switchboard.web.signin import RoleRefused, WebApp, signed_in_user
 
 HERE = Path(__file__).parent
@@ -36,7 +35,6 @@ LINEN = WebApp(
     roles=frozenset({"admin", "power-user", "user"}),
     audience="the linen portal is for admin, power-user and user",
 )
-templates = page_templates(HERE, "/app/static")
 
 
 def money(amount: int | None, currency: str | None = "") -> str:
@@ -44,9 +42,6 @@ def money(amount: int | None, currency: str | None = "") -> str:
     if amount is None:
         return ""
     return f"{amount / 100:.2f} {currency or ''}".strip()
-
-
-templates.env.filters["money"] = money
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,16 +125,8 @@ Editor = Annotated[Viewer, Depends(require_editor)]
 Revealer = Annotated[Viewer, Depends(require_revealer)]
 
 
-def render(
-    request: Request,
-    template: str,
-    viewer: Viewer | None,
-    *,
-    status: int = 200,
-    **context: Any,
-) -> HTMLResponse:
-    context.update(request=request, viewer=viewer)
-    return templates.TemplateResponse(request, template, context, status_code=status)
+render = PageRenderer[Viewer](HERE, static_prefix="/app/static", person="viewer")
+render.templates.env.filters["money"] = money
 
 
 def parse_day(value: str | None, default: dt.date) -> dt.date:
