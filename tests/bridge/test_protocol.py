@@ -225,10 +225,11 @@ async def test_outcomes_stay_inside_the_glossary(
     assert (transcript["outcome"], transcript["errorDetail"]) == ("", record["errorDetail"])
 
 
-async def test_an_inbound_transfer_names_its_target_as_spec_6_2_does(
+async def test_an_inbound_transfer_names_its_target_and_type_as_spec_6_2_does(
     client_with: Any, fake_bridge: FakeBridge
 ) -> None:
-    """``toUser`` for a SIP or extension target, ``toPhone`` for a PSTN one, never both."""
+    """``toUser`` for a SIP or extension target, ``toPhone`` for a PSTN one, never both; a
+    ``transferType`` from the catalogue's list."""
     runtime, client = await client_with(bridge_url=fake_bridge.url, bridge_secret=SECRET)
     await make_org(runtime, "acme", PRIMARY_HOST)
 
@@ -256,3 +257,12 @@ async def test_an_inbound_transfer_names_its_target_as_spec_6_2_does(
         "callId": "vnum-0123456789cd", "fromVnum": "100", "toUser": "ana",
         "transferType": "vnum-to-officetab", "room": "vnum-100-89cd", "source": "vnum",
     }  # fmt: skip
+    # a transfer type outside spec 6.2's list is refused, and emits nothing
+    body, headers = _signed(SECRET, {
+        "protocol": 1, "tenant": "acme", "source": "vnum", "number": "100", "eventId": "x-1",
+        "callId": "vnum-0123456789ef", "type": "inbound-transferred", "toUser": "ana",
+        "transferType": "vnum-to-moon",
+    })  # fmt: skip
+    refused = await client.post(EVENTS, content=body, headers=headers)
+    assert (refused.status_code, refused.json()["error"]) == (400, "invalid_request")
+    assert await events(runtime, "vnum-0123456789ef") == []

@@ -98,6 +98,9 @@ OUTCOMES = (
     "finished", "far-hangup", "empty-room", "transferred-to-vnum", "voicemail", "not-now",
     "no-answer", "cancelled", "max-duration",
 )  # fmt: skip
+# How a transfer handed the caller on (spec 6.2's ``transferType``); a callback that names
+# none gets the platform's default for the call's direction and target.
+TransferType = Literal["vnum-to-vnum", "vnum-to-officetab", "vnum-to-pstn", "outbound-to-user"]
 
 
 class Turn(Message):
@@ -147,7 +150,7 @@ class Callback(Message):
     # transferred
     to_user: str = ""
     to_phone: str = ""
-    transfer_type: str = ""
+    transfer_type: TransferType | Literal[""] = ""
     # ended
     ended: EndedFields | None = None
     # inbound calls
