@@ -27,6 +27,7 @@ from tests.aioserve import serving
 from tests.calls.helpers import call_body
 from tests.conftest import PRIMARY_HOST
 from tests.factories import TenantFixture, api_key
+from tests.webhooks.samples import sample
 
 LOOPBACK = ipaddress.ip_network("127.0.0.0/8")
 
@@ -124,8 +125,8 @@ async def test_metrics_report_requests_calls_webhooks_and_lateness(
             created_by="admin", clock=clock, box=runtime.box, allow=[LOOPBACK],
         )  # fmt: skip
         await emit(
-            session, tenant_id=acme.id, tenant_name=acme.name, event="call.ended", data={},
-            clock=clock,
+            session, tenant_id=acme.id, tenant_name=acme.name, event="call.ended",
+            data=sample("call.ended"), clock=clock,
         )  # fmt: skip
     later = clock.now() + dt.timedelta(seconds=60)
     scheduled = call_body(scheduleAtUtc=later.isoformat().replace("+00:00", "Z"))

@@ -23,6 +23,7 @@ from switchboard.settings import Settings
 from switchboard.tenants import service as tenants
 from tests.aioserve import serving
 from tests.factories import TenantFixture
+from tests.webhooks.samples import sample
 
 LOOPBACK = ("127.0.0.0/8", "::1/128")
 
@@ -144,14 +145,19 @@ async def fire(
     data: dict[str, Any] | None = None,
     count: int = 1,
 ) -> None:
+    """Emit ``event``: its sample payload with ``data``'s fields, each of a call event naming a
+    new call unless ``data`` names one."""
     async with runtime.db.transaction() as session:
         for _ in range(count):
+            payload = sample(event, **(data or {}))
+            if "callId" in payload and "callId" not in (data or {}):
+                payload["callId"] = f"c{next(_CALL_IDS)}"
             await emit(
                 session,
                 tenant_id=tenant.id,
                 tenant_name=tenant.name,
                 event=event,
-                data=data if data is not None else {"callId": f"c{next(_CALL_IDS)}"},
+                data=payload,
                 clock=runtime.clock,
             )
 

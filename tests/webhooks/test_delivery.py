@@ -17,13 +17,15 @@ from switchboard.platform.webhooks.tasks import deliver_due
 from switchboard.runtime import Runtime
 from tests.factories import TenantFixture
 from tests.webhooks.conftest import Receiver, fire, subscribe
+from tests.webhooks.samples import sample
 
 
 async def test_delivery_is_signed_with_both_schemes(
     runtime: Runtime, org: TenantFixture, receiver: Receiver
 ) -> None:
     sub_id, secret = await subscribe(runtime, org, receiver.url("/hook"))
-    await fire(runtime, org, "call.ended", {"callId": "c1", "durationSec": 12})
+    data = sample("call.ended", callId="c1", durationSec=12)
+    await fire(runtime, org, "call.ended", data)
 
     assert await deliver_due(runtime) == 1
 
@@ -33,7 +35,7 @@ async def test_delivery_is_signed_with_both_schemes(
         "event": "call.ended",
         "tenant": "initech",
         "ts": "2026-01-01T12:00:00Z",
-        "data": {"callId": "c1", "durationSec": 12},
+        "data": data,
     }
     headers = {k.lower(): v for k, v in request.headers.items()}
     expected = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
@@ -65,7 +67,7 @@ async def test_rolled_back_change_sends_nothing(
                 tenant_id=org.id,
                 tenant_name=org.name,
                 event="call.started",
-                data={"callId": "gone"},
+                data=sample("call.started", callId="gone"),
                 clock=runtime.clock,
             )
             raise RuntimeError("the change failed")

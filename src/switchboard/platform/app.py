@@ -27,6 +27,7 @@ from switchboard.platform.shares.endpoints import router as shares_router
 from switchboard.platform.tenants.endpoints import router as tenants_router
 from switchboard.platform.transcripts.endpoints import router as transcripts_router
 from switchboard.platform.webhooks.endpoints import router as webhooks_router
+from switchboard.platform.webhooks.openapi import describe_webhooks
 from switchboard.platform.whitelist.endpoints import router as whitelist_router
 from switchboard.runtime import Runtime
 
@@ -34,7 +35,8 @@ DESCRIPTION = """Outbound AI calls, virtual numbers, transcripts, routing tables
 the outbound whitelist. Every endpoint except `GET /api.ashx/v1`, the public transcript share
 page `GET /share/{token}` and the identity provider's browser endpoints needs
 `Authorization: Bearer <token>` with `role=admin`: an OIDC access token from
-`/oidc.ashx/token` or an API key (`ak_...`). Errors are `{error, error_description}`."""
+`/oidc.ashx/token` or an API key (`ak_...`). Errors are `{error, error_description}`. The events
+pushed to webhook subscribers are under `webhooks`, one entry per event name."""
 
 # FastAPI tries the routers in this order, each by its routes: the busiest paths (POST and GET
 # /api.ashx/v1/calls) come first (docs/benchmarks/calls.md, 2026-11-27). The order is also the
@@ -78,6 +80,7 @@ def create_platform_app(runtime: Runtime, *, extra_openapi: FastAPI | None = Non
             describe_sfu_mode(schema)
             document_bad_input(schema)
             document_body_limit(schema)
+            describe_webhooks(schema)
             app.openapi_schema = schema
         return app.openapi_schema
 

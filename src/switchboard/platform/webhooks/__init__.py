@@ -4,6 +4,7 @@
 ``service`` holds the rules (subscriptions, fan-out, redelivery), ``repository`` the
 tenant-scoped reads, ``queue`` the sender's statements across tenants (claims, leases,
 outcomes), ``tasks`` the sender worker and ``signing`` both signature schemes; ``endpoints``
-is the read-only REST view and ``cli`` the operator commands. The SSRF guard is
+is the read-only REST view, ``cli`` the operator commands and ``openapi`` the events' entries
+in the OpenAPI description (its ``webhooks`` section). The SSRF guard is
 ``kit.destinations``.
 """

@@ -14,8 +14,8 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.kit.clock import Clock
-from switchboard.platform.events.catalogue import ALL_EVENTS
 from switchboard.platform.events.models import Event
+from switchboard.platform.events.payloads import check
 from switchboard.platform.webhooks import service as webhooks
 
 
@@ -29,9 +29,11 @@ async def emit(
     clock: Clock,
 ) -> Event:
     """Record ``event`` for the tenant and queue its webhook deliveries (not yet sent: the
-    sender picks them up once the caller's transaction commits)."""
-    if event not in ALL_EVENTS:
-        raise ValueError(f"unknown event {event!r}")
+    sender picks them up once the caller's transaction commits).
+
+    ``data`` must be exactly the catalogue's payload of ``event`` (``events.payloads``): a
+    mismatch raises ``PayloadMismatch`` and writes nothing (decision 0215)."""
+    check(event, data)
     row = Event(tenant_id=tenant_id, name=event, payload=data, created_at=clock.now())
     session.add(row)
     await session.flush()

@@ -22,6 +22,7 @@ from switchboard.kit.destinations import IPNetwork, RefusedDestination, check_ur
 from switchboard.kit.errors import BadRequest, Conflict, NotFound
 from switchboard.platform.events.catalogue import ALL_EVENTS, WEBHOOK_TEST
 from switchboard.platform.events.models import Event
+from switchboard.platform.events.payloads import check
 from switchboard.platform.webhooks import repository
 from switchboard.platform.webhooks.models import PENDING, Attempt, Delivery, Subscription
 from switchboard.platform.webhooks.signing import new_secret
@@ -234,6 +235,7 @@ async def send_test(
         raise Conflict("the subscription is paused; resume it first", code="subscription_paused")
     now = clock.now()
     data = {"subscriptionId": sub.id, "message": "test delivery"}
+    check(WEBHOOK_TEST, data)
     body = envelope(event=WEBHOOK_TEST, tenant=tenant_name, ts=now, data=data)
     row = _delivery(sub, event=WEBHOOK_TEST, body=body, now=now)
     session.add(row)

@@ -9,6 +9,7 @@ sends (at most ``MAX_LEASED`` deliveries), so a finished send starts the next on
 Outcomes are written back in batches, one transaction per batch.
 """
 
+from switchboard.platform.webhooks.tasks._post import USER_AGENT
 from switchboard.platform.webhooks.tasks._sender import (
     MAX_IN_FLIGHT,
     MAX_LEASED,
@@ -18,4 +19,12 @@ from switchboard.platform.webhooks.tasks._sender import (
     sender,
 )
 
-__all__ = ["MAX_IN_FLIGHT", "MAX_LEASED", "PER_SUBSCRIPTION", "Sender", "deliver_due", "sender"]
+__all__ = [
+    "MAX_IN_FLIGHT",
+    "MAX_LEASED",
+    "PER_SUBSCRIPTION",
+    "USER_AGENT",
+    "Sender",
+    "deliver_due",
+    "sender",
+]
