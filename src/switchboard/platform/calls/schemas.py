@@ -8,10 +8,10 @@ import re
 from pydantic import Field, field_validator
 from pydantic.config import JsonDict
 
-from switchboard.bridge.protocol import OUTCOMES
 from switchboard.kit.clock import parse_iso_utc
 from switchboard.kit.schemas import Schema, StrictInput, one_of, sometimes_absent
 from switchboard.platform.calls.models import STATUSES
+from switchboard.platform.events.payloads import OUTCOMES
 from switchboard.tenants.config import LOCALE_RE, VOICES
 
 E164_RE = re.compile(r"^\+[1-9][0-9]{6,14}$")
@@ -163,7 +163,7 @@ class CallRecord(Schema):
     answered_at_utc: str
     ended_at_utc: str | None
     ended_reason: str = one_of(
-        ("", *OUTCOMES),
+        OUTCOMES,
         "The attempt's outcome (spec 6.3); empty while not ended and after a "
         "technical failure, which `errorDetail` describes",
     )

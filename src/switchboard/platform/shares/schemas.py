@@ -3,9 +3,10 @@ from __future__ import annotations
 from pydantic import Field
 
 from switchboard.kit.schemas import Page, Schema, StrictInput, one_of
+from switchboard.platform.events.payloads import OUTCOMES
 from switchboard.platform.shares.service import MAX_TTL_HOURS
 from switchboard.platform.transcripts.models import CALLER_SOURCES
-from switchboard.platform.transcripts.service import OUTCOMES, SPEAKERS
+from switchboard.platform.transcripts.service import SPEAKERS
 
 
 class ShareCreate(StrictInput):

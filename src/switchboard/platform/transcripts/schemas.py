@@ -5,9 +5,10 @@ from typing import Any
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from switchboard.kit.schemas import Page, Schema, one_of, sometimes_absent
+from switchboard.platform.events.payloads import OUTCOMES
 from switchboard.platform.transcripts.models import CALLER_SOURCES, OUTBOUND_SOURCE
 from switchboard.platform.transcripts.repository import TOTAL_CAP
-from switchboard.platform.transcripts.service import OUTCOMES, SPEAKERS
+from switchboard.platform.transcripts.service import SPEAKERS
 
 # Present only on outbound items (spec 2.6); inbound items carry ``number`` instead.
 _OUTBOUND_ONLY = (

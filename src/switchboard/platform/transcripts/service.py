@@ -19,9 +19,9 @@ from typing import Any
 import orjson
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from switchboard.bridge import protocol
 from switchboard.kit.clock import Clock, iso_utc, parse_iso_utc
 from switchboard.kit.errors import BadRequest, NotFound
+from switchboard.platform.events.payloads import OUTCOMES
 from switchboard.platform.transcripts import repository, storage
 from switchboard.platform.transcripts.models import (
     CALLER_SOURCES,
@@ -34,7 +34,6 @@ log = logging.getLogger("switchboard.transcripts")
 
 SPEAKERS = ("AI", "Caller")
 # What ``outcome`` holds: the glossary (spec 6.3), or nothing after a technical failure.
-OUTCOMES = ("", *protocol.OUTCOMES)
 CALL_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 FILE_FORMAT = 1
 SOURCE_FILTERS = ("vnum", OUTBOUND_SOURCE)
