@@ -37,6 +37,28 @@ async def caller(server: Server, host: str, room: str, address: str) -> Client:
     return client
 
 
+async def front_desk(runtime: Runtime, tenant: factories.TenantFixture, key: str = "k") -> None:
+    """The public number ``NUMBER`` of ``tenant``, on the engine key ``key``."""
+    async with runtime.db.transaction() as session:
+        await numbers.create_number(
+            session, tenant_id=tenant.id, name="Front desk", number=NUMBER, voice="Kore",
+            language="en-US", api_key=key, system_prompt="p", box=runtime.box,
+            clock=runtime.clock,
+        )  # fmt: skip
+
+
+def ai_peers_asked(bridge: Receiver) -> list[dict[str, Any]]:
+    """The AI peers a receiver standing in for the bridge was asked for, in order."""
+    return [orjson.loads(r.body) for r in bridge.at(protocol.ROOM_AI_PEER_PATH)]
+
+
+async def refused(client: Client, message: str) -> None:
+    """``client``'s call is refused with ``too_many_calls`` and ``message``; it leaves."""
+    error = await client.expect("error")
+    assert error == {"type": "error", "code": "too_many_calls", "message": message}
+    await client.ws.close()
+
+
 async def test_ai_calls_are_bounded_per_number_and_per_address(
     server: Server, acme: factories.TenantFixture, runtime: Runtime, receiver: Receiver
 ) -> None:
@@ -45,20 +67,10 @@ async def test_ai_calls_are_bounded_per_number_and_per_address(
     runtime.settings = runtime.settings.model_copy(
         update={"bridge_url": receiver.base, "bridge_secret": "s" * 32}
     )
-    async with runtime.db.transaction() as session:
-        await numbers.create_number(
-            session, tenant_id=acme.id, name="Front desk", number=NUMBER, voice="Kore",
-            language="en-US", api_key="desk-ai-key", system_prompt="p", box=runtime.box,
-            clock=runtime.clock,
-        )  # fmt: skip
+    await front_desk(runtime, acme, "desk-ai-key")
 
     def asked() -> list[dict[str, Any]]:
-        return [orjson.loads(r.body) for r in receiver.at(protocol.ROOM_AI_PEER_PATH)]
-
-    async def refused(client: Client, message: str) -> None:
-        error = await client.expect("error")
-        assert error == {"type": "error", "code": "too_many_calls", "message": message}
-        await client.ws.close()
+        return ai_peers_asked(receiver)
 
     first = await caller(server, acme.host, "a", "10.0.0.1")
     await receiver.wait_for(lambda: len(asked()) == 1)
@@ -99,12 +111,7 @@ async def test_a_refused_ai_peer_request_gives_its_place_back(
     server: Server, acme: factories.TenantFixture, runtime: Runtime
 ) -> None:
     runtime.settings = runtime.settings.model_copy(update={"bridge_url": "none"})
-    async with runtime.db.transaction() as session:
-        await numbers.create_number(
-            session, tenant_id=acme.id, name="Front desk", number=NUMBER, voice="Kore",
-            language="en-US", api_key="k", system_prompt="p", box=runtime.box,
-            clock=runtime.clock,
-        )  # fmt: skip
+    await front_desk(runtime, acme)
     for room in ("a", "b", "c"):  # one address, one call at a time: each refused by the bridge
         client = await caller(server, acme.host, room, "10.0.0.1")
         assert (await client.expect("error"))["code"] == "bridge_not_configured"

@@ -4,113 +4,34 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
 import signal
-import subprocess
-import sys
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
-import httpx
 import pytest
 import redis.asyncio as aioredis
 from sqlalchemy import text
-from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from switchboard.kit.clock import Clock, SystemClock
 from switchboard.platform.rooms.fanout import channel_of
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
-from tests import factories, ports
-from tests.rooms.conftest import Client, with_lobby
+from tests import factories
+from tests.rooms.conftest import with_lobby
+from tests.rooms.processes import (
+    SHARED_REDIS,
+    PrivateRedis,
+    clock,
+    postgres_only,
+    private_redis,
+    start,
+)
 from tests.rooms.test_cascade import named, set_sfu
 
+__all__ = ["clock", "postgres_only", "private_redis", "start"]
+
 pytestmark = pytest.mark.slow
-
-SHARED_REDIS = os.environ.get("SWITCHBOARD_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
-
-
-@pytest.fixture
-def clock() -> Clock:
-    """The processes write events due on the real clock: this test delivers them on it."""
-    return SystemClock()
-
-
-@pytest.fixture(autouse=True)
-def _postgres_only(settings: Settings) -> None:
-    if settings.resolved_database_url.startswith("sqlite"):
-        pytest.skip("rooms span processes on PostgreSQL only; SQLite runs one serve process")
-
-
-class Serve:
-    """A ``switchboard serve`` process on a free port, its log in ``log``."""
-
-    def __init__(self, settings: Settings, fanout_url: str, log: Path) -> None:
-        self.port = ports.free_port()
-        self.log = log
-        env = {
-            **os.environ,
-            "SWITCHBOARD_DATABASE_URL": settings.resolved_database_url,
-            "SWITCHBOARD_DATA_DIR": str(settings.data_dir),
-            "SWITCHBOARD_SECRET_KEY": settings.secret_key,
-            "SWITCHBOARD_PUBLIC_BASE_URL": settings.public_base_url,
-            "SWITCHBOARD_ROOM_FANOUT_URL": fanout_url,
-            "SWITCHBOARD_LOG_LEVEL": "INFO",
-        }
-        with log.open("ab") as out:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "switchboard", "serve", "--no-workers",
-                 "--host", "127.0.0.1", "--port", str(self.port)],
-                env=env, stdout=out, stderr=out,
-            )  # fmt: skip
-
-    async def ready(self, within: float = 60) -> None:
-        # A process starting: polled until it answers, by design.
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + within
-        async with httpx.AsyncClient(timeout=1.0) as client:
-            while True:
-                with contextlib.suppress(httpx.HTTPError):
-                    if (await client.get(f"http://127.0.0.1:{self.port}/healthz")).is_success:
-                        return
-                assert self.process.poll() is None, self.log.read_text()[-3000:]
-                assert loop.time() < deadline, self.log.read_text()[-3000:]
-                await asyncio.sleep(0.1)
-
-    async def join(self, host: str, room: str, name: str, **extra: Any) -> Client:
-        uri = f"ws://{host}/signal.ashx?room={room}"
-        ws = await connect(uri, host="127.0.0.1", port=self.port, open_timeout=15)
-        client = Client(ws)
-        await client.send(type="join", name=name, **extra)
-        return client
-
-    def stop(self) -> None:
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-
-
-@pytest.fixture
-async def start(tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
-    started: list[Serve] = []
-
-    async def serve(settings: Settings, fanout_url: str = SHARED_REDIS) -> Serve:
-        process = Serve(settings, fanout_url, tmp_path / f"serve-{len(started)}.log")
-        started.append(process)
-        await process.ready()
-        return process
-
-    yield serve
-    for process in started:
-        process.stop()
 
 
 async def test_one_room_through_two_processes(
@@ -170,27 +91,6 @@ async def test_one_room_through_two_processes(
     await carol.ws.close()
     left = named(await hooks(7), "room.peer.left")
     assert sorted(e["peerCount"] for e in left) == [0, 1, 2]
-
-
-@dataclass
-class PrivateRedis:
-    url: str
-    process: subprocess.Popen[bytes]
-
-
-@pytest.fixture
-def private_redis(tmp_path: Path) -> Iterator[PrivateRedis]:
-    """A Redis of this test alone, so that killing it leaves the shared one be."""
-    port = ports.free_port()
-    process = subprocess.Popen(
-        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-         "--appendonly", "no", "--dir", str(tmp_path)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    yield PrivateRedis(f"redis://127.0.0.1:{port}/0", process)
-    if process.poll() is None:
-        process.kill()
-        process.wait()
 
 
 async def test_a_lost_redis_closes_the_sockets_so_peers_rejoin(
