@@ -89,8 +89,8 @@ class Settings(BaseSettings):
     # Frames that write an event or reach the bridge (``preference`` that changes, ``admit``,
     # ``sfu-*`` in SFU mode): this many per socket and second, after a burst of four per peer
     # of a full room; peers waiting in a lobby, apart from ``room_max_peers``; AI calls to a
-    # virtual number at once, per number and per client address, in a process
-    # (docs/decisions/0851 to 0853).
+    # virtual number at once, per number and per client address. With the fan-out the last
+    # three hold over every process (docs/decisions/0851 to 0854).
     room_max_requests_per_second: float = Field(default=5.0, gt=0, le=10000)
     room_max_waiting: int = Field(default=20, ge=1, le=1000)
     room_max_calls_per_number: int = Field(default=10, ge=1, le=10000)

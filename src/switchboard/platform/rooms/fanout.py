@@ -1,5 +1,6 @@
 """Frames between the ``serve`` processes that share a room: Redis pub/sub, one channel per
-tenant and room (decision 0840), a lock per room and a liveness key per process (0841).
+tenant and room (decision 0840), a lock per room and a liveness key per process (0841), whose
+beat also keeps this process's shares of the rooms' limits written (``counts``, 0854).
 
 Pub/sub is at most once: when the subscribing connection or a publish fails, ``lost`` is
 called once, and the hub closes the sockets of its rooms so their clients rejoin instead of
@@ -30,6 +31,7 @@ Deliver = Callable[[str, dict[str, Any]], Awaitable[None]]
 Lost = Callable[[str], Awaitable[None]]
 
 PREFIX = "switchboard:rooms:"
+NODE_KEY = PREFIX + "node:"  # + a process's id: its liveness key
 HEARTBEAT_SECONDS = 5.0
 NODE_TTL_SECONDS = 20  # a process silent this long is gone: its peers are dropped from rooms
 LOCK_SECONDS = 60.0  # longer than any bridge request made while a room is locked
@@ -63,6 +65,7 @@ class Fanout:
         self._reader: asyncio.Task[None] | None = None
         self._subscribed: dict[str, asyncio.Event] = {}
         self._beat_at = 0.0
+        self.on_beat: Callable[[], Awaitable[None]] | None = None  # with each liveness beat
 
     async def subscribe(self, channel: str) -> None:
         """Listen on ``channel``; returns once Redis confirmed it, so no later frame is missed."""
@@ -123,7 +126,7 @@ class Fanout:
         node, _, rest = text.partition(":")
         if not rest or node == self.node:
             return False
-        return not await self.redis.exists(PREFIX + "node:" + node)
+        return not await self.redis.exists(NODE_KEY + node)
 
     async def release(self, lock: Lock) -> None:
         try:
@@ -137,7 +140,7 @@ class Fanout:
         if not wanted:
             return set()
         try:
-            values = await self.redis.mget([PREFIX + "node:" + node for node in wanted])
+            values = await self.redis.mget([NODE_KEY + node for node in wanted])
         except (RedisError, OSError):
             return set(wanted)
         return {node for node, value in zip(wanted, values, strict=True) if value is not None}
@@ -155,7 +158,9 @@ class Fanout:
         now = time.monotonic()
         if force or now - self._beat_at >= HEARTBEAT_SECONDS:
             self._beat_at = now
-            await self.redis.set(PREFIX + "node:" + self.node, b"1", ex=NODE_TTL_SECONDS)
+            await self.redis.set(NODE_KEY + self.node, b"1", ex=NODE_TTL_SECONDS)
+            if self.on_beat is not None:
+                await self.on_beat()
 
     async def _read(self, pubsub: PubSub) -> None:
         try:
@@ -185,6 +190,10 @@ class Fanout:
             await self._deliver(channel, envelope)
         except Exception:  # one bad frame must not stop the room's other frames
             log.exception("room channel %s: delivery failed", channel)
+
+    async def lose(self, reason: str) -> None:
+        """Another use of Redis failed: as for a failed publish, the rooms' sockets close."""
+        await self._fail(self._pubsub, reason)
 
     async def _fail(self, pubsub: PubSub | None, reason: str) -> None:
         if pubsub is None or pubsub is not self._pubsub:

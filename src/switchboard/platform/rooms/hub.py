@@ -10,6 +10,14 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
+from switchboard.platform.rooms.counts import (
+    Bound,
+    Counts,
+    LocalCounts,
+    SharedCounts,
+    calls_per_ip,
+    calls_per_number,
+)
 from switchboard.platform.rooms.detector import Detector
 from switchboard.platform.rooms.fanout import Fanout, channel_of
 from switchboard.platform.rooms.schemas import Mode, Pref, Role
@@ -32,8 +40,7 @@ class CallHold:
     """An AI call to a virtual number, counted from its request until its caller or its AI
     peer leaves (``Hub.hold_call``)."""
 
-    number: tuple[int, str]  # tenant id, number
-    ip: str  # the caller's address
+    keys: tuple[str, ...]  # what it counts toward: its number and its caller's address
     call_id: str = ""
     ended: bool = False
 
@@ -86,6 +93,7 @@ class LiveRoom:
     detector: Detector = field(default_factory=Detector)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     fanout: Fanout | None = None
+    counts: Counts = field(default_factory=LocalCounts)  # the lobby's, with the hub's others
     sockets: int = 0  # sockets of this process that entered the room and have not left it
 
     @property
@@ -108,6 +116,21 @@ class LiveRoom:
 
     def has(self, peer_id: str) -> bool:
         return peer_id in self.peers or peer_id in self.remote
+
+    async def enter_lobby(self, peer: Peer, most: int) -> bool:
+        """``peer`` waits to be admitted, unless ``most`` peers wait already (in every process
+        with the fan-out): then False."""
+        if await self.counts.take(Bound(self.channel + ":waiting", most)) is not None:
+            return False
+        self.waiting[peer.peer_id] = peer
+        return True
+
+    async def leave_lobby(self, peer_id: str) -> Peer | None:
+        """The peer waiting here as ``peer_id``, no longer waiting; None if none waits here."""
+        peer = self.waiting.pop(peer_id, None)
+        if peer is not None:
+            await self.counts.give(self.channel + ":waiting")
+        return peer
 
     async def broadcast(
         self, message: dict[str, Any], *, skip: str = "", verified_only: bool = False,
@@ -144,31 +167,35 @@ class Hub:
         self.remote_op: RemoteOp | None = None  # lobby admits and stats from other processes
         self._tasks: set[asyncio.Task[None]] = set()
         self._addresses: Counter[str] = Counter()  # open signaling sockets per client address
-        self._calls: Counter[tuple[int, str]] = Counter()  # AI calls per virtual number
-        self._callers: Counter[str] = Counter()  # AI calls per caller's address
+        # AI calls and lobbies: counted over every process with the fan-out (decision 0854)
+        self.counts: Counts = SharedCounts(self.fanout) if self.fanout else LocalCounts()
         self._call_ids: dict[str, CallHold] = {}
 
     def hold_address(self, ip: str, most: int) -> bool:
-        """One more socket from ``ip``, unless it holds ``most`` already (then False)."""
+        """One more socket from ``ip``, unless it holds ``most`` already (then False); counted
+        in this process alone (decision 0850)."""
         if self._addresses[ip] >= most:
             return False
         self._addresses[ip] += 1
         return True
 
     def drop_address(self, ip: str) -> None:
-        _less(self._addresses, ip)
+        self._addresses[ip] -= 1
+        if self._addresses[ip] <= 0:
+            del self._addresses[ip]
 
-    def hold_call(
+    async def hold_call(
         self, number: tuple[int, str], ip: str, *, per_number: int, per_ip: int
     ) -> CallHold | str:
         """One more AI call to ``number`` (tenant id, number) from ``ip``, or why not."""
-        if self._calls[number] >= per_number:
+        by_number = Bound(calls_per_number(*number), per_number)
+        by_ip = Bound(calls_per_ip(ip), per_ip)
+        full = await self.counts.take(by_number, by_ip)
+        if full is by_number:
             return f"{number[1]} takes {per_number} calls at once; try again later"
-        if self._callers[ip] >= per_ip:
+        if full is by_ip:
             return f"this address has {per_ip} calls to virtual numbers in progress"
-        self._calls[number] += 1
-        self._callers[ip] += 1
-        return CallHold(number, ip)
+        return CallHold((by_number.key, by_ip.key))
 
     def bind_call(self, hold: CallHold, call_id: str) -> None:
         """``hold`` is the call ``call_id``: its AI peer's leave ends it too."""
@@ -176,18 +203,23 @@ class Hub:
         if not hold.ended:
             self._call_ids[call_id] = hold
 
-    def end_call(self, hold: CallHold | None) -> None:
+    async def end_call(self, hold: CallHold | None) -> None:
         """The call no longer counts (its caller or its AI peer left, or it never started);
         once, whichever comes first."""
         if hold is None or hold.ended:
             return
         hold.ended = True
         self._call_ids.pop(hold.call_id, None)
-        _less(self._calls, hold.number)
-        _less(self._callers, hold.ip)
+        await self.counts.give(*hold.keys)
 
-    def ai_peer_left(self, call_id: str) -> None:
-        self.end_call(self._call_ids.get(call_id))
+    async def ai_peer_left(self, call_id: str, room: LiveRoom | None) -> None:
+        """The AI peer of ``call_id`` left ``room``: the call ends here, or in the process of
+        its caller, told through the room's channel."""
+        hold = self._call_ids.get(call_id)
+        if hold is not None:
+            await self.end_call(hold)
+        elif call_id and room is not None:
+            await room.tell("call-ended", callId=call_id)
 
     def room(self, tenant_id: int, tenant_name: str, name: str) -> LiveRoom:
         """The live room, entered by one more socket of this process (``release`` when done)."""
@@ -200,7 +232,7 @@ class Hub:
 
     def detached(self, tenant_id: int, tenant_name: str, name: str) -> LiveRoom:
         """A room this process holds no socket of: reads its state, publishes to it."""
-        return LiveRoom(tenant_id, tenant_name, name, fanout=self.fanout)
+        return LiveRoom(tenant_id, tenant_name, name, fanout=self.fanout, counts=self.counts)
 
     def find(self, tenant_id: int, name: str) -> LiveRoom | None:
         return self.rooms.get((tenant_id, name))
@@ -251,6 +283,8 @@ class Hub:
         op = envelope.get("op")
         if op == "pref" and (found := room.remote.get(envelope["peerId"])) is not None:
             found.pref = envelope["pref"]
+        elif op == "call-ended":  # the AI peer of a call counted here left through another
+            await self.end_call(self._call_ids.get(str(envelope.get("callId"))))
         elif op is not None and self.remote_op is not None:
             await self.remote_op(room, envelope)
         if frame is None:
@@ -270,12 +304,6 @@ class Hub:
         for room in list(self.rooms.values()):
             for peer in [*room.peers.values(), *room.waiting.values()]:
                 await peer.close(FANOUT_LOST, FANOUT_LOST_REASON)
-
-
-def _less(counter: Counter[Any], key: object) -> None:
-    counter[key] -= 1
-    if counter[key] <= 0:
-        del counter[key]
 
 
 def new_peer_id() -> str:

@@ -200,7 +200,7 @@ async def admit(runtime: Runtime, room: LiveRoom, peer: Peer, *, join_path: str)
 
 
 async def leave(runtime: Runtime, room: LiveRoom, peer: Peer) -> None:
-    if room.waiting.pop(peer.peer_id, None) is not None:
+    if await room.leave_lobby(peer.peer_id) is not None:
         return
     if room.peers.pop(peer.peer_id, None) is None:
         return

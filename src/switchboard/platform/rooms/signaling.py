@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import datetime as dt
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -227,26 +226,23 @@ async def _serve(websocket: WebSocket, runtime: Runtime, hub: Hub, ip: str) -> N
         first = await _receive_join(socket, runtime)
         verified, admin, call_id = await _identity(runtime, websocket, tenant, name, first)
         room = hub.room(tenant.id, tenant.name, name)
-        try:
-            await hub.listen(room)
-        except FanoutLost as exc:
-            log.error("room %s: %s", name, exc)
-            raise Refused(FANOUT_LOST_REASON, FANOUT_LOST) from None
+        await hub.listen(room)
         peer = Peer(new_peer_id(), first.name, first.role, verified, admin, ip, first.pref,
                     socket.send, close=socket.close)  # fmt: skip
-        async with _locked(runtime, room):
+        async with service.locked(runtime, room):
             if room.fanout is None and not room.peers and not room.waiting:
                 await service.load(runtime, room)
-            waits = room.lobby and not verified
-            full = _full(runtime, room, lobby=waits)
-            if full:
-                peer = None
-                raise Refused(full)
-            if waits:
-                room.waiting[peer.peer_id] = peer
+            if room.lobby and not verified:  # the lobby has a bound of its own (decision 0853)
+                most = runtime.settings.room_max_waiting
+                if not await room.enter_lobby(peer, most):
+                    peer = None
+                    raise Refused(f"the lobby is full ({most} waiting)")
                 await socket.send({"type": "waiting", "peerId": peer.peer_id})
                 knock = {"type": "knock", "peerId": peer.peer_id, "name": peer.name}
                 await room.broadcast(knock, verified_only=True)
+            elif full := _full(runtime, room):
+                peer = None
+                raise Refused(full)
             else:
                 await service.admit(runtime, room, peer, join_path="direct")
         if first.call and peer.peer_id in room.peers:
@@ -263,11 +259,14 @@ async def _serve(websocket: WebSocket, runtime: Runtime, hub: Hub, ip: str) -> N
     except Refused as exc:
         log.info("signaling socket closed: %s", exc.reason)
         await _close(websocket, exc.code, exc.reason)
+    except FanoutLost as exc:  # the room cannot be served now: the client rejoins
+        log.error("room %s: %s", room.name if room else "-", exc)
+        await _close(websocket, FANOUT_LOST, FANOUT_LOST_REASON)
     finally:
         # An AI call counts no more once its AI peer's socket or its caller's socket ends.
-        hub.ai_peer_left(call_id)
+        await hub.ai_peer_left(call_id, room)
         if peer is not None:
-            hub.end_call(peer.call)
+            await hub.end_call(peer.call)
         if room is not None:
             if peer is not None:
                 async with service.locked(runtime, room, required=False):
@@ -287,17 +286,6 @@ def _hub(runtime: Runtime) -> Hub:
     return hub
 
 
-@contextlib.asynccontextmanager
-async def _locked(runtime: Runtime, room: LiveRoom) -> AsyncIterator[None]:
-    """``service.locked``, a lost fan-out refusing the socket with its close reason."""
-    try:
-        async with service.locked(runtime, room):
-            yield
-    except FanoutLost as exc:
-        log.error("room %s: %s", room.name, exc)
-        raise Refused(FANOUT_LOST_REASON, FANOUT_LOST) from None
-
-
 async def _remote_op(runtime: Runtime, room: LiveRoom, envelope: dict[str, Any]) -> None:
     """An operation another process asked of this room: the detector's news (``stress``,
     ``degraded``), or admitting a peer waiting here (``admit``)."""
@@ -309,13 +297,9 @@ async def _remote_op(runtime: Runtime, room: LiveRoom, envelope: dict[str, Any])
         hub_for(runtime).spawn(_admit_here(runtime, room, str(envelope["peerId"]), by))
 
 
-def _full(runtime: Runtime, room: LiveRoom, *, lobby: bool) -> str:
-    """Why a peer finds no place, or "". The admitted peers and the lobby have bounds of
-    their own: peers waiting to be let in never keep out a peer who may enter
-    (docs/decisions/0853-lobby-waiting-apart-from-the-room.md)."""
-    if lobby:
-        most = runtime.settings.room_max_waiting
-        return f"the lobby is full ({most} waiting)" if len(room.waiting) >= most else ""
+def _full(runtime: Runtime, room: LiveRoom) -> str:
+    """Why a peer finds no place among the admitted ones, or "". Peers waiting in the lobby
+    do not count: they never keep out a peer who may enter (docs/decisions/0853)."""
     most = runtime.settings.room_max_peers
     return f"the room is full ({most} peers)" if room.peer_count >= most else ""
 
@@ -323,10 +307,10 @@ def _full(runtime: Runtime, room: LiveRoom, *, lobby: bool) -> str:
 async def _admit_here(runtime: Runtime, room: LiveRoom, waiting_id: str, by: str) -> None:
     try:
         async with service.locked(runtime, room):
-            if (full := _full(runtime, room, lobby=False)) and waiting_id in room.waiting:
+            if (full := _full(runtime, room)) and waiting_id in room.waiting:
                 await room.send_to(by, _room_full(full))
                 return
-            waiting = room.waiting.pop(waiting_id, None)
+            waiting = await room.leave_lobby(waiting_id)
             if waiting is not None:
                 await service.admit(runtime, room, waiting, join_path="admit")
     except FanoutLost as exc:
@@ -369,7 +353,7 @@ async def _dispatch(
                 await service.promote(runtime, room, trigger=wanted.trigger,
                                       reason=wanted.reason, extra=wanted.extra)  # fmt: skip
         if wanted is not None and room.fanout is not None:
-            async with _locked(runtime, room):  # every process's lock; the mode read anew
+            async with service.locked(runtime, room):  # every process's lock; the mode read anew
                 if room.mode == "mesh":
                     await service.promote(runtime, room, trigger=wanted.trigger,
                                           reason=wanted.reason, extra=wanted.extra)  # fmt: skip
@@ -391,15 +375,17 @@ async def _admit(runtime: Runtime, room: LiveRoom, peer: Peer, waiting_id: str) 
     if waiting_id not in room.waiting and room.fanout is not None:
         await room.tell("admit", peerId=waiting_id, by=peer.peer_id)  # waiting elsewhere, maybe
         return
-    async with _locked(runtime, room):
+    async with service.locked(runtime, room):
         if waiting_id not in room.waiting:
             await peer.send({"type": "error", "code": "unknown_peer",
                              "message": f"no peer {waiting_id} is waiting"})  # fmt: skip
             return
-        if full := _full(runtime, room, lobby=False):  # the peer waits on
+        if full := _full(runtime, room):  # the peer waits on
             await peer.send(_room_full(full))
             return
-        await service.admit(runtime, room, room.waiting.pop(waiting_id), join_path="admit")
+        admitted = await room.leave_lobby(waiting_id)
+        if admitted is not None:
+            await service.admit(runtime, room, admitted, join_path="admit")
 
 
 def _room_full(reason: str) -> dict[str, Any]:

@@ -74,8 +74,9 @@ async def call(
     """Ask the bridge for the number's AI peer in ``room``; an ``error`` to ``peer`` when the
     number is unknown, takes signed-in callers only and ``peer`` is not verified (joined with
     the tenant's bearer), has ``room_max_calls_per_number`` calls already or ``peer``'s address
-    ``room_max_calls_per_ip`` (``too_many_calls``: no AI peer, the number's key unused), or
-    the bridge refuses. ``signal_base``: ``ws(s)://<host>`` the peer used."""
+    ``room_max_calls_per_ip`` (``too_many_calls``: no AI peer, the number's key unused; counted
+    over every process with the fan-out, ``FanoutLost`` when Redis cannot count them), or the
+    bridge refuses. ``signal_base``: ``ws(s)://<host>`` the peer used."""
     hub, settings = hub_for(runtime), runtime.settings
     async with runtime.db.transaction(read_only=True) as session:
         tenant = await session.get(Tenant, room.tenant_id)
@@ -88,7 +89,7 @@ async def call(
             await peer.send({"type": "error", "code": "forbidden",
                              "message": f"{number} takes signed-in callers only"})  # fmt: skip
             return None
-        held = hub.hold_call(
+        held = await hub.hold_call(
             (room.tenant_id, found.number), peer.ip,
             per_number=settings.room_max_calls_per_number, per_ip=settings.room_max_calls_per_ip,
         )  # fmt: skip
@@ -114,7 +115,7 @@ async def call(
     except ApiError as exc:  # no bridge configured
         answer = RoomAnswer(0, code=exc.code, phase="ai-peer", error=exc.description)
     if not answer.ok:
-        hub.end_call(held)
+        await hub.end_call(held)
         await peer.send({"type": "error", "code": answer.code or "ai_peer_failed",
                          "message": service.failure_text(answer)})  # fmt: skip
     return answer
