@@ -266,3 +266,29 @@ async def test_an_inbound_transfer_names_its_target_and_type_as_spec_6_2_does(
     refused = await client.post(EVENTS, content=body, headers=headers)
     assert (refused.status_code, refused.json()["error"]) == (400, "invalid_request")
     assert await events(runtime, "vnum-0123456789ef") == []
+
+
+async def test_a_transfer_type_belongs_to_the_calls_direction(
+    client_with: Any, fake_bridge: FakeBridge
+) -> None:
+    """Spec 6.2: ``outbound-to-user`` is an outbound call's transfer, the ``vnum-to-*`` ones an
+    inbound call's; the other direction's type is refused and emits nothing."""
+    runtime, client = await client_with(bridge_url=fake_bridge.url, bridge_secret=SECRET)
+    org = await make_org(runtime, "acme", PRIMARY_HOST)
+    created = (await client.post("/api.ashx/v1/calls", json=call_body(),
+                                 headers=org.headers)).json()  # fmt: skip
+    outbound = {
+        "protocol": 1, "eventId": "t1", "type": "transferred", "callId": created["callId"],
+        "attempt": 1, "toPhone": "+4930111", "transferType": "vnum-to-pstn",
+    }  # fmt: skip
+    inbound = {
+        "protocol": 1, "tenant": "acme", "source": "vnum", "number": "100", "eventId": "t2",
+        "callId": "vnum-0123456789ab", "type": "inbound-transferred", "toUser": "ana",
+        "transferType": "outbound-to-user",
+    }  # fmt: skip
+    for payload in (outbound, inbound):
+        body, headers = _signed(SECRET, payload)
+        refused = await client.post(EVENTS, content=body, headers=headers)
+        assert (refused.status_code, refused.json()["error"]) == (400, "invalid_request")
+        assert "transferType" in refused.json()["error_description"]
+        assert await events(runtime, str(payload["callId"])) == []

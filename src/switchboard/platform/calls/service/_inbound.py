@@ -72,6 +72,8 @@ async def apply_inbound(session: AsyncSession, *, runtime: Runtime, event: Callb
         await publish(ev.CALL_STARTED, data)
         return True
     if event.type == "inbound-transferred":
+        if event.transfer_type == "outbound-to-user":  # spec 6.2: that one is an outbound call's
+            raise BadRequest("transferType: an inbound call is transferred vnum-to-*")
         if not await repository.guarded_inbound_update(
             session,
             pk=row.id,

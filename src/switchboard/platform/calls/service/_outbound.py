@@ -102,6 +102,8 @@ async def apply_bridge_event(session: AsyncSession, *, runtime: Runtime, event: 
         })  # fmt: skip
         return True
     if event.type == "transferred":
+        if event.transfer_type not in ("", "outbound-to-user"):  # spec 6.2: an outbound source
+            raise BadRequest("transferType: an outbound call is transferred outbound-to-user")
         if not await repository.guarded_update(
             session,
             pk=call.id,
