@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 import orjson
+from sqlalchemy import event
 
 from switchboard.bridge import protocol
 from switchboard.platform.bridging.client import bridge_secret
@@ -125,6 +126,35 @@ async def test_bandwidth_degraded_promotes(
         "room": "x", "mode": "sfu", "reason": "auto-promote-bandwidth-degraded-stressed-2-of-3",
         "trigger": "auto-bandwidth", "humanCount": 3, "stressedCount": 2, "peerCount": 3,
     }]  # fmt: skip
+
+
+async def test_a_changed_tunable_judges_the_next_report_and_reports_read_nothing_between(
+    server: Server, acme: factories.TenantFixture, runtime: Runtime
+) -> None:
+    peers = [await join(server, acme.host, name) for name in ("A", "B", "C")]
+    tenant_reads: list[str] = []
+
+    def count(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if "FROM tenants" in statement:
+            tenant_reads.append(statement)
+
+    two_mbps = {"abrMbps": 2.0, "lossPct": 0, "packetsSent": 100, "rttMs": 20}
+    event.listen(runtime.db.engine.sync_engine, "before_cursor_execute", count)
+    try:
+        for _ in range(10):  # healthy at the default 1.5 Mbps threshold
+            await peers[0].send(type="stats", **two_mbps)
+            await peers[1].send(type="stats", **two_mbps)
+        for peer in peers[:2]:  # answered in order: the reports before it were handled
+            await peer.send(type="candidate", to="nobody", candidate=None)
+            assert (await peer.expect("error"))["code"] == "unknown_peer"
+    finally:
+        event.remove(runtime.db.engine.sync_engine, "before_cursor_execute", count)
+    assert len(tenant_reads) <= 1
+    await set_sfu(runtime, acme, StressBwMbpsThreshold="2.5")
+    await peers[0].send(type="stats", **two_mbps)
+    await peers[2].send(type="stats", **two_mbps)
+    mode = await peers[0].expect("mode")
+    assert mode["reason"] == "auto-promote-bandwidth-degraded-stressed-2-of-3"
 
 
 async def test_a_failed_bandwidth_promote_names_its_trigger(

@@ -91,6 +91,8 @@ class LiveRoom:
     waiting: dict[str, Peer] = field(default_factory=dict)
     remote: dict[str, Member] = field(default_factory=dict)  # peers of the other processes
     detector: Detector = field(default_factory=Detector)
+    # The tenant's SFU tunables and the database version they were read at (service.py).
+    tunables: tuple[tuple[int, int], dict[str, float]] | None = None
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     fanout: Fanout | None = None
     counts: Counts = field(default_factory=LocalCounts)  # the lobby's, with the hub's others

@@ -48,11 +48,18 @@ def _pref(value: str) -> Pref:
     return next((pref for pref in PREFS if pref == value), "auto")
 
 
-async def _sfu_tunables(runtime: Runtime, tenant_id: int) -> dict[str, float]:
-    """The tenant's ``Phone:Sfu:*`` values, read anew each time (hot reload), clamped."""
+async def _sfu_tunables(runtime: Runtime, room: LiveRoom) -> dict[str, float]:
+    """The tenant's ``Phone:Sfu:*`` values, clamped: read again whenever the database may have
+    changed since the room last read them (``Changes.version``), so a change applies to the
+    next join or report (hot reload) while a stream of ``stats`` frames reads nothing."""
+    version = runtime.db.changes.version()  # before the read: a write after it is a change
+    if version is not None and room.tunables is not None and room.tunables[0] == version:
+        return room.tunables[1]
     async with runtime.db.transaction(read_only=True) as session:
-        tenant = await session.get(Tenant, tenant_id)
-    return TenantConfig.from_settings(tenant.settings if tenant else None).sfu
+        tenant = await session.get(Tenant, room.tenant_id)
+    sfu = TenantConfig.from_settings(tenant.settings if tenant else None).sfu
+    room.tunables = None if version is None else (version, sfu)
+    return sfu
 
 
 async def record(
@@ -189,7 +196,7 @@ async def admit(runtime: Runtime, room: LiveRoom, peer: Peer, *, join_path: str)
     await room.broadcast({"type": "peer-joined", "peer": peer.public()}, skip=peer.peer_id,
                          extra={"member": member})  # fmt: skip
     if room.mode == "mesh" and peer.role == "human":
-        sfu = await _sfu_tunables(runtime, room.tenant_id)
+        sfu = await _sfu_tunables(runtime, room)
         threshold = effective_threshold(int(sfu["AutoPromoteHumanCount"]), vote_tally(room))
         if humans_before >= threshold:
             humans = room.human_count
@@ -245,7 +252,7 @@ class Promotion:
 async def stats(runtime: Runtime, room: LiveRoom, peer: Peer, report: Report) -> Promotion | None:
     if peer.role != "human":  # the detector counts stressed humans (spec 8.1)
         return None
-    sfu = await _sfu_tunables(runtime, room.tenant_id)
+    sfu = await _sfu_tunables(runtime, room)
     tunables, now = Tunables.of(sfu), runtime.clock.now()
     was_stressed = room.detector.is_stressed(peer.peer_id)
     found = room.detector.evaluate(peer_id=peer.peer_id, report=report, now=now, tunables=tunables)
@@ -288,7 +295,7 @@ def remote_stress(room: LiveRoom, op: str, data: dict[str, Any]) -> None:
 async def preference(runtime: Runtime, room: LiveRoom, peer: Peer, pref: Pref) -> None:
     previous, peer.pref = peer.pref, pref
     tally = vote_tally(room)
-    sfu = await _sfu_tunables(runtime, room.tenant_id)
+    sfu = await _sfu_tunables(runtime, room)
     await record(runtime, room, [(ev.ROOM_CLIENT_PREFERENCE_CHANGED, {
         "room": room.name, "peerId": peer.peer_id, "role": peer.role, "prevPref": previous,
         "newPref": pref, "voteTally": tally,
