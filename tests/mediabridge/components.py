@@ -89,6 +89,7 @@ class BridgeProcess:
     trunks: Path
     env: dict[str, str] = field(default_factory=dict)
     engine: str = "tone"
+    options: list[str] = field(default_factory=list)  # more options of ``bridge serve``
     http_port: int = 0
     sip_port: int = 0
     process: subprocess.Popen[bytes] | None = None
@@ -114,6 +115,7 @@ class BridgeProcess:
         ]  # fmt: skip
         if platform_url:
             args += ["--platform-url", platform_url]
+        args += self.options
         with self.log.open("wb") as out:
             self.process = subprocess.Popen(args, env=env, stdout=out, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + within

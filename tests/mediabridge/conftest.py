@@ -16,6 +16,7 @@ import pytest
 from switchboard.app import create_app
 from switchboard.kit.clock import ManualClock
 from switchboard.platform.bridging.client import close_bridge
+from switchboard.platform.numbers import service as numbers
 from switchboard.platform.routing import service as routing
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
@@ -49,6 +50,9 @@ TRUNKS: dict[str, str] = {
     "hangup": "",
 }
 TRUNK_PASSWORD = "s3cret-digest"
+# the secrets of Platform.receptionist's number, which the bridge must never log
+RECEPTIONIST_KEY = "desk-ai-key"
+RECEPTIONIST_PROMPT = "You are the desk."
 
 
 @dataclass
@@ -72,12 +76,22 @@ def platform_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def bridge(tmp_path_factory: pytest.TempPathFactory, platform_port: int) -> Iterator[Bridge]:
+def bridge_options() -> list[str]:
+    """More options of ``bridge serve`` for the module's bridge (a test module sets its own)."""
+    return []
+
+
+@pytest.fixture(scope="module")
+def bridge(
+    tmp_path_factory: pytest.TempPathFactory, platform_port: int, bridge_options: list[str]
+) -> Iterator[Bridge]:
     workdir = tmp_path_factory.mktemp("bridge")
     ports = {trunk_id: free_port() for trunk_id in TRUNKS}
     trunks = workdir / "trunks.toml"
     write_trunks(trunks, ports)
-    process = BridgeProcess(trunks=trunks, env={"TEST_TRUNK_PASSWORD": TRUNK_PASSWORD})
+    process = BridgeProcess(
+        trunks=trunks, env={"TEST_TRUNK_PASSWORD": TRUNK_PASSWORD}, options=bridge_options
+    )
     process.start(workdir, platform_url=f"http://127.0.0.1:{platform_port}")
     try:
         yield Bridge(process=process, ports=ports, workdir=workdir)
@@ -103,6 +117,15 @@ class Platform:
             await routing.create_outbound(
                 session, tenant_id=self.tenant_id, match=phone, trunk_ids=trunk_ids
             )
+
+    async def receptionist(self, did: str) -> None:
+        """A virtual number for ``did``: its inbound calls reach the bridge's engine."""
+        async with self.runtime.db.transaction() as session:
+            await numbers.create_number(
+                session, tenant_id=self.tenant_id, name="Desk", number=did, voice="Kore",
+                language="de-DE", api_key=RECEPTIONIST_KEY, system_prompt=RECEPTIONIST_PROMPT,
+                box=self.runtime.box, clock=self.runtime.clock,
+            )  # fmt: skip
 
     async def place(self, phone: str, **extra: Any) -> str:
         from tests.calls.helpers import call_body
