@@ -19,10 +19,10 @@ from switchboard.bridge.protocol import (
     DialRequest,
     EndedFields,
 )
-from switchboard.mediabridge.config import Trunk
+from switchboard.mediabridge.config import Limits, Trunk
 from switchboard.mediabridge.conversation import Talk, converse
 from switchboard.mediabridge.engines.base import Conversation, Engine, TransferCall
-from switchboard.mediabridge.media import RtpLeg, negotiate, offer_sdp
+from switchboard.mediabridge.media import NoPorts, RtpLeg, negotiate, offer_sdp
 from switchboard.mediabridge.outcomes import describe, verdict
 from switchboard.mediabridge.platform import EventQueue, PlatformClient, event_id
 from switchboard.mediabridge.sip.dialog import Dialog
@@ -73,7 +73,9 @@ class Calls:
         platform: PlatformClient,
         media: Media,
         instance: str,
+        limits: Limits | None = None,
     ) -> None:
+        self.limits = limits or Limits()
         self.endpoint = endpoint
         self.trunks = trunks
         self.engine = engine
@@ -157,7 +159,11 @@ class Calls:
             if trunk is None:
                 failures.append(f"{trunk_id}: unknown trunk")
                 continue
-            leg = await RtpLeg.reserve(self.media.host, self.media.bind_host, self.media.ports)
+            try:
+                leg = await RtpLeg.reserve(self.media.host, self.media.bind_host, self.media.ports)
+            except NoPorts as exc:
+                log.warning("call %s not placed: %s", dial.call_id, exc)
+                return EndedFields(error_detail=f"the bridge has no media port free ({exc})")
             invite = Invite(
                 self.endpoint, trunk, phone=dial.phone, caller=CALLER_USER,
                 display_name=dial.display_name,
@@ -191,15 +197,13 @@ class Calls:
         events: EventQueue,
     ) -> EndedFields:  # fmt: skip
         dial = call.dial
-        negotiated = negotiate(result.answer)
+        negotiated = negotiate(result.answer, trunk.host)
         if negotiated is None:
             await dialog.bye()
             dialog.close()
-            return EndedFields(
-                answered=True, sip_status=result.status,
-                error_detail=f"trunk {trunk.id} answered without a G.711 audio stream",
-            )  # fmt: skip
-        await leg.open(negotiated)
+            detail = f"trunk {trunk.id} answered without a G.711 audio stream the bridge can reach"
+            return EndedFields(answered=True, sip_status=result.status, error_detail=detail)
+        await leg.open(negotiated, peers=(trunk.host, dialog.addr[0]))
         call.state = "answered"
         events.emit(self._event(call, "answered", trunk_id=trunk.id, answer_ms=result.answer_ms))
         conversation = Conversation(
@@ -214,6 +218,7 @@ class Calls:
             on_started=lambda: events.emit(self._event(call, "ai-started")),
             refer_host=host_port(trunk.host, trunk.port),
             on_transferred=lambda to: events.emit(self._transferred(call, trunk, to)),
+            rtp_timeout_sec=self.limits.rtp_timeout_sec,
         )  # fmt: skip
         ended = await converse(talk)
         ended.sip_status = result.status

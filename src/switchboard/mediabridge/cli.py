@@ -14,7 +14,13 @@ from pathlib import Path
 
 import click
 
-from switchboard.mediabridge.config import TrunksError, load_trunks
+from switchboard.mediabridge.config import (
+    DEFAULT_MAX_INBOUND_CALLS,
+    DEFAULT_RTP_TIMEOUT_SEC,
+    Limits,
+    TrunksError,
+    load_trunks,
+)
 from switchboard.mediabridge.engines import ENGINES, create_engine
 from switchboard.mediabridge.media import parse_range
 from switchboard.mediabridge.rooms.config import SfuConfig, SfuConfigError, sfu_config
@@ -89,6 +95,20 @@ def _primary_address() -> str:
     help="RFC 3261 T1: INVITEs are resent from T1 and abandoned after 64*T1 (timer B)",
 )
 @click.option(
+    "--max-inbound-calls",
+    default=DEFAULT_MAX_INBOUND_CALLS,
+    show_default=True,
+    type=click.IntRange(1, 100_000),
+    help="Inbound INVITEs taken at once; more are refused 503 with Retry-After",
+)
+@click.option(
+    "--rtp-timeout-sec",
+    default=DEFAULT_RTP_TIMEOUT_SEC,
+    show_default=True,
+    type=click.FloatRange(0, 86_400),
+    help="Hang up an answered call whose far end sends no RTP nor RTCP for this long (0: never)",
+)
+@click.option(
     "--sfu",
     "sfu_janus",
     default="",
@@ -100,8 +120,8 @@ def _primary_address() -> str:
 @click.option("--log-level", default="INFO", show_default=True)
 def serve(
     listen: str, sip_addr: str, trunks_file: Path, rtp_ports: str, engine: str, advertise: str,
-    platform_url: str, sip_t1_ms: int, sfu_janus: str, sfu_rtp_ports: str, sfu_nat_1_1: str,
-    log_level: str,
+    platform_url: str, sip_t1_ms: int, max_inbound_calls: int, rtp_timeout_sec: float,
+    sfu_janus: str, sfu_rtp_ports: str, sfu_nat_1_1: str, log_level: str,
 ) -> None:  # fmt: skip
     """Run the media bridge: protocol v1 over HTTP, SIP and RTP to the trunks.
 
@@ -139,6 +159,7 @@ def serve(
         trunks=trunks, engine=chosen, secret=secret, rtp_ports=ports,
         platform_url=platform_url, t1=sip_t1_ms / 1000,
         instance="bridge-" + secrets.token_hex(4), sfu=sfu,
+        limits=Limits(max_inbound_calls=max_inbound_calls, rtp_timeout_sec=rtp_timeout_sec),
     )  # fmt: skip
     asyncio.run(_serve(server))
 

@@ -12,6 +12,9 @@
 
 An ``[sfu]`` table configures the rooms' SFU (``rooms/config.py``).
 A bad file is refused when the bridge starts, with a message naming the key at fault.
+
+``Limits`` holds what the bridge takes on from the network (``--max-inbound-calls``,
+``--rtp-timeout-sec``; decisions 0326 and 0327).
 """
 
 from __future__ import annotations
@@ -27,6 +30,20 @@ from aiosipua import parse_uri
 Transport = Literal["udp", "tcp"]
 KEYS = {"uri", "transport", "username", "password_env", "from_domain", "ring_timeout_sec"}
 DEFAULT_RING_TIMEOUT_SEC = 30.0
+DEFAULT_MAX_INBOUND_CALLS = 100
+DEFAULT_RTP_TIMEOUT_SEC = 60.0
+# what a 503 at capacity asks the caller's side to wait before it sends the bridge calls again
+RETRY_AFTER_SEC = 5
+
+
+@dataclass(frozen=True)
+class Limits:
+    """``max_inbound_calls``: inbound INVITEs taken at once, from arrival to the call's end (more
+    are refused 503 with ``Retry-After``); ``rtp_timeout_sec``: an answered call whose far end
+    sends neither RTP nor RTCP for this long is hung up (0: never)."""
+
+    max_inbound_calls: int = DEFAULT_MAX_INBOUND_CALLS
+    rtp_timeout_sec: float = DEFAULT_RTP_TIMEOUT_SEC
 
 
 class TrunksError(ValueError):

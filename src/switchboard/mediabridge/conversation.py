@@ -1,7 +1,8 @@
 """An answered call's conversation: the far end's RTP into the engine, the engine's audio out
 every 20 ms, until the engine ends it, the far end hangs up (BYE), the platform hangs up, the
-talk time reaches ``maxSeconds`` (the engine's closing line is played first), or the engine's
-transfer succeeds (a blind transfer: REFER to the far end, docs/bridge-engines.md)."""
+talk time reaches ``maxSeconds`` (the engine's closing line is played first), the engine's
+transfer succeeds (a blind transfer: REFER to the far end, docs/bridge-engines.md), or the far
+end's media stops for ``--rtp-timeout-sec`` (a technical failure, decision 0326)."""
 
 from __future__ import annotations
 
@@ -56,6 +57,11 @@ class Talk:
     refer_host: str = ""
     on_transferred: Callable[[TransferCall], None] = lambda _: None
     transfer_wait_sec: float = TRANSFER_WAIT_SEC
+    rtp_timeout_sec: float = 0.0  # 0: a silent far end keeps the call
+
+
+def media_lost(seconds: float) -> str:
+    return f"the far end sent no media for {seconds:g} s"
 
 
 def turns_of(records: list[TurnRecord]) -> list[Turn]:
@@ -123,9 +129,13 @@ async def converse(talk: Talk) -> EndedFields:
         far = asyncio.ensure_future(dialog.far_bye.wait())
         hangup = asyncio.ensure_future(talk.hangup.wait())
         limit = asyncio.ensure_future(asyncio.sleep(max(0.0, deadline - time.monotonic())))
-        done = await _first(signal, far, hangup, limit)  # type: ignore[arg-type]
+        silent = asyncio.ensure_future(leg.silent(talk.rtp_timeout_sec))
+        done = await _first(signal, far, hangup, limit, silent)  # type: ignore[arg-type]
         if done is far:
             reason = "far-hangup"
+        elif done is silent:
+            log.info("call %s: %s", dialog.call_id, media_lost(talk.rtp_timeout_sec))
+            reason, failure = "far-hangup", media_lost(talk.rtp_timeout_sec)
         elif done is hangup:
             reason = "cancelled"
         elif done is limit:

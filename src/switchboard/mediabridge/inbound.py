@@ -5,6 +5,10 @@
   voice, language and maximum duration; ``inbound-*`` callbacks with source ``sip``;
 * ``office-tab``: the bridge rings the user's ``sipUri`` as a second leg, and once the user
   answers, answers the caller and relays the media between the two legs; source ``office-tab``.
+
+At most ``--max-inbound-calls`` INVITEs are taken at once, from arrival to the call's end; more,
+or an INVITE that finds every RTP port in use, are refused 503 with ``Retry-After`` (decision
+0327). An offer the bridge cannot send media to is refused 488 (decision 0326).
 """
 
 from __future__ import annotations
@@ -26,10 +30,17 @@ from switchboard.bridge.protocol import (
     InboundRouteRequest,
 )
 from switchboard.mediabridge.calls import Calls, utc_now
-from switchboard.mediabridge.config import Trunk
-from switchboard.mediabridge.conversation import Talk, converse
+from switchboard.mediabridge.config import RETRY_AFTER_SEC, Trunk
+from switchboard.mediabridge.conversation import Talk, converse, media_lost
 from switchboard.mediabridge.engines.base import Conversation
-from switchboard.mediabridge.media import Negotiated, RtpLeg, answer_sdp, negotiate, offer_sdp
+from switchboard.mediabridge.media import (
+    Negotiated,
+    NoPorts,
+    RtpLeg,
+    answer_sdp,
+    negotiate,
+    offer_sdp,
+)
 from switchboard.mediabridge.platform import EventQueue, PlatformError, event_id
 from switchboard.mediabridge.sip import messages
 from switchboard.mediabridge.sip.dialog import Dialog
@@ -40,12 +51,16 @@ log = logging.getLogger("switchboard.mediabridge.inbound")
 
 DEFAULT_MAX_SECONDS = 3600
 OFFICE_TAB_RING_SEC = 30.0
+# a flood at capacity is logged once in this many seconds, not once per INVITE
+BUSY_LOG_EVERY_SEC = 10.0
 
 
 class Inbound:
     def __init__(self, calls: Calls) -> None:
         self.calls = calls
+        self.active = 0  # INVITEs taken, from arrival to the call's end
         self._hangups: set[asyncio.Event] = set()
+        self._busy_logged = -BUSY_LOG_EVERY_SEC
 
     async def aclose(self) -> None:
         for event in self._hangups:
@@ -53,17 +68,42 @@ class Inbound:
 
     async def answer(self, request: SipRequest, addr: tuple[str, int], transport: str) -> None:
         server = ServerInvite(self.calls.endpoint, request, addr, transport)
+        limit = self.calls.limits.max_inbound_calls
+        if self.active >= limit:
+            self._busy(server, f"{self.active} inbound calls in progress (--max-inbound-calls)")
+            return
+        self.active += 1
         server.register()
         server.respond(100)
         try:
             await self._answer(server)
+        except NoPorts as exc:
+            self._busy(server, str(exc))
         finally:
+            self.active -= 1
             server.close()
+
+    def _busy(self, server: ServerInvite, why: str) -> None:
+        """503 with Retry-After: the caller's side tries another route, or this one later."""
+        server.respond(503, extra={"Retry-After": str(RETRY_AFTER_SEC)})
+        now = time.monotonic()
+        if now - self._busy_logged >= BUSY_LOG_EVERY_SEC:
+            self._busy_logged = now
+            log.warning("inbound call refused 503: %s", why)
 
     async def _answer(self, server: ServerInvite) -> None:
         request = server.request
         did = messages.user_of(request.uri)
         from_number = messages.user_of(request.headers.get_first("from"))
+        try:
+            offer = parse_sdp(request.body.decode("utf-8", "replace")) if request.body else None
+        except (ValueError, IndexError):
+            offer = None
+        negotiated = negotiate(offer, server.addr[0])
+        if negotiated is None:  # refused before the platform is asked anything
+            log.info("inbound call to %s refused 488: no G.711 audio the bridge can send to", did)
+            server.respond(488)
+            return
         question = InboundRouteRequest(
             domain=messages.host_of(request.uri), did=did, from_number=from_number
         )
@@ -77,14 +117,8 @@ class Inbound:
             log.info("inbound call to %s: no route", did)
             server.respond(404)
             return
-        try:
-            offer = parse_sdp(request.body.decode("utf-8", "replace")) if request.body else None
-        except (ValueError, IndexError):
-            offer = None
-        negotiated = negotiate(offer)
-        if negotiated is None:
-            server.respond(488)
-            return
+        if server.cancelled.is_set():
+            return  # the caller gave up while the platform was asked (487 has gone)
         media = self.calls.media
         leg = await RtpLeg.reserve(media.host, media.bind_host, media.ports)
         try:
@@ -104,11 +138,13 @@ class Inbound:
         did: str, from_number: str,
     ) -> None:  # fmt: skip
         started = time.monotonic()
-        await leg.open(negotiated)
+        await leg.open(negotiated, peers=(server.addr[0],))
         sdp = answer_sdp(leg.host, leg.port, secrets.randbelow(2**31), negotiated.payload_type,
                          negotiated.dtmf)  # fmt: skip
-        server.respond(200, sdp)
-        if not await server.wait_ack() or server.dialog is None:
+        if not server.respond(200, sdp) or server.dialog is None:
+            return  # cancelled
+        if not await server.wait_ack():
+            await _hang_up(server.dialog)  # RFC 3261 §13.3.1.4: no ACK, the dialog ends
             return
         call_id = protocol.inbound_call_id()
         fields: dict[str, object] = {
@@ -138,6 +174,7 @@ class Inbound:
                 leg=leg, dialog=server.dialog, session=self.calls.engine.session(conversation),
                 max_seconds=max_seconds, hangup=hangup,
                 on_started=lambda: emit("inbound-ai-started"),
+                rtp_timeout_sec=self.calls.limits.rtp_timeout_sec,
             ))  # fmt: skip
         finally:
             self._hangups.discard(hangup)
@@ -172,24 +209,24 @@ class Inbound:
                 invite.cancel()
             result = await ringing
             gone.cancel()
-            user_media = negotiate(result.answer)
+            user_media = negotiate(result.answer, trunk.host)
             if result.dialog is None or user_media is None or server.cancelled.is_set():
                 if result.dialog is not None:
-                    await result.dialog.bye()
-                    result.dialog.close()
+                    await _hang_up(result.dialog)
                 if not server.cancelled.is_set():
                     server.respond(480)
                 return
-            await user.open(user_media)
-            await caller.open(negotiated)
+            await user.open(user_media, peers=(trunk.host,))
+            await caller.open(negotiated, peers=(server.addr[0],))
             caller.on_frame = user.send
             user.on_frame = caller.send
             sdp = answer_sdp(caller.host, caller.port, secrets.randbelow(2**31),
                              negotiated.payload_type, negotiated.dtmf)  # fmt: skip
             server.respond(200, sdp)
             if not await server.wait_ack() or server.dialog is None:
-                await result.dialog.bye()
-                result.dialog.close()
+                await _hang_up(result.dialog)
+                if server.dialog is not None:
+                    await _hang_up(server.dialog)
                 return
             await self._relay(server, route, result.dialog, caller, user, started, did,
                               from_number)  # fmt: skip
@@ -219,27 +256,35 @@ class Inbound:
 
         answered_at = time.monotonic()
         emit("inbound-answered", answer_ms=math.ceil((answered_at - started) * 1000))
+        timeout = self.calls.limits.rtp_timeout_sec
         caller_bye = asyncio.ensure_future(caller_dialog.far_bye.wait())
         user_bye = asyncio.ensure_future(user_dialog.far_bye.wait())
+        quiet = {asyncio.ensure_future(leg.silent(timeout)) for leg in (caller, user)}
         done, pending = await asyncio.wait(
-            {caller_bye, user_bye}, return_when=asyncio.FIRST_COMPLETED
+            {caller_bye, user_bye, *quiet}, return_when=asyncio.FIRST_COMPLETED
         )
         for task in pending:
             task.cancel()
-        outcome = "far-hangup" if caller_bye in done else "finished"
-        with contextlib.suppress(Exception):
-            await (user_dialog.bye() if caller_bye in done else caller_dialog.bye())
-        caller_dialog.close()
-        user_dialog.close()
+        outcome = "far-hangup" if caller_bye in done else "finished" if user_bye in done else ""
+        for dialog in (caller_dialog, user_dialog):
+            with contextlib.suppress(Exception):
+                await dialog.bye()  # a no-op for the side that hung up
+            dialog.close()
         await caller.close()
         await user.close()
         ended = EndedFields(
             outcome=outcome, answered=True, talk_sec=round(time.monotonic() - answered_at),
             sip_status=200, rtp_packets_sent=caller.packets_sent,
             rtp_packets_received=caller.packets_received,
+            error_detail="" if outcome else media_lost(timeout),
         )  # fmt: skip
         emit("inbound-ended", ended=ended)
         await events.drain()
+
+
+async def _hang_up(dialog: Dialog) -> None:
+    await dialog.bye()
+    dialog.close()
 
 
 def _user_trunk(sip_uri: str) -> tuple[Trunk, str] | None:

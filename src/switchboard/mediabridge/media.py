@@ -2,15 +2,19 @@
 jitter buffer on the way in, RFC 4733 telephone events (PT 101) received and logged.
 
 A leg's port pair comes from ``--rtp-ports`` before the SDP is written; the socket is bound when
-the far end's address is known (the answer, or the offer of an inbound call).
+the far end's address is known (the answer, or the offer of an inbound call). The far end's SDP
+must name a unicast IPv4 address and a port (``negotiate``), and its packets are taken only from
+the hosts of that call: the SDP's, or the one its SIP comes from (``_Session``, decision 0326).
 """
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
+import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from aiortp import PortAllocator, RTPSession
@@ -25,6 +29,13 @@ DTMF_PT = 101
 SILENCE = b"\x00" * FRAME_BYTES
 # frames waiting for the engine: beyond 200 ms the oldest go (the far end's clock runs fast)
 INBOX_FRAMES = 10
+# an RTP header is 12 bytes, an RTCP one 8; 1500 bytes hold 180 ms of G.711, more than any
+# far end puts in one packet of this call
+RTP_HEADER, RTCP_HEADER, MAX_PACKET = 12, 8, 1500
+
+
+class NoPorts(Exception):
+    """Every port pair of ``--rtp-ports`` is in use."""
 
 
 def parse_range(text: str) -> tuple[int, int]:
@@ -80,9 +91,13 @@ class Negotiated:
     dtmf: int | None
 
 
-def negotiate(sdp: SdpMessage | None) -> Negotiated | None:
-    """The first G.711 codec the far end lists, and its telephone-event type if any."""
+def negotiate(sdp: SdpMessage | None, peer: str) -> Negotiated | None:
+    """The first G.711 codec the far end lists, and its telephone-event type if any; ``None``
+    when there is none or the SDP names no address the bridge may send to. ``peer`` is the host
+    the far end's SIP comes from: only a peer on loopback may name a loopback address."""
     if sdp is None or sdp.audio is None or sdp.rtp_address is None:
+        return None
+    if not _sendable(sdp.rtp_address, peer):
         return None
     audio = sdp.audio
     names = {c.payload_type: c.encoding_name.upper() for c in audio.codecs}
@@ -96,6 +111,57 @@ def negotiate(sdp: SdpMessage | None) -> Negotiated | None:
     return None
 
 
+def _sendable(remote: tuple[str, int], peer: str) -> bool:
+    """A unicast IPv4 address and a port: not a host name (sending would resolve it, blocking,
+    for every packet), not IPv6 (the media sockets are IPv4), not 0.0.0.0, multicast or
+    broadcast, and loopback only for a peer on loopback."""
+    host, port = remote
+    try:
+        address = ipaddress.IPv4Address(host)
+    except ValueError:
+        return False
+    if not 0 < port <= 65535:
+        return False
+    if address.is_unspecified or address.is_multicast or address.is_reserved:
+        return False
+    return not address.is_loopback or _on_loopback(peer)
+
+
+def _on_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return host.lower() == "localhost"
+
+
+class _Session(RTPSession):
+    """aiortp's session, taking the far end's packets only from ``hosts`` and only when they
+    look like RTP (version 2, a whole header, at most ``MAX_PACKET`` bytes): anyone who finds the
+    port could otherwise speak into the call, and with symmetric RTP take its audio away."""
+
+    hosts: frozenset[str] = frozenset()
+    heard_at = 0.0  # time.monotonic() of the last packet taken
+    ignored = 0
+
+    def _handle_rtp(self, data: bytes, addr: tuple[str, int]) -> None:
+        if self._admit(data, addr, RTP_HEADER):
+            super()._handle_rtp(data, addr)
+
+    def _handle_rtcp(self, data: bytes, addr: tuple[str, int]) -> None:
+        if self._admit(data, addr, RTCP_HEADER):
+            super()._handle_rtcp(data, addr)
+
+    def _admit(self, data: bytes, addr: tuple[str, int], header: int) -> bool:
+        if addr[0] in self.hosts and header <= len(data) <= MAX_PACKET and data[0] >> 6 == 2:
+            self.heard_at = time.monotonic()
+            return True
+        if not self.ignored:
+            log.info("media from %s:%s ignored: this call's far end is %s", addr[0], addr[1],
+                     ", ".join(sorted(self.hosts)))  # fmt: skip
+        self.ignored += 1
+        return False
+
+
 @dataclass
 class RtpLeg:
     """One leg's media. The far end's audio, as 20 ms PCM frames, goes to ``on_frame`` when it
@@ -106,7 +172,7 @@ class RtpLeg:
     port: int
     allocator: PortAllocator
     bind_host: str = ""  # the socket's address (the --sip host), when it differs
-    session: RTPSession | None = None
+    session: _Session | None = None
     on_frame: Callable[[bytes], None] | None = None
     digits: list[str] = field(default_factory=list)
     _inbox: deque[bytes] = field(default_factory=lambda: deque(maxlen=INBOX_FRAMES))
@@ -116,11 +182,16 @@ class RtpLeg:
 
     @classmethod
     async def reserve(cls, host: str, bind_host: str, allocator: PortAllocator) -> RtpLeg:
-        port, _rtcp = await allocator.allocate()
+        try:
+            port, _rtcp = await allocator.allocate()
+        except RuntimeError:  # aiortp: "No available port pair in range"
+            raise NoPorts("every port of --rtp-ports is in use") from None
         return cls(host=host, port=port, allocator=allocator, bind_host=bind_host)
 
-    async def open(self, negotiated: Negotiated) -> None:
-        session = await RTPSession.create(
+    async def open(self, negotiated: Negotiated, peers: Iterable[str] = ()) -> None:
+        """Bind the leg; media is taken from the SDP's host and ``peers`` (where its SIP comes
+        from), any port of theirs (NAT), and sent back where it last came from."""
+        session = await _Session.create(
             local_addr=(self.bind_host or self.host, self.port),
             remote_addr=negotiated.remote,
             payload_type=negotiated.payload_type,
@@ -129,6 +200,9 @@ class RtpLeg:
             jitter_prefetch=3,
             symmetric_rtp=True,
         )
+        assert isinstance(session, _Session)  # aiortp's factory builds ``cls``
+        session.hosts = frozenset({negotiated.remote[0], *peers})
+        session.heard_at = time.monotonic()
         session.on_audio = self._audio
         session.on_dtmf = self._dtmf
         self.session = session
@@ -164,6 +238,18 @@ class RtpLeg:
         if self.session is None:
             return self._received
         return int(self.session.stats.get("packets_received", 0))
+
+    async def silent(self, seconds: float) -> None:
+        """Return once the far end has sent neither RTP nor RTCP for ``seconds`` (0: never)."""
+        session = self.session
+        if seconds <= 0 or session is None:
+            await asyncio.Event().wait()
+            return
+        while True:  # heard_at moves on with every packet: sleep until it may have expired
+            left = session.heard_at + seconds - time.monotonic()
+            if left <= 0:
+                return
+            await asyncio.sleep(left)
 
     async def close(self) -> None:
         if self.session is not None:

@@ -13,7 +13,7 @@ import uvicorn
 from aiortp import PortAllocator
 
 from switchboard.mediabridge.calls import Calls, Media
-from switchboard.mediabridge.config import Trunk
+from switchboard.mediabridge.config import Limits, Trunk
 from switchboard.mediabridge.engines.base import Engine
 from switchboard.mediabridge.http import create_app
 from switchboard.mediabridge.inbound import Inbound
@@ -44,13 +44,14 @@ class Server:
         t1: float,
         instance: str,
         sfu: SfuConfig | None = None,
+        limits: Limits | None = None,
     ) -> None:
         self.endpoint = SipEndpoint(sip[0], sip[1], advertise=advertise, t1=t1)
         self.platform = PlatformClient(secret=secret, platform_url=platform_url)
         media = Media(host=advertise, bind_host=sip[0], ports=PortAllocator(rtp_ports))
         self.calls = Calls(
             endpoint=self.endpoint, trunks=trunks, engine=engine, platform=self.platform,
-            media=media, instance=instance,
+            media=media, instance=instance, limits=limits,
         )  # fmt: skip
         self.inbound = Inbound(self.calls)
         self.endpoint.on_invite = self.inbound.answer

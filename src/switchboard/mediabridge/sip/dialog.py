@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from aiosipua import SipRequest
 
-from switchboard.mediabridge.sip import messages
+from switchboard.mediabridge.sip import checks, messages
 from switchboard.mediabridge.sip.endpoint import SipEndpoint
 from switchboard.mediabridge.sip.transaction import send_request
 
@@ -58,22 +58,34 @@ class Dialog:
 
     def on_request(self, request: SipRequest, addr: tuple[str, int], transport: str) -> None:
         method = request.method
-        if method == "BYE":
-            self.endpoint.send(messages.response(request, 200), addr, transport)
-            self.ended = True
-            self.far_bye.set()
+        status, extra = 200, {}
+        if not self._ours(request):
+            status = 481  # the Call-ID of this dialog with other tags (RFC 3261 §12.2.2)
         elif method == "ACK":
             return
+        elif method == "BYE":
+            self.ended = True
+            self.far_bye.set()
         elif method == "NOTIFY":
-            self.endpoint.send(messages.response(request, 200), addr, transport)
             event = (request.headers.get_first("event") or "").split(";")[0].strip().lower()
             if event == "refer":
                 self.notified.put_nowait(_sipfrag_status(request.body or b""))
-        elif method in ("INFO", "OPTIONS", "UPDATE") or method == "CANCEL":
-            self.endpoint.send(messages.response(request, 200), addr, transport)
-        else:
-            # re-INVITE, REFER from the far end: the bridge keeps the media it negotiated
-            self.endpoint.send(messages.response(request, 488), addr, transport)
+        elif method == "OPTIONS":
+            extra = checks.CAPABILITIES
+        elif method in ("INVITE", "UPDATE") and (method == "INVITE" or request.body):
+            # a re-INVITE or an UPDATE with an offer: the bridge keeps the media it negotiated
+            status = 488
+        elif method not in ("INFO", "UPDATE", "CANCEL"):
+            refusal = checks.method_refusal(method)  # REFER from the far end, unknown methods
+            status, extra = refusal.status, refusal.headers
+        if method != "ACK":
+            self.endpoint.send(messages.response(request, status, extra=extra), addr, transport)
+
+    def _ours(self, request: SipRequest) -> bool:
+        """The far end's requests carry its tag in From and this side's in To."""
+        theirs = messages.tag_of(request.headers.get_first("from"))
+        ours = messages.tag_of(request.headers.get_first("to"))
+        return theirs == messages.tag_of(self.remote) and ours == messages.tag_of(self.local)
 
     async def bye(self) -> int:
         """End the dialog from this side; returns the status of the BYE's answer (0: none)."""

@@ -1,5 +1,6 @@
 """The bridge's SIP address: one UDP socket and one TCP listener on ``--sip``, and the routing
-of what arrives there to client transactions, server INVITEs and dialogs."""
+of what arrives there to client transactions, server INVITEs and dialogs, once ``checks.py``
+has judged it (decision 0325)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
-from aiosipua import SipMessage, SipRequest, SipResponse, TcpSipTransport
+from aiosipua import SipMessage, SipRequest, SipResponse
 
-from switchboard.mediabridge.sip import messages
+from switchboard.mediabridge.sip import checks, messages
+from switchboard.mediabridge.sip.tcp import BoundedTcp
 
 log = logging.getLogger("switchboard.mediabridge.sip")
 
@@ -27,14 +29,13 @@ class RequestSink(Protocol):
 
 
 InviteHandler = Callable[[SipRequest, tuple[str, int], str], Awaitable[None]]
-MessageHandler = Callable[[SipRequest | SipResponse, tuple[str, int]], None]
 
 
 class _Udp(asyncio.DatagramProtocol):
     """One datagram, one SIP message (aiosipua 0.7.1's UDP transport asserts a transport class
     that Python 3.11's selector loop does not have, so the socket is driven here)."""
 
-    def __init__(self, deliver: MessageHandler) -> None:
+    def __init__(self, deliver: Callable[[bytes, tuple[str, int]], None]) -> None:
         self.deliver = deliver
         self.transport: asyncio.DatagramTransport | None = None
 
@@ -42,14 +43,7 @@ class _Udp(asyncio.DatagramProtocol):
         self.transport = transport  # type: ignore[assignment]
 
     def datagram_received(self, data: bytes, addr: tuple[str | object, ...]) -> None:
-        if not data.strip():
-            return  # keep-alive
-        try:
-            message = SipMessage.parse(data)
-        except (ValueError, IndexError):
-            log.info("unparsable SIP datagram from %s", addr[0])
-            return
-        self.deliver(message, (str(addr[0]), int(str(addr[1]))))
+        self.deliver(data, (str(addr[0]), int(str(addr[1]))))
 
     def error_received(self, exc: Exception) -> None:
         log.debug("UDP error: %s", exc)
@@ -63,8 +57,8 @@ class SipEndpoint:
         self.port = port
         self.advertise = advertise or host
         self.t1 = t1
-        self.udp = _Udp(self._udp_message)
-        self.tcp: TcpSipTransport | None = None
+        self.udp = _Udp(lambda data, addr: self.receive(data, addr, "udp"))
+        self.tcp: BoundedTcp | None = None
         self._clients: dict[tuple[str, str], ResponseSink] = {}
         self._dialogs: dict[str, RequestSink] = {}
         self._tasks: set[asyncio.Task[None]] = set()
@@ -75,7 +69,10 @@ class SipEndpoint:
         await loop.create_datagram_endpoint(lambda: self.udp, local_addr=(self.host, self.port))
         assert self.udp.transport is not None
         self.port = int(self.udp.transport.get_extra_info("sockname")[1])
-        self.tcp = TcpSipTransport(local_addr=(self.host, self.port), on_message=self._tcp_message)
+        self.tcp = BoundedTcp(
+            (self.host, self.port), lambda data, addr: self.receive(data, addr, "tcp"),
+            first_message_sec=64 * self.t1,
+        )  # fmt: skip
         await self.tcp.start()
 
     async def stop(self) -> None:
@@ -126,31 +123,65 @@ class SipEndpoint:
     def drop_dialog(self, call_id: str) -> None:
         self._dialogs.pop(call_id, None)
 
-    def _udp_message(self, message: SipRequest | SipResponse, addr: tuple[str, int]) -> None:
-        self._route(message, addr, "udp")
-
-    def _tcp_message(self, message: SipRequest | SipResponse, addr: tuple[str, int]) -> None:
-        self._route(message, addr, "tcp")
-
-    def _route(self, message: SipRequest | SipResponse, addr: tuple[str, int], kind: str) -> None:
-        if isinstance(message, SipResponse):
-            key = (messages.top_branch(message), messages.cseq_of(message)[1])
-            sink = self._clients.get(key)
-            if sink is not None:
-                sink.on_response(message)
+    def receive(self, data: bytes, addr: tuple[str, int], transport: str) -> None:
+        """One datagram or TCP message from anyone: a well-formed request is answered or
+        routed, a response goes to its transaction, anything else is dropped (checks.py)."""
+        data = data.lstrip(b"\r\n")
+        if not data:
+            return  # a keep-alive (RFC 5626)
+        line = checks.start_line(data)
+        try:
+            message = SipMessage.parse(data) if line is not None else None
+        except (ValueError, IndexError):
+            message = None
+        if line is None or message is None:
+            log.debug("not a SIP message from %s: dropped", addr[0])
             return
-        dialog = self._dialogs.get(message.call_id or "")
-        if dialog is not None:
-            dialog.on_request(message, addr, kind)
-        elif message.method == "INVITE" and self.on_invite is not None:
-            task = asyncio.ensure_future(self.on_invite(message, addr, kind))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
-            task.add_done_callback(_log_failure)
-        elif message.method == "OPTIONS":
-            self.send(messages.response(message, 200), addr, kind)
-        elif message.method != "ACK":
-            self.send(messages.response(message, 481), addr, kind)
+        try:
+            if isinstance(message, SipResponse):
+                self._response(message)
+            else:
+                version = line.rsplit(b" ", 1)[-1].decode("ascii", "replace")
+                self._request(message, addr, transport, version, data)
+        except (ValueError, IndexError) as exc:
+            log.info("SIP message from %s dropped: %s", addr[0], exc)
+
+    def _response(self, message: SipResponse) -> None:
+        key = (messages.top_branch(message), messages.cseq_of(message)[1])
+        sink = self._clients.get(key)
+        if sink is not None:
+            sink.on_response(message)
+
+    def _request(
+        self, message: SipRequest, addr: tuple[str, int], kind: str, version: str, data: bytes
+    ) -> None:
+        method = message.method
+        refusal = checks.request_refusal(message, version, data)
+        if refusal is None:
+            dialog = self._dialogs.get(message.call_id or "")
+            if dialog is not None:
+                dialog.on_request(message, addr, kind)
+                return
+            if messages.tag_of(message.headers.get_first("to")):
+                refusal = checks.NO_DIALOG  # a dialog this bridge does not hold (RFC 3261 §12.2.2)
+            elif method == "INVITE" and self.on_invite is not None:
+                task = asyncio.ensure_future(self.on_invite(message, addr, kind))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+                task.add_done_callback(_log_failure)
+                return
+            elif method == "OPTIONS":
+                self.send(messages.response(message, 200, extra=checks.CAPABILITIES), addr, kind)
+                return
+            else:
+                refusal = checks.method_refusal(method)
+        if refusal.status and method != "ACK":
+            log.debug("SIP %s from %s refused: %d %s", method, addr[0], refusal.status,
+                      refusal.reason)  # fmt: skip
+            answer = messages.response(
+                message, refusal.status, reason=refusal.reason, extra=refusal.headers
+            )
+            self.send(answer, addr, kind)
 
 
 def _what(message: SipRequest | SipResponse) -> str:

@@ -8,7 +8,8 @@ from aiosipua import SipRequest, SipResponse, parse_address, parse_uri
 
 USER_AGENT = "switchboard-bridge/1"
 REASONS = {
-    100: "Trying", 180: "Ringing", 183: "Session Progress", 200: "OK", 404: "Not Found",
+    100: "Trying", 180: "Ringing", 183: "Session Progress", 200: "OK", 400: "Bad Request",
+    404: "Not Found", 405: "Method Not Allowed", 480: "Temporarily Unavailable",
     481: "Call/Transaction Does Not Exist", 486: "Busy Here", 487: "Request Terminated",
     488: "Not Acceptable Here", 500: "Server Internal Error", 501: "Not Implemented",
     503: "Service Unavailable",
@@ -72,8 +73,9 @@ def response(
     contact: str = "",
     body: bytes = b"",
     extra: dict[str, str] | None = None,
+    reason: str = "",
 ) -> SipResponse:
-    msg = SipResponse(status_code=status, reason_phrase=REASONS.get(status, "Unknown"))
+    msg = SipResponse(status_code=status, reason_phrase=reason or REASONS.get(status, "Unknown"))
     for value in req.headers.get("via"):
         msg.headers.append("Via", value)
     msg.headers.set_single("From", req.headers.get_first("from") or "")
@@ -105,9 +107,13 @@ def cseq_of(msg: SipRequest | SipResponse) -> tuple[int, str]:
 
 
 def user_of(value: str | None) -> str:
-    """The user part of a header's or request line's URI (``anonymous`` when there is none)."""
+    """The user part of a header's or request line's URI, the number of a ``tel:`` URI
+    (``anonymous`` when there is none)."""
     if not value:
         return "anonymous"
+    inner = value[value.find("<") + 1 : value.rfind(">")] if "<" in value else value.strip()
+    if inner.lower().startswith("tel:"):
+        return inner[4:].split(";", 1)[0].strip() or "anonymous"
     try:
         uri = parse_uri(value) if value.lower().startswith("sip") else parse_address(value).uri
     except ValueError:

@@ -8,7 +8,7 @@ import contextlib
 
 from aiosipua import SipRequest, SipResponse
 
-from switchboard.mediabridge.sip import messages
+from switchboard.mediabridge.sip import checks, messages
 from switchboard.mediabridge.sip.dialog import Dialog
 from switchboard.mediabridge.sip.endpoint import T2, SipEndpoint
 
@@ -60,11 +60,16 @@ class ServerInvite:
         else:
             self.endpoint.send(messages.response(request, 481), addr, transport)
 
-    def respond(self, status: int, body: bytes = b"") -> None:
+    def respond(self, status: int, body: bytes = b"", extra: dict[str, str] | None = None) -> bool:
+        """Send a response; False when a final one went first (a CANCEL crossed the call)."""
+        if self.final is not None:
+            return False
         contact = self.endpoint.contact() if status < 300 and status > 100 else ""
+        if 200 <= status < 300:
+            extra = {**checks.CAPABILITIES, **(extra or {})}
         response = messages.response(
             self.request, status, to_tag=self.to_tag if status > 100 else "", contact=contact,
-            body=body,
+            body=body, extra=extra,
         )  # fmt: skip
         self._last = response
         if status >= 200:
@@ -74,6 +79,7 @@ class ServerInvite:
             self.dialog = self._make_dialog(response)
             if self.transport == "udp":
                 self._resend = asyncio.ensure_future(self._resend_2xx(response))
+        return True
 
     async def _resend_2xx(self, response: SipResponse) -> None:
         interval = self.endpoint.t1
