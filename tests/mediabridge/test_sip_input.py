@@ -127,6 +127,12 @@ async def test_a_request_line_the_bridge_cannot_take_is_refused(
     assert (answer.status_code, answer.reason_phrase) == (status, reason)
 
 
+async def test_a_quoted_display_name_may_hold_angle_brackets(caller: Caller) -> None:
+    name = f'"Reception <main> \\"desk\\"" <sip:+14155550199@127.0.0.1:{caller.udp.port}>;tag=q'
+    caller.send(caller.wire("INVITE", OFFERS["port 0"], headers={"From": name}))
+    assert (await caller.final()).status_code == 488  # past the header checks, to the offer's
+
+
 async def test_header_bytes_that_are_not_utf8_are_refused_400(caller: Caller) -> None:
     caller.send(_bad_utf8(caller))
     answer = await caller.final()

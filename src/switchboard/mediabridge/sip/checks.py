@@ -42,6 +42,7 @@ _SIP_URI = re.compile(rf"sips?:([^@<>\s]+@)?{_HOST}([;?][^<>\s]*)?$", re.IGNOREC
 _TEL_URI = re.compile(r"tel:[^<>\s@]+$", re.IGNORECASE)
 _CSEQ = re.compile(rf"(\d{{1,10}})\s+({_WORD})$")
 _CALL_ID = re.compile(r"[^\s]{1,256}$")
+_QUOTED_NAME = re.compile(r'^\s*"(?:[^"\\]|\\.)*"')
 _MANDATORY = (("via", "Via"), ("from", "From"), ("to", "To"), ("call-id", "Call-ID"),
               ("cseq", "CSeq"))  # fmt: skip
 
@@ -74,6 +75,7 @@ def _uri_ok(text: str) -> bool:
 def _address_ok(value: str) -> bool:
     """A name-addr (``"Name" <uri>;params``) or an addr-spec (``uri;params``) with a SIP or tel
     URI whose host is well formed."""
+    value = _QUOTED_NAME.sub("", value, count=1)  # a quoted display name may hold < and >
     lt, gt = value.find("<"), value.rfind(">")
     if lt != -1 or gt != -1:
         return 0 <= lt < gt and value.count("<") == 1 and _uri_ok(value[lt + 1 : gt])
