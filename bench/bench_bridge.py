@@ -259,7 +259,10 @@ async def main() -> None:
         ["taskset", "-c", "0", sys.executable, "-m", "switchboard", "bridge", "serve",
          "--listen", f"127.0.0.1:{http_port}", "--sip", f"127.0.0.1:{sip_port}",
          "--trunks", str(trunks), "--rtp-ports", "40000-44000", "--engine", args.engine,
-         "--platform-url", f"http://127.0.0.1:{platform_port}", "--log-level", "WARNING"],
+         "--platform-url", f"http://127.0.0.1:{platform_port}", "--log-level", "WARNING",
+         # the levels measured bound the calls at once, not the default capacity (twice the
+         # highest: a call sipp has ended holds its slot until its report is delivered)
+         "--max-inbound-calls", str(2 * max(int(n) for n in args.calls.split(",")))],
         env={**os.environ, "SWITCHBOARD_BRIDGE_SECRET": SECRET}, stdout=log, stderr=log,
     )  # fmt: skip
     try:
