@@ -90,8 +90,11 @@ async def run(url: str, redis_url: str, n: int) -> None:
     hash_key = f"bench:{uuid.uuid4().hex}:"
 
     def joined(room: LiveRoom, peer: Peer) -> list[tuple[str, dict[str, Any]]]:
-        return [(ev.ROOM_PEER_JOINED, {"room": room.name, "peerId": peer.peer_id,
-                                       "peerCount": room.peer_count})]  # fmt: skip
+        return [(ev.ROOM_PEER_JOINED, {
+            "room": room.name, "peerId": peer.peer_id, "name": peer.name, "role": peer.role,
+            "verified": peer.verified, "ip": peer.ip, "joinPath": "direct",
+            "peerCount": room.peer_count,
+        })]  # fmt: skip
 
     hash_sizes: list[int] = []
 

@@ -13,8 +13,10 @@ import orjson
 import pytest
 from click.testing import CliRunner, Result
 from httpx import ASGITransport, AsyncClient
+from sqlalchemy import update
 
 from switchboard.app import create_app
+from switchboard.auth.models import BrowserSession
 from switchboard.cli import main
 from switchboard.kit.clock import ManualClock
 from switchboard.runtime import Runtime
@@ -103,3 +105,23 @@ async def test_another_users_or_an_unknown_session_is_one_line_and_exit_2(
         assert (await laptop.get(PAGE)).status_code == 200  # nothing ended
         nobody = await run(cli, "sessions", "nobody", "--tenant", "acme")
         assert (nobody.exit_code, nobody.output) == (2, "error: no user 'nobody' in this tenant\n")
+
+
+async def test_sids_are_hex_and_an_older_one_beginning_with_a_dash_follows_the_separator(
+    transport: ASGITransport, acme: TenantFixture, cli: CliRunner, runtime: Runtime
+) -> None:
+    """A SID is an argument on the command line: new ones never begin with '-', which would
+    read as an option; an older one that does is named after ``--``."""
+    async with browser(transport, acme, "Laptop/1.0") as laptop:
+        assert (await sign_in(laptop, "power", mount="/app")).status_code == 303
+        listed = await run(cli, "sessions", "power", "--tenant", "acme")
+        sid = listed.output.split("\t")[0]
+        assert len(sid) == 32 and int(sid, 16) >= 0
+        older = "-y" + sid[2:]
+        async with runtime.db.transaction() as session:  # as sessions of before could be named
+            await session.execute(
+                update(BrowserSession).where(BrowserSession.sid == sid).values(sid=older)
+            )
+        ended = await run(cli, "end-session", "--tenant", "acme", "--", "power", older)
+        assert (ended.exit_code, ended.output) == (0, f"ended\t{older}\n")
+        assert (await laptop.get(PAGE)).status_code == 303

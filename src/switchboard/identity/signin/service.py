@@ -201,7 +201,7 @@ async def start_session(
     token = random_token(nbytes=32)
     row = BrowserSession(
         token_hash=sha256_hex(token),
-        sid=secrets.token_urlsafe(16),
+        sid=secrets.token_hex(16),  # no leading "-", which a command line would read as an option
         user_agent=user_agent[:USER_AGENT_CHARS],
         address=address[:64],
         tenant_id=tenant.id,
