@@ -220,7 +220,8 @@ def user_sessions(username: str, tenant: str, as_json: bool) -> None:
 def user_end_session(username: str, sid: str, tenant: str) -> None:
     """End the session SID of USERNAME (as listed by `user sessions`): its web app sessions and
     refresh tokens end, and that browser signs in again with the password. A SID that begins
-    with '-' (older sessions have such) goes after `--`: `end-session --tenant T -- USERNAME SID`."""
+    with '-' (older sessions have such) goes after `--`:
+    `end-session --tenant T -- USERNAME SID`."""
 
     async def work(runtime: Runtime, session: AsyncSession, row: Tenant) -> None:
         await sessions.end_session(
