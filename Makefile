@@ -31,7 +31,7 @@ install: $(UV) ## Create .venv and install the locked dependencies, the Debian c
 	  else echo "note: install Debian's $$missing for the real-component tests"; fi; \
 	fi
 
-# `make run PORT=8001` when 8000 is taken (the demo tenant is named by the port: a fresh data dir)
+# `make run PORT=8001` when 8000 is taken (the demo tenant is then served on that port too)
 PORT ?= 8000
 
 run: install ## Migrate, create the demo tenant (prints its admin password once) and serve on :8000 (PORT=N)

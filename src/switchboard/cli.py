@@ -139,7 +139,8 @@ def serve(host: str, port: int, no_workers: bool) -> None:
 @click.option("--tenant", "name", default="demo", show_default=True)
 def demo(name: str) -> None:
     """Create the demo tenant (admin, clients `cli`, `console` and `linen`) and its linen data
-    unless it exists; print the password."""
+    unless it exists, then print the password; a demo tenant that exists is served on the
+    public base URL's domain too."""
     from switchboard.commands import run_in_transaction
     from switchboard.identity import clients
     from switchboard.identity import service as identity
@@ -148,13 +149,20 @@ def demo(name: str) -> None:
     from switchboard.tenants import service as tenants
 
     async def work(runtime: Runtime, session: AsyncSession) -> None:
-        if await repository.get_by_name(session, name) is not None:
-            click.echo(f"tenant {name!r} exists; its admin password was printed when it was made")
-            return
         domain = urlsplit(runtime.settings.public_base_url).netloc
         domains = [domain]
         if domain.startswith("127.0.0.1"):
             domains.append(domain.replace("127.0.0.1", "localhost", 1))
+        existing = await repository.get_by_name(session, name)
+        if existing is not None:
+            # Served on this base URL's domains too (``make run PORT=N`` after another port).
+            added = await tenants.add_domains(session, existing, domains)
+            scheme = runtime.settings.public_scheme
+            await clients.follow_domains(session, tenant=existing, scheme=scheme, added=added)
+            click.echo(f"tenant {name!r} exists; its admin password was printed when it was made")
+            if added:
+                click.echo(f"  now also on {', '.join(added)}")
+            return
         tenant = await tenants.create_tenant(
             session, name=name, domains=domains, clock=runtime.clock, box=runtime.box
         )

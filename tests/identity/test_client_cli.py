@@ -97,3 +97,54 @@ def test_web_clients_answer_on_every_domain_of_the_tenant(
     assert "console redirect URI: http://localhost:8123/admin/callback" in out
     demo = _run(cli, "client", "list", "--tenant", "demo")[1]
     assert "http://localhost:8123/app/callback" in demo
+
+
+def test_a_tenants_domains_change_and_its_web_clients_follow(cli: CliRunner) -> None:
+    assert _run(cli, "tenant", "create", "ops", "--domain", "ops.test")[0] == 0
+    assert _run(cli, "tenant", "create", "other", "--domain", "other.test")[0] == 0
+    code, out = _run(cli, "tenant", "add-domain", "ops", "Portal.Ops.Test", "ops.test")
+    assert (code, out) == (0, "added\tportal.ops.test\n")  # the one it had is no change
+    tenants = [json.loads(line) for line in _run(cli, "tenant", "list", "--json")[1].splitlines()]
+    assert tenants[0]["domains"] == ["ops.test", "portal.ops.test"]
+    listing = _run(cli, "client", "list", "--tenant", "ops")[1].splitlines()
+    assert listing[:2] == [
+        "console\tpublic\thttps://ops.test/admin/callback,https://portal.ops.test/admin/callback"
+        "\thttps://ops.test/admin/,https://portal.ops.test/admin/",
+        "linen\tpublic\thttps://ops.test/app/callback,https://portal.ops.test/app/callback"
+        "\thttps://ops.test/app/,https://portal.ops.test/app/",
+    ]
+    # Another tenant's domain, a malformed one, an unknown tenant: refused, nothing changed.
+    for args, message in (
+        (("add-domain", "ops", "other.test"), "already maps to a tenant"),
+        (("add-domain", "ops", "bad domain"), "invalid domain"),
+        (("add-domain", "nowhere", "x.test"), "no tenant named 'nowhere'"),
+        (("remove-domain", "ops", "other.test"), "has no domain 'other.test'"),
+    ):
+        code, out = _run(cli, "tenant", *args)
+        assert code == 2, args
+        assert message in out, out
+    assert _run(cli, "tenant", "remove-domain", "ops", "ops.test") == (0, "removed\tops.test\n")
+    listing = _run(cli, "client", "list", "--tenant", "ops")[1].splitlines()
+    assert listing[0] == (
+        "console\tpublic\thttps://portal.ops.test/admin/callback\thttps://portal.ops.test/admin/"
+    )
+    code, out = _run(cli, "tenant", "remove-domain", "ops", "portal.ops.test")
+    assert code == 2
+    assert "the last domain" in out
+    tenants = [json.loads(line) for line in _run(cli, "tenant", "list", "--json")[1].splitlines()]
+    assert tenants[0]["domains"] == ["portal.ops.test"]
+
+
+def test_the_demo_run_on_another_port_is_served_there_too(
+    cli: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SWITCHBOARD_PUBLIC_BASE_URL", "http://127.0.0.1:8000")
+    assert _run(cli, "demo")[0] == 0
+    monkeypatch.setenv("SWITCHBOARD_PUBLIC_BASE_URL", "http://127.0.0.1:8001")
+    code, out = _run(cli, "demo")
+    assert (code, out.splitlines()[1:]) == (0, ["  now also on 127.0.0.1:8001, localhost:8001"])
+    demo = _run(cli, "client", "list", "--tenant", "demo")[1]
+    assert "http://127.0.0.1:8001/admin/callback" in demo
+    assert "http://localhost:8000/app/callback" in demo
+    code, out = _run(cli, "demo")  # a third time on the same port: nothing more to add
+    assert (code, len(out.splitlines())) == (0, 1)

@@ -23,6 +23,8 @@ POST_LOGOUT = "post_logout"
 MAX_URI = 2048
 CONSOLE_CLIENT = "console"
 LINEN_CLIENT = "linen"
+# The first-party web apps' clients and where they are mounted (the console's first).
+WEB_MOUNTS = {CONSOLE_CLIENT: "/admin", LINEN_CLIENT: "/app"}
 
 
 def check_uri(uri: str) -> str:
@@ -165,15 +167,36 @@ async def ensure_web_clients(
     their callback and sign-out addresses on every domain the tenant serves, so that signing
     in works on whichever of them the browser opened; returns the console's."""
     bases = [f"{scheme}://{domain}" for domain in await domains_of(session, tenant.id)]
-    console = await ensure_web_client(
-        session, tenant=tenant, base_urls=bases, clock=clock, client_id=CONSOLE_CLIENT,
-        mount="/admin",
-    )  # fmt: skip
-    await ensure_web_client(
-        session, tenant=tenant, base_urls=bases, clock=clock, client_id=LINEN_CLIENT,
-        mount="/app",
-    )  # fmt: skip
-    return console
+    made = [
+        await ensure_web_client(
+            session, tenant=tenant, base_urls=bases, clock=clock, client_id=id_, mount=mount
+        )
+        for id_, mount in WEB_MOUNTS.items()
+    ]
+    return made[0]
+
+
+async def follow_domains(
+    session: AsyncSession,
+    *,
+    tenant: Tenant,
+    scheme: str,
+    added: Sequence[str] = (),
+    removed: Sequence[str] = (),
+) -> None:
+    """The web apps' clients (console and linen) after the tenant's domains changed: their
+    callback and sign-out addresses on the ``added`` domains are registered, those on the
+    ``removed`` ones dropped; the operator's other addresses stay."""
+    for client_id, mount in WEB_MOUNTS.items():
+        client = await find_client(session, tenant_id=tenant.id, client_id=client_id)
+        if client is None:
+            continue
+        for kind, path in ((REDIRECT, f"{mount}/callback"), (POST_LOGOUT, f"{mount}/")):
+            gone = {f"{scheme}://{domain}{path}" for domain in removed}
+            kept = [uri for uri in await uris_of(session, client, kind) if uri not in gone]
+            await set_uris(
+                session, client, kind, [*kept, *(f"{scheme}://{d}{path}" for d in added)]
+            )
 
 
 def basic_credentials(header: str | None) -> tuple[str, str] | None:

@@ -41,6 +41,43 @@ def create(name: str, domains: tuple[str, ...]) -> None:
     run_in_transaction(work)
 
 
+@tenant_cli.command("add-domain")
+@click.argument("name")
+@click.argument("domains", nargs=-1, required=True)
+def add_domain(name: str, domains: tuple[str, ...]) -> None:
+    """Serve tenant NAME on DOMAINS too (host names, with a port where one is used); the
+    console's and the linen web app's sign-in addresses follow. Prints each domain added."""
+
+    async def work(runtime: Runtime, session: AsyncSession) -> None:
+        tenant = await service.require_by_name(session, name)
+        added = await service.add_domains(session, tenant, list(domains))
+        await clients.follow_domains(
+            session, tenant=tenant, scheme=runtime.settings.public_scheme, added=added
+        )
+        for domain in added:
+            click.echo(f"added\t{domain}")
+
+    run_in_transaction(work)
+
+
+@tenant_cli.command("remove-domain")
+@click.argument("name")
+@click.argument("domain")
+def remove_domain(name: str, domain: str) -> None:
+    """Stop serving tenant NAME on DOMAIN (not its last one); the web apps' sign-in addresses
+    on it go too."""
+
+    async def work(runtime: Runtime, session: AsyncSession) -> None:
+        tenant = await service.require_by_name(session, name)
+        removed = await service.remove_domain(session, tenant, domain)
+        await clients.follow_domains(
+            session, tenant=tenant, scheme=runtime.settings.public_scheme, removed=[removed]
+        )
+        click.echo(f"removed\t{removed}")
+
+    run_in_transaction(work)
+
+
 @tenant_cli.command("list")
 @json_flag
 def list_(as_json: bool) -> None:

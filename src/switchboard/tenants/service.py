@@ -78,12 +78,7 @@ async def create_tenant(
         raise BadRequest("a tenant needs at least one domain")
     if await repository.get_by_name(session, name) is not None:
         raise Conflict(f"tenant {name!r} already exists", code="duplicate_tenant")
-    clean = [normalise_host(d) for d in domains]
-    for domain in clean:
-        if not DOMAIN_RE.match(domain):
-            raise BadRequest(f"invalid domain {domain!r}")
-        if await repository.domain_taken(session, domain):
-            raise Conflict(f"domain {domain!r} already maps to a tenant", code="duplicate_domain")
+    clean = await _free_domains(session, domains)
     tenant = Tenant(
         name=name,
         settings={},
@@ -92,12 +87,48 @@ async def create_tenant(
     )
     session.add(tenant)
     await session.flush()
-    for domain in dict.fromkeys(clean):
+    for domain in clean:
         session.add(TenantDomain(domain=domain, tenant_id=tenant.id))
     await session.flush()
     for hook in _created_hooks:
         await hook(session, tenant)
     return tenant
+
+
+async def _free_domains(session: AsyncSession, domains: list[str]) -> list[str]:
+    """``domains`` normalised, once each; 400 for one that is no host name, 409 for one that
+    maps to a tenant already."""
+    clean = list(dict.fromkeys(normalise_host(d) for d in domains))
+    for domain in clean:
+        if not DOMAIN_RE.match(domain):
+            raise BadRequest(f"invalid domain {domain!r}")
+        if await repository.domain_taken(session, domain):
+            raise Conflict(f"domain {domain!r} already maps to a tenant", code="duplicate_domain")
+    return clean
+
+
+async def add_domains(session: AsyncSession, tenant: Tenant, domains: list[str]) -> list[str]:
+    """Map ``domains`` to ``tenant`` too; those it has already are left out. Returns the new
+    ones (400 for a malformed one, 409 for another tenant's)."""
+    own = set(await repository.domains_of(session, tenant.id))
+    new = await _free_domains(session, [d for d in domains if normalise_host(d) not in own])
+    for domain in new:
+        session.add(TenantDomain(domain=domain, tenant_id=tenant.id))
+    await session.flush()
+    return new
+
+
+async def remove_domain(session: AsyncSession, tenant: Tenant, domain: str) -> str:
+    """Stop mapping ``domain`` to ``tenant`` (404 when it does not; 400 for its last one)."""
+    domain = normalise_host(domain)
+    row = await session.get(TenantDomain, domain)
+    if row is None or row.tenant_id != tenant.id:
+        raise NotFound(f"tenant {tenant.name!r} has no domain {domain!r}")
+    if len(await repository.domains_of(session, tenant.id)) == 1:
+        raise BadRequest(f"{domain!r} is the last domain of tenant {tenant.name!r}")
+    await session.delete(row)
+    await session.flush()
+    return domain
 
 
 async def resolve_host(session: AsyncSession, host: str) -> Tenant | None:
