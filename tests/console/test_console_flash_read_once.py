@@ -113,3 +113,30 @@ async def test_an_expired_flash_shows_nothing_and_an_unread_one_is_purged(
     clock.advance(-FLASH_SECONDS)  # its cookie would be in time again: its values are gone
     send(first, copy)
     assert secret_of((await first.get(PAGE)).text) is None
+
+
+async def test_a_page_that_fails_keeps_the_flash_for_the_reload(
+    browsers: list[AsyncClient], runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The page renders with the values before it takes them: a page that fails (here its
+    template, made to fail once) has taken nothing, and the reload shows the secret once."""
+    from switchboard.console.pages import apikeys
+
+    first, _ = browsers
+    await mint(first, "billing")
+    real = apikeys.render
+
+    def broken(*args: object, **kwargs: object) -> object:
+        monkeypatch.setattr(apikeys, "render", real)
+        raise RuntimeError("the template failed")
+
+    monkeypatch.setattr(apikeys, "render", broken)
+    with pytest.raises(RuntimeError, match="the template failed"):
+        await first.get(PAGE)
+    assert len(await pending(runtime)) == 1
+    shown = await first.get(PAGE)
+    key = secret_of(shown.text)
+    assert key is not None
+    assert key.startswith("ak_")
+    assert await pending(runtime) == []
+    assert secret_of((await first.get(PAGE)).text) is None

@@ -1,12 +1,13 @@
 """A result shown once after a redirect (decision 0602): a form post that makes a secret (an API
 key, a password, a share link) or reveals one stores its values on the server, sealed, under a
 random id, puts that id in the app's sealed flash cookie and answers 303; the page it names
-takes the values once (reading deletes them) and expires the cookie, so a reload, the back
-button or a copy of the cookie shows the plain page and never posts again."""
+shows the values once (it renders with them, then deletes them) and expires the cookie, so a
+reload, the back button or a copy of the cookie shows the plain page and never posts again."""
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -14,7 +15,7 @@ from urllib.parse import unquote, urlsplit
 import orjson
 from cryptography.exceptions import InvalidTag
 from fastapi import Request
-from sqlalchemy import delete, insert
+from sqlalchemy import delete, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session as SyncSession
 from starlette.responses import RedirectResponse, Response
@@ -34,7 +35,7 @@ def _runtime(request: Request) -> Runtime:
 async def show_once(
     request: Request, db: AsyncSession, session: WebSession, url: str, /, **values: str
 ) -> Response:
-    """303 to ``url`` (a page of the app), which finds ``values`` once with ``take_once``.
+    """303 to ``url`` (a page of the app), which shows ``values`` once (``once_for``).
     The values are stored in ``db``, the post's transaction: they are there once it commits
     and not at all if it fails."""
     runtime = _runtime(request)
@@ -56,15 +57,30 @@ async def show_once(
     return response
 
 
+Page = Callable[[dict[str, str]], Awaitable[Response]]
+
+
 @dataclass(frozen=True, slots=True)
 class Once:
-    """What this page shows once (``values``, empty when nothing), and the cookie to expire."""
+    """What this page may show once (``values``, empty when nothing), and the cookie to expire."""
 
     values: dict[str, str]
     _jar: CookieJar
     _present: bool
+    _runtime: Runtime
+    _flash_id: str | None
 
-    def spent(self, response: Response) -> Response:
+    async def show(self, page: Page) -> Response:
+        """``page`` rendered with the values, which are then taken (deleted); whoever comes
+        next (a reload, a copy of the cookie, a concurrent request) finds nothing. Rendered
+        before they are taken, so a page that fails leaves them for the reload; when another
+        request took them meanwhile, the page is rendered again without them."""
+        response = await page(self.values)
+        if self.values and not await _take(self._runtime, self._flash_id or ""):
+            response = await page({})
+        return self._spent(response)
+
+    def _spent(self, response: Response) -> Response:
         """``response`` expiring the flash cookie, if the request had one: a reload finds
         nothing. A flash the page could not use (another session's, expired) goes too."""
         if self._present:
@@ -72,10 +88,10 @@ class Once:
         return response
 
 
-async def take_once(request: Request, session: WebSession) -> Once:
-    """The flash ``show_once`` left for this session and this page, if any, taken: whoever
-    reads it next (a reload, a copy of the cookie, a concurrent request) finds nothing. A
-    cookie for another session or page leaves the values where they are."""
+async def once_for(request: Request, session: WebSession) -> Once:
+    """The flash ``show_once`` left for this session and this page, if any, read but not yet
+    taken (``Once.show`` takes it). A cookie for another session or page leaves the values
+    where they are."""
     runtime = _runtime(request)
     jar = cookie_jar(request)
     raw = request.cookies.get(jar.flash_cookie)
@@ -83,26 +99,22 @@ async def take_once(request: Request, session: WebSession) -> Once:
     found = jar.flash(
         raw, session=session, page=unquote(request.url.path), now=int(now.timestamp())
     )
-    values = await _take(runtime, found, now=now) if found is not None else {}
-    return Once(values=values, _jar=jar, _present=raw is not None)
+    values = await _peek(runtime, found, now=now) if found is not None else {}
+    return Once(values=values, _jar=jar, _present=raw is not None, _runtime=runtime,
+                _flash_id=found)  # fmt: skip
 
 
-async def _take(runtime: Runtime, flash_id: str, *, now: dt.datetime) -> dict[str, str]:
-    """Delete the flash ``flash_id`` and return its values (none when it is gone or expired).
-    One DELETE ... RETURNING, a write of its own (the page's transaction is read-only): of two
-    requests with the same id only one gets the row, on SQLite (one writer at a time) as on
-    PostgreSQL (the second DELETE waits for the first's row lock, then finds no row)."""
-    statement = (
-        delete(PendingFlash)
-        .where(PendingFlash.id_hash == sha256_hex(flash_id))
-        .returning(PendingFlash.values_sealed, PendingFlash.expires_at)
+async def _peek(runtime: Runtime, flash_id: str, *, now: dt.datetime) -> dict[str, str]:
+    """The values of the flash ``flash_id`` (none when it is gone or expired), left in place."""
+    statement = select(PendingFlash.values_sealed, PendingFlash.expires_at).where(
+        PendingFlash.id_hash == sha256_hex(flash_id)
     )
 
-    def take(db: SyncSession) -> tuple[str, dt.datetime] | None:
+    def peek(db: SyncSession) -> tuple[str, dt.datetime] | None:
         row = db.connection().execute(statement).first()
         return None if row is None else (row[0], row[1])
 
-    row = await runtime.db.write(take, single=True)
+    row = await runtime.db.read(peek)
     if row is None or row[1] <= now:
         return {}
     try:
@@ -112,3 +124,20 @@ async def _take(runtime: Runtime, flash_id: str, *, now: dt.datetime) -> dict[st
     if not isinstance(values, dict) or not all(isinstance(v, str) for v in values.values()):
         return {}
     return values
+
+
+async def _take(runtime: Runtime, flash_id: str) -> bool:
+    """Delete the flash ``flash_id``; whether this call did. One DELETE ... RETURNING, a write
+    of its own (the page's transaction is read-only): of two requests with the same id only one
+    gets the row, on SQLite (one writer at a time) as on PostgreSQL (the second DELETE waits
+    for the first's row lock, then finds no row)."""
+    statement = (
+        delete(PendingFlash)
+        .where(PendingFlash.id_hash == sha256_hex(flash_id))
+        .returning(PendingFlash.id_hash)
+    )
+
+    def take(db: SyncSession) -> bool:
+        return db.connection().execute(statement).first() is not None
+
+    return await runtime.db.write(take, single=True)

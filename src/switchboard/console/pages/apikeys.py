@@ -13,7 +13,7 @@ from switchboard.identity import service
 from switchboard.kit.errors import Forbidden
 from switchboard.platform.apikeys.schemas import ApiKeyCreate
 from switchboard.runtime import RuntimeDep, Session
-from switchboard.web.flash import show_once, take_once
+from switchboard.web.flash import once_for, show_once
 
 router = APIRouter(prefix="/api-keys")
 
@@ -22,12 +22,16 @@ router = APIRouter(prefix="/api-keys")
 async def keys_page(request: Request, operator: OperatorDep, session: Session) -> Response:
     """The keys; once after a mint, the new key's plaintext."""
     keys = await service.list_api_keys(session, tenant_id=operator.tenant.id)
-    once = await take_once(request, operator.session)
-    minted = next((key for key, _ in keys if key.id == once.values.get("key")), None)
-    plaintext = once.values.get("plaintext") if minted is not None else None
-    return once.spent(
-        render(request, "apikeys.html", operator, keys=keys, minted=minted, plaintext=plaintext)
-    )
+    once = await once_for(request, operator.session)
+
+    async def page(values: dict[str, str]) -> Response:
+        minted = next((key for key, _ in keys if key.id == values.get("key")), None)
+        plaintext = values.get("plaintext") if minted is not None else None
+        return render(
+            request, "apikeys.html", operator, keys=keys, minted=minted, plaintext=plaintext
+        )
+
+    return await once.show(page)
 
 
 @router.post("")

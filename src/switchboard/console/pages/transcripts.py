@@ -14,7 +14,7 @@ from switchboard.platform.shares.schemas import ShareCreate
 from switchboard.platform.transcripts import service
 from switchboard.runtime import RuntimeDep, Session
 from switchboard.tenants import service as tenants
-from switchboard.web.flash import show_once, take_once
+from switchboard.web.flash import once_for, show_once
 
 router = APIRouter(prefix="/transcripts")
 
@@ -58,15 +58,18 @@ async def detail(
     links, _, _ = await shares.list_shares(
         session, tenant_id=operator.tenant.id, call_id=call_id, paging=SHARES_SHOWN
     )
-    once = await take_once(request, operator.session)
-    created = next((link for link in links if link.id == once.values.get("share")), None)
-    page = render(
-        request, "transcript.html", operator, transcript=transcript, row=transcript.row,
-        shares=links, now=runtime.clock.now(), is_expired=shares.is_expired,
-        default_ttl=DEFAULT_TTL_HOURS, max_ttl=shares.MAX_TTL_HOURS, created=created,
-        created_url=once.values.get("url") if created is not None else None,
-    )  # fmt: skip
-    return once.spent(page)
+    once = await once_for(request, operator.session)
+
+    async def page(values: dict[str, str]) -> Response:
+        created = next((link for link in links if link.id == values.get("share")), None)
+        return render(
+            request, "transcript.html", operator, transcript=transcript, row=transcript.row,
+            shares=links, now=runtime.clock.now(), is_expired=shares.is_expired,
+            default_ttl=DEFAULT_TTL_HOURS, max_ttl=shares.MAX_TTL_HOURS, created=created,
+            created_url=values.get("url") if created is not None else None,
+        )  # fmt: skip
+
+    return await once.show(page)
 
 
 @router.post("/{call_id}/shares")

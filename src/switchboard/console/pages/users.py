@@ -21,7 +21,7 @@ from switchboard.tenants.config import (
     TenantConfig,
     stored_problems,
 )
-from switchboard.web.flash import show_once, take_once
+from switchboard.web.flash import once_for, show_once
 
 router = APIRouter()
 
@@ -32,14 +32,17 @@ async def users_page(request: Request, operator: OperatorDep, session: Session) 
     users = await service.list_users(session, tenant_id=operator.tenant.id)
     now = request.app.state.runtime.clock.now()
     browsers = await lockout.locked_devices(session, tenant_id=operator.tenant.id, now=now)
-    once = await take_once(request, operator.session)
-    page = render(
-        request, "users.html", operator, users=users, roles=ROLES, locked_browsers=browsers,
-        now=now, notice=notice_of(request),
-        created=once.values.get("created"), reset=once.values.get("reset"),
-        password=once.values.get("password"), signed_out=once.values.get("signed_out"),
-    )  # fmt: skip
-    return once.spent(page)
+    once = await once_for(request, operator.session)
+
+    async def page(values: dict[str, str]) -> Response:
+        return render(
+            request, "users.html", operator, users=users, roles=ROLES, locked_browsers=browsers,
+            now=now, notice=notice_of(request),
+            created=values.get("created"), reset=values.get("reset"),
+            password=values.get("password"), signed_out=values.get("signed_out"),
+        )  # fmt: skip
+
+    return await once.show(page)
 
 
 @router.post("/users")
@@ -100,12 +103,15 @@ async def sessions_page(
     found = await sessions.list_sessions(
         session, tenant_id=operator.tenant.id, username=username, clock=runtime.clock
     )
-    once = await take_once(request, operator.session)
-    page = render(
-        request, "user_sessions.html", operator, username=username, sessions=found,
-        ended=once.values.get("ended"),
-    )  # fmt: skip
-    return once.spent(page)
+    once = await once_for(request, operator.session)
+
+    async def page(values: dict[str, str]) -> Response:
+        return render(
+            request, "user_sessions.html", operator, username=username, sessions=found,
+            ended=values.get("ended"),
+        )  # fmt: skip
+
+    return await once.show(page)
 
 
 @router.post("/users/{username}/sessions/{sid}/end")

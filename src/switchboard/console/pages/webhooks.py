@@ -13,7 +13,7 @@ from switchboard.platform.events.catalogue import ALL_EVENTS
 from switchboard.platform.webhooks import service
 from switchboard.platform.webhooks.schemas import WebhookItem
 from switchboard.runtime import RuntimeDep, Session
-from switchboard.web.flash import show_once, take_once
+from switchboard.web.flash import once_for, show_once
 
 router = APIRouter(prefix="/webhooks")
 
@@ -37,18 +37,22 @@ async def _list(
 @router.get("")
 async def webhooks_page(request: Request, operator: OperatorDep, session: Session) -> Response:
     """The subscriptions; once after a create, the new subscription's signing secret."""
-    once = await take_once(request, operator.session)
-    created = None
-    if "subscription" in once.values:
-        try:
-            row = await service.get_subscription(
-                session, tenant_id=operator.tenant.id, subscription_id=once.values["subscription"]
-            )
-        except NotFound:  # deleted since (in another tab)
-            row = None
-        created = WebhookItem.of(row) if row is not None else None
-    secret = once.values.get("secret") if created is not None else None
-    return once.spent(await _list(request, operator, session, created=created, secret=secret))
+    once = await once_for(request, operator.session)
+
+    async def page(values: dict[str, str]) -> Response:
+        created = None
+        if "subscription" in values:
+            try:
+                row = await service.get_subscription(
+                    session, tenant_id=operator.tenant.id, subscription_id=values["subscription"]
+                )
+            except NotFound:  # deleted since (in another tab)
+                row = None
+            created = WebhookItem.of(row) if row is not None else None
+        secret = values.get("secret") if created is not None else None
+        return await _list(request, operator, session, created=created, secret=secret)
+
+    return await once.show(page)
 
 
 @router.post("")

@@ -17,7 +17,7 @@ from switchboard.linen.web.deps import Editor, Viewer, ViewerDep, Writer, render
 from switchboard.linen.web.forms import ask_first, confirmed, form_flag, read_body, see
 from switchboard.linen.web.pages._shared import ALL, all_item_types, all_laundries
 from switchboard.runtime import RuntimeDep, Session
-from switchboard.web.flash import show_once, take_once
+from switchboard.web.flash import once_for, show_once
 
 router = APIRouter(prefix="/laundries")
 
@@ -85,13 +85,17 @@ async def detail_page(
         session, tenant_id=tenant_id, laundry_id=laundry.id, paging=ALL
     )
     kinds = {k.id: k for k in await all_item_types(session, tenant_id)}
-    once = await take_once(request, viewer.session)
-    minted = next((key for key in keys if str(key.id) == once.values.get("key")), None)
-    page = render(
-        request, "laundry.html", viewer, laundry=laundry, prices=prices, keys=keys, kinds=kinds,
-        minted=minted, plaintext=once.values.get("plaintext") if minted is not None else None,
-    )  # fmt: skip
-    return once.spent(page)
+    once = await once_for(request, viewer.session)
+
+    async def page(values: dict[str, str]) -> Response:
+        minted = next((key for key in keys if str(key.id) == values.get("key")), None)
+        return render(
+            request, "laundry.html", viewer, laundry=laundry, prices=prices, keys=keys,
+            kinds=kinds, minted=minted,
+            plaintext=values.get("plaintext") if minted is not None else None,
+        )  # fmt: skip
+
+    return await once.show(page)
 
 
 async def _show_key(

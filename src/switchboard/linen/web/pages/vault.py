@@ -22,7 +22,7 @@ from switchboard.linen.web.deps import Editor, Revealer, Viewer, ViewerDep, Writ
 from switchboard.linen.web.forms import ask_first, confirmed, form_date, form_flag, see
 from switchboard.linen.web.pages._shared import ALL, all_groups, all_properties
 from switchboard.runtime import RuntimeDep, Session
-from switchboard.web.flash import show_once, take_once
+from switchboard.web.flash import once_for, show_once
 from switchboard.web.pages import form_int, form_text
 
 router = APIRouter(prefix="/vault")
@@ -80,12 +80,16 @@ async def entry_page(
     """The masked entry and, for those who may, the confirmation before a reveal; once after
     a reveal, the secret (the reveal's audit row is the post's: showing it writes none)."""
     entry = await service.get(session, tenant_id=viewer.tenant.id, entry_id=entry_id)
-    once = await take_once(request, viewer.session)
-    stamp = once.values.get("stamp")
-    secret = None
-    if stamp is not None and viewer.can_reveal:
-        secret = service.revealed_again(entry, stamp=stamp, box=runtime.box)
-    return once.spent(await _page(request, viewer, session, entry, secret))
+    once = await once_for(request, viewer.session)
+
+    async def page(values: dict[str, str]) -> Response:
+        stamp = values.get("stamp")
+        secret = None
+        if stamp is not None and viewer.can_reveal:
+            secret = service.revealed_again(entry, stamp=stamp, box=runtime.box)
+        return await _page(request, viewer, session, entry, secret)
+
+    return await once.show(page)
 
 
 def _fields(form: Any) -> dict[str, Any]:
