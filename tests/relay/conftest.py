@@ -1,7 +1,8 @@
 """Fixtures of the relay tests: test hosts in network namespaces, certificates, a relay.
 
-Test hosts sit behind veth pairs with addresses in 203.0.113.0/24 and 198.51.100.0/24: outside
-the exempt ranges, so the rules apply to them, and never routed on the internet. Everything
+Test hosts sit behind veth pairs with addresses in 203.0.113.0/24 and 198.51.100.0/24, and a /64
+of 2001:db8::/32 each: outside the exempt ranges, so the rules apply to them, and never routed on
+the internet. Everything
 created here (namespaces, links, the nftables table, coturn) is removed afterwards.
 """
 
@@ -54,22 +55,56 @@ def _ip(*args: str) -> None:
 @dataclass
 class NetHost:
     """A host in its own network namespace; ``address`` is its public-looking IPv4 address and
-    ``gateway`` the relay side of its link."""
+    ``gateway`` the relay side of its link; ``address6`` and ``gateway6`` the same in IPv6
+    (``prefix6`` is the link's /64, ``prefix6::1`` the relay side)."""
 
     namespace: str | None
     address: str
     gateway: str
     ca_file: Path
+    prefix6: str = ""
 
-    async def run(self, action: str, *args: object, count: int = 1) -> list[str]:
-        """Run hostclient.py in the namespace, concurrently with the relay's event loop."""
-        env = {**os.environ, "RELAY_TEST_CA": str(self.ca_file), "RELAY_TEST_COUNT": str(count)}
+    @property
+    def gateway6(self) -> str:
+        return f"{self.prefix6}::1"
+
+    @property
+    def address6(self) -> str:
+        return f"{self.prefix6}::2"
+
+    def add_address6(self, suffix: str) -> str:
+        """One more address of the host's /64 (``prefix6::<suffix>``)."""
+        address = f"{self.prefix6}::{suffix}"
+        assert self.namespace is not None
+        _ip("-n", self.namespace, "addr", "add", f"{address}/64", "dev", "eth0", "nodad")
+        return address
+
+    async def run(self, action: str, *args: object, count: int = 1, source: str = "") -> list[str]:
+        """Run hostclient.py in the namespace, concurrently with the relay's event loop
+        (``source``: the address to send from)."""
+        return await self.finish(await self.start(action, *args, count=count, source=source))
+
+    async def start(
+        self, action: str, *args: object, count: int = 1, source: str = ""
+    ) -> asyncio.subprocess.Process:
+        """Start hostclient.py in the namespace; ``finish`` gives its results."""
+        env = {**os.environ, "RELAY_TEST_CA": str(self.ca_file), "RELAY_TEST_COUNT": str(count),
+               "RELAY_TEST_SOURCE": source}  # fmt: skip
         prefix = ("ip", "netns", "exec", self.namespace) if self.namespace else ()
-        process = await asyncio.create_subprocess_exec(
+        return await asyncio.create_subprocess_exec(
             *prefix, sys.executable, str(CLIENT), action,
             *(str(a) for a in args),
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,
         )  # fmt: skip
+
+    @staticmethod
+    async def ready(process: asyncio.subprocess.Process) -> None:
+        """Wait for the 'ready' line of an action that listens (udp-sink)."""
+        assert process.stdout is not None
+        assert (await asyncio.wait_for(process.stdout.readline(), 30)).strip() == b"ready"
+
+    @staticmethod
+    async def finish(process: asyncio.subprocess.Process) -> list[str]:
         out, err = await asyncio.wait_for(process.communicate(), 60)
         assert process.returncode == 0, err.decode()
         result: list[str] = json.loads(out.decode().splitlines()[-1])
@@ -81,17 +116,24 @@ def _make_host(prefix: str, ca_file: Path, stack: list[tuple[str, str]]) -> NetH
     namespace, outer, inner = f"sbr-{tag}", f"sbr{tag}a", f"sbr{tag}b"
     base = random.randrange(0, 64) * 4
     gateway, address = f"{prefix}.{base + 1}", f"{prefix}.{base + 2}"
+    prefix6 = f"2001:db8:{random.randrange(0x10000):x}:{random.randrange(0x10000):x}"
     _ip("netns", "add", namespace)
     stack.append(("netns", namespace))
     _ip("link", "add", outer, "type", "veth", "peer", "name", inner, "netns", namespace)
     stack.append(("link", outer))
     _ip("addr", "add", f"{gateway}/30", "dev", outer)
+    _ip("addr", "add", f"{prefix6}::1/64", "dev", outer, "nodad")
     _ip("link", "set", outer, "up")
-    _ip("-n", namespace, "addr", "add", f"{address}/30", "dev", inner)
-    _ip("-n", namespace, "link", "set", inner, "up")
+    _ip("-n", namespace, "link", "set", inner, "name", "eth0")
+    _ip("-n", namespace, "addr", "add", f"{address}/30", "dev", "eth0")
+    _ip("-n", namespace, "addr", "add", f"{prefix6}::2/64", "dev", "eth0", "nodad")
+    _ip("-n", namespace, "link", "set", "eth0", "up")
     _ip("-n", namespace, "link", "set", "lo", "up")
     _ip("-n", namespace, "route", "add", "default", "via", gateway)
-    return NetHost(namespace=namespace, address=address, gateway=gateway, ca_file=ca_file)
+    _ip("-n", namespace, "-6", "route", "add", "default", "via", f"{prefix6}::1")
+    return NetHost(
+        namespace=namespace, address=address, gateway=gateway, ca_file=ca_file, prefix6=prefix6
+    )
 
 
 @pytest.fixture

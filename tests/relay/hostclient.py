@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import socket
@@ -14,6 +15,21 @@ import struct
 import sys
 
 TIMEOUT = 2.0
+# The address a test host sends from (one of several of its /64), or the kernel's choice.
+SOURCE = os.environ.get("RELAY_TEST_SOURCE") or None
+
+
+def _connect(host: str, port: int, timeout: float = TIMEOUT) -> socket.socket:
+    return socket.create_connection(
+        (host, port), timeout=timeout, source_address=(SOURCE, 0) if SOURCE else None
+    )
+
+
+def _datagram_socket(host: str) -> socket.socket:
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_DGRAM)
+    if SOURCE:
+        sock.bind((SOURCE, 0))
+    return sock
 
 
 def _client_context() -> ssl.SSLContext:
@@ -26,7 +42,7 @@ def tls(host: str, port: int) -> str:
     """A real TLS handshake: 'ok <certificate CN>', or 'refused' when the guard drops it."""
     try:
         with (
-            socket.create_connection((host, port), timeout=TIMEOUT) as raw,
+            _connect(host, port) as raw,
             _client_context().wrap_socket(raw) as conn,
         ):
             subject = dict(pair[0] for pair in conn.getpeercert()["subject"])  # type: ignore[index,misc]
@@ -38,11 +54,28 @@ def tls(host: str, port: int) -> str:
 def tls_garbage(host: str, port: int) -> str:
     """A failed handshake: plain bytes where a ClientHello belongs."""
     try:
-        with socket.create_connection((host, port), timeout=TIMEOUT) as raw:
+        with _connect(host, port) as raw:
             raw.sendall(b"GET / HTTP/1.0\r\n\r\n")
             return "closed" if raw.recv(1024) == b"" else "answered"
     except OSError:
         return "closed"
+
+
+def tls_garbage_burst(host: str, port: int, connections: int) -> str:
+    """``connections`` connections opened at once, then plain bytes on each: the number the
+    guard closed (every one of them a failed handshake, or refused)."""
+    sockets = [_connect(host, port) for _ in range(connections)]
+    closed = 0
+    for raw in sockets:
+        with contextlib.suppress(OSError):
+            raw.sendall(b"GET / HTTP/1.0\r\n\r\n")
+    for raw in sockets:
+        try:
+            closed += raw.recv(1024) == b""
+        except OSError:
+            closed += 1
+        raw.close()
+    return str(closed)
 
 
 def tls_hold(host: str, port: int, seconds: float) -> str:
@@ -51,7 +84,7 @@ def tls_hold(host: str, port: int, seconds: float) -> str:
 
     try:
         with (
-            socket.create_connection((host, port), timeout=TIMEOUT) as raw,
+            _connect(host, port) as raw,
             _client_context().wrap_socket(raw),
         ):
             print("ok", flush=True)
@@ -64,7 +97,7 @@ def tls_hold(host: str, port: int, seconds: float) -> str:
 def stall(host: str, port: int) -> str:
     """Connect and say nothing, so the guard's handshake times out."""
     try:
-        with socket.create_connection((host, port), timeout=5) as raw:
+        with _connect(host, port, 5) as raw:
             return "closed" if raw.recv(1024) == b"" else "answered"
     except OSError:
         return "closed"
@@ -73,7 +106,7 @@ def stall(host: str, port: int) -> str:
 def stun_binding(host: str, port: int) -> str:
     """An unauthenticated STUN Binding request over UDP: 'answered' or 'silent'."""
     request = struct.pack("!HHI12s", 0x0001, 0, 0x2112A442, os.urandom(12))
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+    with _datagram_socket(host) as sock:
         sock.settimeout(0.5)
         for _ in range(2):
             sock.sendto(request, (host, port))
@@ -88,7 +121,7 @@ def stun_binding(host: str, port: int) -> str:
 def stun_flows(host: str, port: int, flows: int, per_flow: int) -> str:
     """``flows`` sockets (distinct source ports) each send ``per_flow`` Binding requests at once;
     the answers per socket, e.g. '1,1,0'."""
-    sockets = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(flows)]
+    sockets = [_datagram_socket(host) for _ in range(flows)]
     try:
         for sock in sockets:
             for _ in range(per_flow):
@@ -112,7 +145,7 @@ def stun_flows(host: str, port: int, flows: int, per_flow: int) -> str:
 
 def tcp_connect(host: str, port: int) -> str:
     try:
-        with socket.create_connection((host, port), timeout=0.5):
+        with _connect(host, port, 0.5):
             return "connected"
     except OSError:
         return "dropped"
@@ -141,6 +174,113 @@ async def turn_allocate(host: str, port: int, transport: str, username: str, pas
     return f"relayed {relayed[0]} {relayed[1]}"
 
 
+def turn_send(host: str, port: int, transport: str, username: str, password: str, peer: str,
+              peer_port: int, family: int) -> str:  # fmt: skip
+    """Allocate (address family 1: IPv4, 2: IPv6), permit ``peer`` and send it one datagram
+    through the relay: 'sent <relayed ip> <relayed port>' or 'refused <STUN error code>'."""
+    from turnclient import Connection, TurnClient, TurnError
+
+    connection = Connection(host, port, transport, _client_context())
+    client = TurnClient(connection, username, password)
+    try:
+        relayed = client.allocate(family=family)
+        client.permit(peer)
+        client.send_to(peer, peer_port, b"relayed-by-turn")
+        client.permit(peer)  # one more round trip: the relay has handled the send
+        return f"sent {relayed[0]} {relayed[1]}"
+    except TurnError as exc:
+        return f"refused {exc.code}"
+    finally:
+        with contextlib.suppress(TurnError, OSError):
+            client.release()
+        connection.close()
+
+
+def udp_sink(host: str, port: int, seconds: float) -> str:
+    """Listen on (host, port), say 'ready', and wait for one datagram: '<payload> from <ip>' or
+    'nothing'."""
+    with _datagram_socket(host) as sock:
+        sock.bind((host, port))
+        sock.settimeout(seconds)
+        print("ready", flush=True)
+        try:
+            data, source = sock.recvfrom(2048)
+        except TimeoutError:
+            return "nothing"
+        return f"{data.decode(errors='replace')} from {source[0]}"
+
+
+def turn_permits(host: str, port: int, transport: str, username: str, password: str,
+                 family: int, peers: list[str]) -> list[str]:  # fmt: skip
+    """One allocation (family 1: IPv4, 2: IPv6) asks a permission for each peer: 'ok' or the
+    STUN error code, per peer."""
+    from turnclient import Connection, TurnClient, TurnError
+
+    connection = Connection(host, port, transport, _client_context())
+    client = TurnClient(connection, username, password)
+    answers = []
+    try:
+        client.allocate(family=family)
+        for peer in peers:
+            try:
+                client.permit(peer)
+                answers.append("ok")
+            except TurnError as exc:
+                answers.append(str(exc.code))
+        return answers
+    finally:
+        with contextlib.suppress(TurnError, OSError):
+            client.release()
+        connection.close()
+
+
+def turn_pair(host: str, port: int, transport: str, username: str, password: str) -> str:
+    """Two allocations on the relay, the second reached from the first through the relay's own
+    address (two peers that both need the relay): 'delivered' or 'lost'."""
+    from turnclient import Connection, TurnClient
+
+    first, second = (TurnClient(Connection(host, port, transport, _client_context()),
+                                username, password) for _ in range(2))  # fmt: skip
+    try:
+        one, two = first.allocate(), second.allocate()
+        second.permit(one[0])
+        first.permit(two[0])
+        first.send_to(*two, b"peer-to-peer")
+        try:
+            return "delivered" if second.receive_data() == b"peer-to-peer" else "garbled"
+        except TimeoutError:
+            return "lost"
+    finally:
+        for client in (first, second):
+            with contextlib.suppress(Exception):
+                client.release()
+            client.connection.close()
+
+
+def turn_tcp(host: str, port: int, transport: str, username: str, password: str, peer: str,
+             peer_port: int) -> str:  # fmt: skip
+    """An RFC 6062 TCP allocation that connects to ``peer`` and writes one line there:
+    'connected', or 'refused <STUN error code>'."""
+    from turnclient import CONNECTION_BIND, CONNECTION_ID, TCP, Connection, TurnClient, TurnError
+
+    control = Connection(host, port, transport, _client_context())
+    client = TurnClient(control, username, password)
+    try:
+        client.allocate(transport=TCP)
+        connection_id = client.connect(peer, peer_port)
+        data = Connection(host, port, transport, _client_context())
+        bound = TurnClient(data, username, password)
+        bound.realm, bound.nonce, bound.key = client.realm, client.nonce, client.key
+        bound.request(CONNECTION_BIND, lambda _: [(CONNECTION_ID, connection_id)])
+        data.sock.sendall(b"relayed-by-turn\n")
+        data.close()
+        return "connected"
+    except TurnError as exc:
+        return f"refused {exc.code}"
+    finally:
+        control.close()
+
+
 def main() -> None:
     action, host, port, *rest = sys.argv[1:]
     count = int(os.environ.get("RELAY_TEST_COUNT", "1"))
@@ -150,6 +290,8 @@ def main() -> None:
             results.append(tls(host, int(port)))
         elif action == "tls-garbage":
             results.append(tls_garbage(host, int(port)))
+        elif action == "tls-garbage-burst":
+            results.append(tls_garbage_burst(host, int(port), int(rest[0])))
         elif action == "tls-hold":
             results.append(tls_hold(host, int(port), float(rest[0])))
         elif action == "stall":
@@ -162,6 +304,19 @@ def main() -> None:
             results.append(tcp_connect(host, int(port)))
         elif action == "turn":
             results.append(asyncio.run(turn_allocate(host, int(port), *rest)))
+        elif action == "turn-send":
+            *auth, peer, peer_port, family = rest
+            results.append(turn_send(host, int(port), *auth, peer, int(peer_port), int(family)))
+        elif action == "udp-sink":
+            results.append(udp_sink(host, int(port), float(rest[0])))
+        elif action == "turn-permits":
+            *auth, family = rest[:4]
+            results.extend(turn_permits(host, int(port), *auth, int(family), rest[4:]))
+        elif action == "turn-pair":
+            results.append(turn_pair(host, int(port), *rest))
+        elif action == "turn-tcp":
+            *auth, peer, peer_port = rest
+            results.append(turn_tcp(host, int(port), *auth, peer, int(peer_port)))
     print(json.dumps(results), flush=True)
 
 

@@ -9,24 +9,44 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import logging
 import os
 from pathlib import Path
 
-from switchboard.relay.addresses import EXEMPT_NETWORKS
+from switchboard.relay.addresses import EXEMPT_NETWORKS, IPNetwork
 from switchboard.relay.settings import RelaySettings
 
 log = logging.getLogger("switchboard.relay.coturn")
 
-# Peers coturn never relays to: the exempt ranges (no relaying into the operator's own network)
-# plus "this network" and multicast.
-DENIED_PEERS = (*(str(n) for n in EXEMPT_NETWORKS), "0.0.0.0/8", "100.64.0.0/10")
+# Peers coturn never relays to (decision 0704): the exempt ranges (the operator's own network),
+# "this network", carrier-grade NAT (where clouds put internal services, e.g. 100.100.100.200)
+# and Azure's host endpoint 168.63.129.16 (its 169.254.169.254 is link-local already); then the
+# same IPv4 ranges written as IPv6: every IPv4-mapped address (no real IPv6 peer has one) and
+# NAT64 addresses (64:ff9b::/96) that embed them, plus the local-use NAT64 prefix 64:ff9b:1::/48.
+# coturn also refuses multicast (no-multicast-peers), 0.0.0.0 and loopback by itself. This
+# host's own public addresses cannot be listed here (two peers relayed by the same relay talk
+# through them); the packet filter drops coturn's traffic to them instead (firewall.py).
+_DENIED_V4: tuple[ipaddress.IPv4Network, ...] = (
+    *(n for n in EXEMPT_NETWORKS if isinstance(n, ipaddress.IPv4Network)),
+    ipaddress.IPv4Network("0.0.0.0/8"),
+    ipaddress.IPv4Network("100.64.0.0/10"),
+    ipaddress.IPv4Network("168.63.129.16/32"),
+)
+_NAT64 = int(ipaddress.IPv6Address("64:ff9b::"))
+DENIED_PEERS: tuple[IPNetwork, ...] = (
+    *_DENIED_V4,
+    *(n for n in EXEMPT_NETWORKS if isinstance(n, ipaddress.IPv6Network)),
+    ipaddress.IPv6Network("::ffff:0:0/96"),
+    *(
+        ipaddress.IPv6Network((_NAT64 + int(n.network_address), 96 + n.prefixlen))
+        for n in _DENIED_V4
+    ),
+    ipaddress.IPv6Network("64:ff9b:1::/48"),
+)
 
 
-def _range(cidr: str) -> str:
-    import ipaddress
-
-    network = ipaddress.ip_network(cidr)
+def _range(network: IPNetwork) -> str:
     return f"{network.network_address}-{network.broadcast_address}"
 
 
@@ -50,11 +70,12 @@ def render_config(settings: RelaySettings) -> str:
         "no-dtls",
         "no-cli",
         "no-multicast-peers",
+        "no-tcp-relay",  # RFC 6062 TCP allocations: media never needs them (decision 0704)
         "no-rfc5780",
         "no-stun-backward-compatibility",
         "response-origin-only-with-rfc5780",
         "no-software-attribute",
-        *(f"denied-peer-ip={_range(cidr)}" for cidr in DENIED_PEERS),
+        *(f"denied-peer-ip={_range(network)}" for network in DENIED_PEERS),
         "log-file=stdout",
         "simple-log",
         f"pidfile={settings.run_dir / 'turnserver.pid'}",
@@ -75,10 +96,12 @@ def write_config(settings: RelaySettings) -> Path:
 
 
 class Coturn:
-    """Runs turnserver and restarts it when it exits (one second apart, at most)."""
+    """Runs turnserver and restarts it when it exits (one second apart, at most). With ``gid``,
+    turnserver runs with that group, by which the packet filter tells its sockets apart."""
 
-    def __init__(self, settings: RelaySettings) -> None:
+    def __init__(self, settings: RelaySettings, *, gid: int | None = None) -> None:
         self.settings = settings
+        self.gid = gid
         self.process: asyncio.subprocess.Process | None = None
         self.restarts = 0
         self._task: asyncio.Task[None] | None = None
@@ -97,6 +120,7 @@ class Coturn:
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
+            group=self.gid,
         )  # fmt: skip
         self._pump_task = asyncio.create_task(self._pump(self.process))
 

@@ -3,7 +3,8 @@
 Kernel-side, so coturn keeps seeing the real client address and dropped packets cost no
 userspace work (docs/decisions/0701-relay-packet-filter.md). The order of the chain is the
 precedence of spec 8.2.5: exempt addresses accept, then the ACL drops, then the per-IP quota of
-concurrent flows and the per-IP rate of unauthenticated STUN Binding requests drop. The TLS
+concurrent flows and the per-IP rate of unauthenticated STUN Binding requests drop. On the way
+out, it keeps coturn from relaying to this host's own addresses (decision 0704). The TLS
 auto-blacklist has no place here: it lives at the guard's TLS accept layer. The table also keeps
 coturn's PROXY-protocol port closed to everything but loopback, since a PROXY header names the
 client's address and must only come from the guard.
@@ -24,7 +25,7 @@ log = logging.getLogger("switchboard.relay.firewall")
 # A STUN Binding request: message type 0x0001 in the first two bytes of the UDP payload (the
 # UDP header is 8 bytes, hence bit offset 64 from the transport header).
 STUN_BINDING = "@th,64,16 0x0001"
-COUNTERS = ("acl_udp", "acl_tcp", "over_quota", "binding_rate", "proxy_outside")
+COUNTERS = ("acl_udp", "acl_tcp", "over_quota", "binding_rate", "proxy_outside", "to_self")
 
 
 class FirewallError(RuntimeError):
@@ -36,7 +37,22 @@ def _elements(networks: object) -> str:
     return f" elements = {{ {items} }};" if items else ""
 
 
-def render_table(settings: RelaySettings) -> str:
+def _output_chain(settings: RelaySettings, coturn_gid: int | None) -> str:
+    """coturn's relayed traffic to this host's own addresses (decision 0704): dropped unless it
+    goes from one relay port to another (two peers relayed by this relay). The group tells
+    coturn's sockets from every other process's; the source port range leaves coturn's answers
+    from its listening ports alone."""
+    if coturn_gid is None:
+        return ""
+    relay = f"{settings.min_relay_port}-{settings.max_relay_port}"
+    return f"""
+  chain output {{
+    type filter hook output priority filter - 5; policy accept;
+    meta skgid {coturn_gid} meta l4proto {{ tcp, udp }} th sport {relay} th dport != {relay} fib daddr type local counter name to_self drop
+  }}"""  # noqa: E501
+
+
+def render_table(settings: RelaySettings, coturn_gid: int | None = None) -> str:
     name = settings.nft_table
     exempt4 = [n for n in EXEMPT_NETWORKS if n.version == 4]
     exempt6 = [n for n in EXEMPT_NETWORKS if n.version == 6]
@@ -71,7 +87,7 @@ table inet {name} {{
     ct state new add @quota6 {{ ip6 saddr ct count over {quota} }} counter name over_quota drop
     meta l4proto udp {STUN_BINDING} add @bind4 {{ ip saddr limit rate over {rate} }} counter name binding_rate drop
     meta l4proto udp {STUN_BINDING} add @bind6 {{ ip6 saddr limit rate over {rate} }} counter name binding_rate drop
-  }}
+  }}{_output_chain(settings, coturn_gid)}
 }}
 """  # noqa: E501
 
@@ -103,12 +119,13 @@ async def _nft(*args: str, script: str | None = None) -> str:
 class Firewall:
     """The nftables table of one relay; installed at start, removed at stop."""
 
-    def __init__(self, settings: RelaySettings) -> None:
+    def __init__(self, settings: RelaySettings, *, coturn_gid: int | None = None) -> None:
         self.settings = settings
+        self.coturn_gid = coturn_gid
         self.acl: Acl | None = None
 
     async def install(self) -> None:
-        await _nft("-f", "-", script=render_table(self.settings))
+        await _nft("-f", "-", script=render_table(self.settings, self.coturn_gid))
         self.acl = None
 
     async def apply(self, acl: Acl) -> None:

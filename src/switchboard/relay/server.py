@@ -8,6 +8,7 @@ and writes the stats line when it is due on the injected clock.
 from __future__ import annotations
 
 import asyncio
+import grp
 import logging
 
 from prometheus_client import CollectorRegistry
@@ -26,6 +27,23 @@ from switchboard.relay.tracker import FailureTracker
 
 log = logging.getLogger("switchboard.relay")
 MIN_SECRET_LENGTH = 16
+
+
+def coturn_gid(settings: RelaySettings) -> int | None:
+    """The group coturn runs with when the packet filter is on (it matches coturn's sockets by
+    it); None without the filter. Raises ValueError for a missing group or root's."""
+    if not settings.firewall:
+        return None
+    try:
+        gid = grp.getgrnam(settings.coturn_group).gr_gid
+    except KeyError:
+        raise ValueError(
+            f"SWITCHBOARD_RELAY_COTURN_GROUP: no group {settings.coturn_group!r} on this host"
+            " (the coturn package creates `turnserver`)"
+        ) from None
+    if gid == 0:
+        raise ValueError("SWITCHBOARD_RELAY_COTURN_GROUP may not be root's group")
+    return gid
 
 
 class RelayServer:
@@ -49,8 +67,9 @@ class RelayServer:
             handshake_timeout=settings.handshake_timeout,
             per_ip_connections=settings.per_ip_allocations,
         )
-        self.firewall = Firewall(settings) if settings.firewall else None
-        self.coturn = Coturn(settings)
+        gid = coturn_gid(settings)
+        self.firewall = Firewall(settings, coturn_gid=gid) if settings.firewall else None
+        self.coturn = Coturn(settings, gid=gid)
         self.registry = CollectorRegistry()
         self.registry.register(StatsCollector(lambda: self.stats))
         self.ticker = StatsTicker(settings.stats_interval, clock.now())
@@ -95,6 +114,7 @@ class RelayServer:
             self.stats.acl_blocked["tcp"] = counters["acl_tcp"] + self.guard.plain_acl_drops
             self.stats.quota_rejects["turn"] = counters["over_quota"]
             self.stats.binding_rate_drops = counters["binding_rate"]
+            self.stats.relay_to_self_drops = counters["to_self"]
         self.stats.currently_blocked = self.guard.currently_blocked()
         return self.stats
 

@@ -43,3 +43,6 @@ class RelaySettings(BaseSettings):
     reload_interval: float = Field(default=2.0, gt=0)
     stats_interval: float = Field(default=30.0, gt=0)
     turnserver: str = "turnserver"
+    # The group turnserver runs with: the packet filter knows coturn's sockets by it (decision
+    # 0704). The Debian coturn package creates it.
+    coturn_group: str = "turnserver"

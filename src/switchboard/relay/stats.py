@@ -29,6 +29,7 @@ class RelayStats:
     blocked_rejects: int = 0
     quota_rejects: dict[str, int] = field(default_factory=lambda: {"tls": 0, "turn": 0})
     binding_rate_drops: int = 0
+    relay_to_self_drops: int = 0
     currently_blocked: int = 0
 
     @property
@@ -46,6 +47,7 @@ class RelayStats:
             f" currently_blocked={self.currently_blocked} blocked_rejects={self.blocked_rejects}"
             f" | quota_rejects tls={self.quota_rejects['tls']} turn={self.quota_rejects['turn']}"
             f" binding_rate_drops={self.binding_rate_drops}"
+            f" relay_to_self_drops={self.relay_to_self_drops}"
         )
 
 
@@ -94,6 +96,11 @@ class StatsCollector(Collector):
             "switchboard_relay_binding_rate_drops",
             "Unauthenticated STUN binding requests over the per-IP rate",
             value=stats.binding_rate_drops,
+        )
+        yield CounterMetricFamily(
+            "switchboard_relay_to_self_drops",
+            "Relayed packets to this host's own addresses dropped by the packet filter",
+            value=stats.relay_to_self_drops,
         )
         yield GaugeMetricFamily(
             "switchboard_relay_tls_blocked_ips", "IPs currently auto-blocked",
