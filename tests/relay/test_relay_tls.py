@@ -174,3 +174,36 @@ async def test_coturn_is_restarted_when_it_dies(
     user, password = rest_credentials()
     [result] = await a.run("turn", a.gateway, relay.tls_ports[0], "tls", user, password)
     assert result.startswith(f"relayed {a.gateway} ")
+
+
+async def test_handshakes_in_flight_when_the_block_falls_neither_block_again_nor_extend_it(
+    relay_settings: RelaySettings, hosts: tuple[NetHost, NetHost], clock: ManualClock
+) -> None:
+    a, _ = hosts
+    settings = relay_settings.model_copy(update={"per_ip_allocations": 20})
+    database = Database(settings.database_url)
+    relay = RelayServer(settings, database=database, clock=clock)
+    try:
+        await relay.start()
+        port = relay.tls_ports[0]
+        # Six connections that say nothing: their handshakes run until the timeout.
+        stalls = [asyncio.create_task(a.run("stall", a.gateway, port)) for _ in range(6)]
+        for _ in range(500):
+            if relay.guard.open_connections() == 6:
+                break
+            await asyncio.sleep(0.02)
+        assert await a.run("tls-garbage", a.gateway, port, count=6) == ["closed"] * 6
+        assert relay.stats.auto_blocks == 1
+        clock.advance(600)  # the stalled handshakes fail ten minutes into the block
+        assert await asyncio.gather(*stalls) == [["closed"]] * 6
+        stats = await relay.refresh_stats()
+        assert stats.handshake_failures == {"no_certificate": 0, "timeout": 6, "error": 6}
+        assert stats.auto_blocks == 1
+        clock.advance(HOUR - 600 - 1)
+        assert await a.run("tls", a.gateway, port) == ["refused"]
+        clock.advance(1)  # one hour after the sixth failure, not after the twelfth
+        assert await a.run("tls", a.gateway, port) == ["ok relay-one"]
+        assert "auto_blocks=1 currently_blocked=0" in (await relay.refresh_stats()).line()
+    finally:
+        await relay.stop()
+        await database.dispose()

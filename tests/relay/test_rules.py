@@ -99,6 +99,17 @@ def test_tracker_blocks_on_the_sixth_failure_within_five_minutes() -> None:
     assert not tracker.is_blocked(address, clock.now())
 
 
+def test_failures_of_a_blocked_address_neither_block_it_again_nor_extend_the_block() -> None:
+    clock, tracker = ManualClock(), FailureTracker()
+    address = parse_address("203.0.113.7")
+    blocks = [tracker.record_failure(address, clock.now()) for _ in range(6)]
+    assert blocks == [False] * 5 + [True]
+    clock.advance(1800)
+    assert not any(tracker.record_failure(address, clock.now()) for _ in range(6))
+    clock.advance(1800)
+    assert not tracker.is_blocked(address, clock.now())
+
+
 def test_tracker_forgets_failures_older_than_the_window() -> None:
     clock, tracker = ManualClock(), FailureTracker()
     address = parse_address("203.0.113.7")

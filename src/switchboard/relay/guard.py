@@ -105,6 +105,10 @@ class Guard:
             listener.close()
         self._listeners.clear()
 
+    def open_connections(self) -> int:
+        """TLS connections past the rules: in their handshake or forwarded to coturn."""
+        return sum(self._open.values())
+
     def currently_blocked(self) -> int:
         return self.tracker.blocked_count(self.clock.now())
 

@@ -47,8 +47,10 @@ class FailureTracker:
         return True
 
     def record_failure(self, address: IPAddress, now: dt.datetime) -> bool:
-        """Count one failed handshake; True when this failure blocks the address."""
-        if is_exempt(address):
+        """Count one failed handshake; True when this failure blocks the address. The failure of
+        a handshake that began before its address was blocked neither blocks it again nor
+        extends the block."""
+        if is_exempt(address) or self.is_blocked(address, now):
             return False
         times = self._failures.pop(address, None)
         if times is None:
