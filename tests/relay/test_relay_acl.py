@@ -124,10 +124,15 @@ async def test_per_ip_flow_quota_and_binding_rate_on_the_turn_port(
     assert 4 <= int(answers) <= 6
     stats = await relay.refresh_stats()
     assert stats.binding_rate_drops == 12 - int(answers)
+    # A second flow of b is within its flow quota: its Bindings are over the rate, not the quota.
+    [more] = await b.run("stun-flows", b.gateway, turn, 1, 4)
+    stats = await relay.refresh_stats()
+    assert stats.binding_rate_drops == 16 - int(answers) - int(more)
+    assert stats.quota_rejects["turn"] == 1
     # The ACL comes first: a blocked host's requests count as ACL drops, not as rate drops.
     await acl(relay, "add", "ip", b.address)
     await relay.tick()
     assert await b.run("stun-flows", b.gateway, turn, 1, 12) == ["0"]
     stats = await relay.refresh_stats()
     assert stats.acl_blocked["udp"] == 12
-    assert stats.binding_rate_drops == 12 - int(answers)
+    assert stats.binding_rate_drops == 16 - int(answers) - int(more)

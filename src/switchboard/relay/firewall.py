@@ -2,8 +2,11 @@
 
 Kernel-side, so coturn keeps seeing the real client address and dropped packets cost no
 userspace work (docs/decisions/0701-relay-packet-filter.md). The order of the chain is the
-precedence of spec 8.2.5: exempt addresses accept, then the ACL drops, then the per-IP quota of
-concurrent flows and the per-IP rate of unauthenticated STUN Binding requests drop. On the way
+precedence of spec 8.2.5: exempt addresses accept, then the ACL drops, then the per-IP rate of
+unauthenticated STUN Binding requests and the per-IP quota of concurrent flows drop. The rate
+comes before the quota: the kernel's flow count (``ct count``) also counts a flow whose packet a
+later rule drops, so a rate-limited Binding checked by the quota first would crowd the client's
+quota and be counted as over it. On the way
 out, it keeps coturn from relaying to this host's own addresses (decision 0704). The TLS
 auto-blacklist has no place here: it lives at the guard's TLS accept layer. The table also keeps
 coturn's PROXY-protocol port closed to everything but loopback, since a PROXY header names the
@@ -83,10 +86,10 @@ table inet {name} {{
     meta l4proto udp ip6 saddr @acl6 counter name acl_udp drop
     meta l4proto tcp ip saddr @acl4 counter name acl_tcp drop
     meta l4proto tcp ip6 saddr @acl6 counter name acl_tcp drop
-    ct state new add @quota4 {{ ip saddr ct count over {quota} }} counter name over_quota drop
-    ct state new add @quota6 {{ ip6 saddr ct count over {quota} }} counter name over_quota drop
     meta l4proto udp {STUN_BINDING} add @bind4 {{ ip saddr limit rate over {rate} }} counter name binding_rate drop
     meta l4proto udp {STUN_BINDING} add @bind6 {{ ip6 saddr limit rate over {rate} }} counter name binding_rate drop
+    ct state new add @quota4 {{ ip saddr ct count over {quota} }} counter name over_quota drop
+    ct state new add @quota6 {{ ip6 saddr ct count over {quota} }} counter name over_quota drop
   }}{_output_chain(settings, coturn_gid)}
 }}
 """  # noqa: E501
