@@ -18,6 +18,7 @@ import subprocess
 import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,6 +64,7 @@ class NetHost:
     gateway: str
     ca_file: Path
     prefix6: str = ""
+    link: str = ""  # the relay side of the veth pair
 
     @property
     def gateway6(self) -> str:
@@ -78,6 +80,14 @@ class NetHost:
         assert self.namespace is not None
         _ip("-n", self.namespace, "addr", "add", f"{address}/64", "dev", "eth0", "nodad")
         return address
+
+    def add_link6(self, prefix: str) -> tuple[str, str]:
+        """Another /64 on the link (a unique-local or link-local one): its relay side
+        ``prefix::1`` and host side ``prefix::2``."""
+        assert self.namespace is not None
+        _ip("addr", "add", f"{prefix}::1/64", "dev", self.link, "nodad")
+        _ip("-n", self.namespace, "addr", "add", f"{prefix}::2/64", "dev", "eth0", "nodad")
+        return f"{prefix}::1", f"{prefix}::2"
 
     async def run(self, action: str, *args: object, count: int = 1, source: str = "") -> list[str]:
         """Run hostclient.py in the namespace, concurrently with the relay's event loop
@@ -131,9 +141,8 @@ def _make_host(prefix: str, ca_file: Path, stack: list[tuple[str, str]]) -> NetH
     _ip("-n", namespace, "link", "set", "lo", "up")
     _ip("-n", namespace, "route", "add", "default", "via", gateway)
     _ip("-n", namespace, "-6", "route", "add", "default", "via", f"{prefix6}::1")
-    return NetHost(
-        namespace=namespace, address=address, gateway=gateway, ca_file=ca_file, prefix6=prefix6
-    )
+    return NetHost(namespace=namespace, address=address, gateway=gateway, ca_file=ca_file,
+                   prefix6=prefix6, link=outer)  # fmt: skip
 
 
 @pytest.fixture
@@ -228,13 +237,34 @@ def relay_settings(
     )
 
 
-@pytest.fixture
-async def relay(relay_settings: RelaySettings, clock: ManualClock) -> AsyncIterator[RelayServer]:
-    database = Database(relay_settings.database_url)
-    server = RelayServer(relay_settings, database=database, clock=clock)
+def dual_stack(
+    settings: RelaySettings, *hosts: NetHost, listen: tuple[str, ...] = ()
+) -> RelaySettings:
+    """``settings`` with coturn relaying from the first host's link in both families, listening
+    on every host's IPv6 gateway too (and on ``listen``), and the guard bound to ``::``."""
+    return settings.model_copy(
+        update={
+            "listening_ips": (*settings.listening_ips, *(h.gateway6 for h in hosts), *listen),
+            "relay_ips": (hosts[0].gateway, hosts[0].gateway6),
+            "bind_host": "::",
+        }
+    )
+
+
+@asynccontextmanager
+async def running(settings: RelaySettings, clock: ManualClock) -> AsyncIterator[RelayServer]:
+    """A relay with these settings, started, and stopped afterwards."""
+    database = Database(settings.database_url)
+    server = RelayServer(settings, database=database, clock=clock)
     try:
         await server.start()
         yield server
     finally:
         await server.stop()
         await database.dispose()
+
+
+@pytest.fixture
+async def relay(relay_settings: RelaySettings, clock: ManualClock) -> AsyncIterator[RelayServer]:
+    async with running(relay_settings, clock) as server:
+        yield server

@@ -7,11 +7,13 @@ import asyncio
 
 import pytest
 
+from switchboard.kit.clock import ManualClock
 from switchboard.relay import service
 from switchboard.relay.addresses import parse_address
 from switchboard.relay.models import RelayAclRule
 from switchboard.relay.server import RelayServer
-from tests.relay.conftest import NetHost
+from switchboard.relay.settings import RelaySettings
+from tests.relay.conftest import NetHost, dual_stack, running
 
 pytestmark = pytest.mark.slow
 
@@ -74,6 +76,30 @@ async def test_acl_cidr_and_scope_rules_drop_traffic_and_reload_hot(
     await relay.tick()
     assert await a.run("stun", a.gateway, turn) == ["answered"]
     assert await a.run("tls", a.gateway, tls) == ["ok relay-one"]
+
+
+async def test_acl_rules_drop_ipv6_clients_by_the_addresses_they_name(
+    relay_settings: RelaySettings, hosts: tuple[NetHost, NetHost], clock: ManualClock
+) -> None:
+    a, b = hosts
+    async with running(dual_stack(relay_settings, a, b), clock) as relay:
+        tls, turn = relay.tls_ports[0], relay.settings.turn_port
+        await acl(relay, "add", "cidr", f"{a.prefix6}::/64", scope="sip-inbound")
+        await acl(relay, "add", "ip", b.address6, scope="pstn-outbound")
+        await relay.tick()
+        assert await a.run("stun", a.gateway6, turn) == ["silent"]
+        assert await a.run("tcp", a.gateway6, turn) == ["dropped"]
+        assert await a.run("tls", a.gateway6, tls) == ["refused"]
+        assert await b.run("stun", b.gateway6, turn) == ["silent"]
+        assert await b.run("tls", b.gateway6, tls) == ["refused"]
+        # A rule names addresses: b's other addresses and a's IPv4 address are not listed.
+        other = b.add_address6("7")
+        assert await b.run("stun", b.gateway6, turn, source=other) == ["answered"]
+        assert await b.run("tls", b.gateway6, tls, source=other) == ["ok relay-one"]
+        assert await a.run("tls", a.gateway, tls) == ["ok relay-one"]
+        stats = await relay.refresh_stats()
+        assert stats.acl_blocked["udp"] == 4
+        assert stats.acl_blocked["tls"] == 2
 
 
 async def test_precedence_acl_then_auto_blacklist_then_quota(

@@ -14,7 +14,7 @@ from switchboard.relay.credentials import turn_credentials
 from switchboard.relay.server import RelayServer, coturn_gid
 from switchboard.relay.settings import RelaySettings
 from tests.ports import free_port
-from tests.relay.conftest import SECRET, NetHost
+from tests.relay.conftest import SECRET, NetHost, dual_stack
 
 pytestmark = pytest.mark.slow
 
@@ -26,17 +26,8 @@ def relay_database(sqlite_database: str) -> str:
 
 @pytest.fixture
 def relay_settings(relay_settings: RelaySettings, hosts: tuple[NetHost, NetHost]) -> RelaySettings:
-    """Dual-stack: coturn relays from host a's link addresses in both families; the flow quota
-    leaves room for the many allocations of one test."""
-    a, _ = hosts
-    return relay_settings.model_copy(
-        update={
-            "listening_ips": (*relay_settings.listening_ips, a.gateway6),
-            "relay_ips": (a.gateway, a.gateway6),
-            "bind_host": "::",
-            "per_ip_allocations": 50,
-        }
-    )
+    """Dual-stack; the flow quota leaves room for the many allocations of one test."""
+    return dual_stack(relay_settings.model_copy(update={"per_ip_allocations": 50}), *hosts)
 
 
 def credentials() -> tuple[str, str]:

@@ -13,10 +13,9 @@ import pytest
 from prometheus_client import generate_latest
 
 from switchboard.kit.clock import ManualClock, SystemClock
-from switchboard.kit.db import Database
 from switchboard.relay.server import RelayServer
 from switchboard.relay.settings import RelaySettings
-from tests.relay.conftest import SECRET, Certificates, NetHost, rest_credentials
+from tests.relay.conftest import SECRET, Certificates, NetHost, rest_credentials, running
 
 pytestmark = pytest.mark.slow
 
@@ -128,10 +127,8 @@ async def test_no_certificate_and_handshake_timeout_count_as_failures(
     missing = relay_settings.model_copy(
         update={"cert_file": tmp_path / "later.pem", "key_file": tmp_path / "later-key.pem"}
     )
-    database = Database(missing.database_url)
-    relay = RelayServer(missing, database=database, clock=clock)
-    try:
-        await relay.start()  # no certificate yet: the relay runs, and every handshake fails
+    # no certificate yet: the relay runs, and every handshake fails
+    async with running(missing, clock) as relay:
         port = relay.tls_ports[0]
         assert await b.run("tls", b.gateway, port, count=6) == ["refused"] * 6
         stats = await relay.refresh_stats()
@@ -153,9 +150,6 @@ async def test_no_certificate_and_handshake_timeout_count_as_failures(
         # A client that connects and says nothing fails by the handshake timeout.
         assert await a.run("stall", a.gateway, port) == ["closed"]
         assert relay.stats.handshake_failures == {"no_certificate": 6, "timeout": 1, "error": 0}
-    finally:
-        await relay.stop()
-        await database.dispose()
 
 
 async def test_coturn_is_restarted_when_it_dies(
@@ -181,10 +175,7 @@ async def test_handshakes_in_flight_when_the_block_falls_neither_block_again_nor
 ) -> None:
     a, _ = hosts
     settings = relay_settings.model_copy(update={"per_ip_allocations": 20})
-    database = Database(settings.database_url)
-    relay = RelayServer(settings, database=database, clock=clock)
-    try:
-        await relay.start()
+    async with running(settings, clock) as relay:
         port = relay.tls_ports[0]
         # Six connections that say nothing: their handshakes run until the timeout.
         stalls = [asyncio.create_task(a.run("stall", a.gateway, port)) for _ in range(6)]
@@ -204,6 +195,3 @@ async def test_handshakes_in_flight_when_the_block_falls_neither_block_again_nor
         clock.advance(1)  # one hour after the sixth failure, not after the twelfth
         assert await a.run("tls", a.gateway, port) == ["ok relay-one"]
         assert "auto_blocks=1 currently_blocked=0" in (await relay.refresh_stats()).line()
-    finally:
-        await relay.stop()
-        await database.dispose()

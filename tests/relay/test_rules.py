@@ -11,7 +11,7 @@ import pytest
 
 from switchboard.kit.clock import ManualClock
 from switchboard.relay.acl import Acl, Rule, normalize
-from switchboard.relay.addresses import is_exempt, parse_address
+from switchboard.relay.addresses import client_of, is_exempt, parse_address
 from switchboard.relay.credentials import ice_servers, turn_credentials
 from switchboard.relay.stats import RelayStats, StatsTicker
 from switchboard.relay.tracker import FailureTracker
@@ -108,6 +108,17 @@ def test_failures_of_a_blocked_address_neither_block_it_again_nor_extend_the_blo
     assert not any(tracker.record_failure(address, clock.now()) for _ in range(6))
     clock.advance(1800)
     assert not tracker.is_blocked(address, clock.now())
+
+
+def test_a_client_is_an_ipv4_address_or_an_ipv6_64() -> None:
+    assert str(client_of(parse_address("203.0.113.7"))) == "203.0.113.7/32"
+    assert str(client_of(parse_address("::ffff:203.0.113.7"))) == "203.0.113.7/32"
+    assert str(client_of(parse_address("2001:db8:1:2:aaaa::1"))) == "2001:db8:1:2::/64"
+    clock, tracker = ManualClock(), FailureTracker()
+    for n in range(6):
+        tracker.record_failure(parse_address(f"2001:db8:1:2::{n + 1}"), clock.now())
+    assert tracker.is_blocked(parse_address("2001:db8:1:2:ffff::9"), clock.now())
+    assert not tracker.is_blocked(parse_address("2001:db8:1:3::1"), clock.now())
 
 
 def test_tracker_forgets_failures_older_than_the_window() -> None:

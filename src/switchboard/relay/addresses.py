@@ -36,6 +36,18 @@ def parse_address(text: str) -> IPAddress:
     return address
 
 
+IPV6_CLIENT_PREFIX = 64
+
+
+def client_of(address: IPAddress) -> IPNetwork:
+    """Whom the per-client rules count (the TLS auto-blacklist, the per-IP quotas and the binding
+    rate, decision 0705): an IPv4 address, or the /64 of an IPv6 address. A host or a site is
+    given a whole /64 and sends from any address of it at will."""
+    if isinstance(address, ipaddress.IPv6Address):
+        return ipaddress.IPv6Network((address, IPV6_CLIENT_PREFIX), strict=False)
+    return ipaddress.IPv4Network(address)
+
+
 def wholly_exempt(network: IPNetwork) -> bool:
     """True when every address of ``network`` is exempt: a rule on it could never drop."""
     return any(

@@ -16,11 +16,12 @@ client's address and must only come from the guard.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
 import logging
 
 from switchboard.relay.acl import Acl
-from switchboard.relay.addresses import EXEMPT_NETWORKS
+from switchboard.relay.addresses import EXEMPT_NETWORKS, IPV6_CLIENT_PREFIX
 from switchboard.relay.settings import RelaySettings
 
 log = logging.getLogger("switchboard.relay.firewall")
@@ -28,6 +29,8 @@ log = logging.getLogger("switchboard.relay.firewall")
 # A STUN Binding request: message type 0x0001 in the first two bytes of the UDP payload (the
 # UDP header is 8 bytes, hence bit offset 64 from the transport header).
 STUN_BINDING = "@th,64,16 0x0001"
+# An IPv6 client is counted by its /64 (decision 0705).
+V6_CLIENT = f"ip6 saddr & {ipaddress.IPv6Network(('::', IPV6_CLIENT_PREFIX)).netmask}"
 COUNTERS = ("acl_udp", "acl_tcp", "over_quota", "binding_rate", "proxy_outside", "to_self")
 
 
@@ -87,9 +90,9 @@ table inet {name} {{
     meta l4proto tcp ip saddr @acl4 counter name acl_tcp drop
     meta l4proto tcp ip6 saddr @acl6 counter name acl_tcp drop
     meta l4proto udp {STUN_BINDING} add @bind4 {{ ip saddr limit rate over {rate} }} counter name binding_rate drop
-    meta l4proto udp {STUN_BINDING} add @bind6 {{ ip6 saddr limit rate over {rate} }} counter name binding_rate drop
+    meta l4proto udp {STUN_BINDING} add @bind6 {{ {V6_CLIENT} limit rate over {rate} }} counter name binding_rate drop
     ct state new add @quota4 {{ ip saddr ct count over {quota} }} counter name over_quota drop
-    ct state new add @quota6 {{ ip6 saddr ct count over {quota} }} counter name over_quota drop
+    ct state new add @quota6 {{ {V6_CLIENT} ct count over {quota} }} counter name over_quota drop
   }}{_output_chain(settings, coturn_gid)}
 }}
 """  # noqa: E501

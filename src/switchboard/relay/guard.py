@@ -6,7 +6,8 @@ already applied the ACL and the quota to it).
 
 For every accepted TCP connection, in the order of spec 8.2.5: the operator ACL drops it, then
 the TLS auto-blacklist refuses an auto-blocked IP, then the per-IP quota of concurrent
-connections (each carries at most one TURN allocation) refuses one too many. Only then is the
+connections (each carries at most one TURN allocation) refuses one too many. An IPv6 client
+counts as its /64 for both (decision 0705). Only then is the
 TLS handshake run; a failure (no certificate loaded, timeout, any other handshake exception)
 counts toward the auto-blacklist. A completed handshake is forwarded to coturn's PROXY-protocol
 port with a PROXY v2 header naming the client, so coturn applies its own limits to the real
@@ -27,7 +28,7 @@ from collections.abc import Coroutine
 
 from switchboard.kit.clock import Clock
 from switchboard.relay.acl import Acl
-from switchboard.relay.addresses import IPAddress, is_exempt, parse_address
+from switchboard.relay.addresses import IPAddress, IPNetwork, client_of, is_exempt, parse_address
 from switchboard.relay.certificates import CertificateStore
 from switchboard.relay.stats import RelayStats
 from switchboard.relay.tracker import FailureTracker
@@ -70,7 +71,7 @@ class Guard:
         self.acl = Acl()
         self.plain_acl_drops = 0
         self._listeners: list[socket.socket] = []
-        self._open: Counter[IPAddress] = Counter()
+        self._open: Counter[IPNetwork] = Counter()  # per client (an IPv6 client is its /64)
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def listen(self, host: str, port: int, *, tls: bool = True) -> int:
@@ -148,7 +149,7 @@ class Guard:
         if self.tracker.is_blocked(address, self.clock.now()):
             self.stats.blocked_rejects += 1
             return True
-        if not is_exempt(address) and self._open[address] >= self.per_ip_connections:
+        if not is_exempt(address) and self._open[client_of(address)] >= self.per_ip_connections:
             self.stats.quota_rejects["tls"] += 1
             return True
         return False
@@ -160,7 +161,8 @@ class Guard:
             if self._refuse(address):
                 _reset(conn)
                 return
-            self._open[address] += 1
+            client = client_of(address)
+            self._open[client] += 1
             try:
                 streams = await self._handshake(address, conn)
                 if streams is None:
@@ -168,9 +170,9 @@ class Guard:
                 self.stats.tls_accepted += 1
                 await self._forward(*streams, peer, local)
             finally:
-                self._open[address] -= 1
-                if self._open[address] <= 0:
-                    del self._open[address]
+                self._open[client] -= 1
+                if self._open[client] <= 0:
+                    del self._open[client]
 
     async def _handshake(
         self, address: IPAddress, conn: socket.socket
@@ -191,7 +193,10 @@ class Guard:
         self.stats.handshake_failures[reason] += 1
         if self.tracker.record_failure(address, self.clock.now()):
             self.stats.auto_blocks += 1
-            log.warning("TLS auto-blacklist: %s blocked after repeated handshake failures", address)
+            log.warning(
+                "TLS auto-blacklist: %s blocked after repeated handshake failures",
+                client_of(address),
+            )
         return None
 
     async def _forward(

@@ -1,10 +1,11 @@
 """The TLS auto-blacklist (spec 8.2.4): failed handshakes per IP, and the blocks they cause.
 
-More than ``threshold`` failures from one IP within ``window`` seconds block it for ``block``
-seconds. Memory is bounded: at most ``capacity`` addresses are tracked and at most ``capacity``
-are blocked. When the failure table is full, the address whose latest failure is oldest is
-evicted (an attacker spraying fresh addresses can only push out the stalest entries, and each
-entry holds at most ``threshold + 1`` timestamps). When the block table is full, the block that
+More than ``threshold`` failures from one client within ``window`` seconds block it for
+``block`` seconds; a client is an IPv4 address or an IPv6 /64 (addresses.client_of, decision
+0705). Memory is bounded: at most ``capacity`` clients are tracked and at most ``capacity`` are
+blocked. When the failure table is full, the client whose latest failure is oldest is evicted
+(an attacker spraying fresh addresses can only push out the stalest entries, and each entry
+holds at most ``threshold + 1`` timestamps). When the block table is full, the block that
 expires soonest is dropped. Exempt addresses are never tracked nor blocked.
 """
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 from collections import OrderedDict, deque
 
-from switchboard.relay.addresses import IPAddress, is_exempt
+from switchboard.relay.addresses import IPAddress, IPNetwork, client_of, is_exempt
 
 THRESHOLD = 5
 WINDOW_SECONDS = 300.0
@@ -34,15 +35,16 @@ class FailureTracker:
         self.window = dt.timedelta(seconds=window)
         self.block = dt.timedelta(seconds=block)
         self.capacity = capacity
-        self._failures: OrderedDict[IPAddress, deque[dt.datetime]] = OrderedDict()
-        self._blocked: dict[IPAddress, dt.datetime] = {}
+        self._failures: OrderedDict[IPNetwork, deque[dt.datetime]] = OrderedDict()
+        self._blocked: dict[IPNetwork, dt.datetime] = {}
 
     def is_blocked(self, address: IPAddress, now: dt.datetime) -> bool:
-        until = self._blocked.get(address)
+        client = client_of(address)
+        until = self._blocked.get(client)
         if until is None:
             return False
         if now >= until:
-            del self._blocked[address]
+            del self._blocked[client]
             return False
         return True
 
@@ -52,23 +54,24 @@ class FailureTracker:
         extends the block."""
         if is_exempt(address) or self.is_blocked(address, now):
             return False
-        times = self._failures.pop(address, None)
+        client = client_of(address)
+        times = self._failures.pop(client, None)
         if times is None:
             times = deque(maxlen=self.threshold + 1)
             while len(self._failures) >= self.capacity:
                 self._failures.popitem(last=False)
         times.append(now)
-        self._failures[address] = times
+        self._failures[client] = times
         while times and now - times[0] > self.window:
             times.popleft()
         if len(times) <= self.threshold:
             return False
-        del self._failures[address]
-        if len(self._blocked) >= self.capacity and address not in self._blocked:
+        del self._failures[client]
+        if len(self._blocked) >= self.capacity:
             self._expire(now)
             if len(self._blocked) >= self.capacity:
                 del self._blocked[min(self._blocked, key=self._blocked.__getitem__)]
-        self._blocked[address] = now + self.block
+        self._blocked[client] = now + self.block
         return True
 
     def blocked_count(self, now: dt.datetime) -> int:
@@ -79,5 +82,5 @@ class FailureTracker:
         return len(self._failures)
 
     def _expire(self, now: dt.datetime) -> None:
-        for address in [a for a, until in self._blocked.items() if now >= until]:
-            del self._blocked[address]
+        for client in [c for c, until in self._blocked.items() if now >= until]:
+            del self._blocked[client]
