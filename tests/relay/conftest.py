@@ -26,6 +26,7 @@ import pytest
 
 from switchboard.kit.clock import ManualClock, SystemClock
 from switchboard.kit.db import Database
+from switchboard.relay import service
 from switchboard.relay.credentials import turn_credentials
 from switchboard.relay.server import RelayServer
 from switchboard.relay.settings import RelaySettings
@@ -74,12 +75,15 @@ class NetHost:
     def address6(self) -> str:
         return f"{self.prefix6}::2"
 
+    def add_address(self, cidr: str) -> str:
+        """One more address of the host (``address/prefix``): the address."""
+        assert self.namespace is not None
+        _ip("-n", self.namespace, "addr", "add", cidr, "dev", "eth0", "nodad")
+        return cidr.split("/")[0]
+
     def add_address6(self, suffix: str) -> str:
         """One more address of the host's /64 (``prefix6::<suffix>``)."""
-        address = f"{self.prefix6}::{suffix}"
-        assert self.namespace is not None
-        _ip("-n", self.namespace, "addr", "add", f"{address}/64", "dev", "eth0", "nodad")
-        return address
+        return self.add_address(f"{self.prefix6}::{suffix}/64")
 
     def add_link6(self, prefix: str) -> tuple[str, str]:
         """Another /64 on the link (a unique-local or link-local one): its relay side
@@ -262,6 +266,20 @@ async def running(settings: RelaySettings, clock: ManualClock) -> AsyncIterator[
     finally:
         await server.stop()
         await database.dispose()
+
+
+async def acl(relay: RelayServer, action: str, *args: str, scope: str = "any") -> int:
+    """Change the ACL in the database from a session of its own, as `switchboard relay acl`
+    does (tests/relay/test_acl_cli.py drives the command itself); the relay sees it at its next
+    tick."""
+    async with relay.database.transaction() as session:
+        if action == "remove":
+            await service.remove_rule(session, rule_id=int(args[0]))
+            return int(args[0])
+        rule = await service.add_rule(
+            session, subject=args[0], value=args[1], scope=scope, note="", clock=relay.clock
+        )
+        return rule.id
 
 
 @pytest.fixture

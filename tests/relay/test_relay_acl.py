@@ -13,25 +13,11 @@ from switchboard.relay.addresses import parse_address
 from switchboard.relay.models import RelayAclRule
 from switchboard.relay.server import RelayServer
 from switchboard.relay.settings import RelaySettings
-from tests.relay.conftest import NetHost, dual_stack, running
+from tests.relay.conftest import NetHost, acl, dual_stack, running
 
 pytestmark = pytest.mark.slow
 
 HOUR = 3600
-
-
-async def acl(relay: RelayServer, action: str, *args: str, scope: str = "any") -> int:
-    """Change the ACL in the database from a session of its own, as `switchboard relay acl`
-    does (tests/relay/test_acl_cli.py drives the command itself); the relay sees it at its next
-    tick."""
-    async with relay.database.transaction() as session:
-        if action == "remove":
-            await service.remove_rule(session, rule_id=int(args[0]))
-            return int(args[0])
-        rule = await service.add_rule(
-            session, subject=args[0], value=args[1], scope=scope, note="", clock=relay.clock
-        )
-        return rule.id
 
 
 async def test_loopback_is_never_blocked(relay: RelayServer, loopback: NetHost) -> None:

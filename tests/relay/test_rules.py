@@ -10,7 +10,7 @@ import ipaddress
 import pytest
 
 from switchboard.kit.clock import ManualClock
-from switchboard.relay.acl import Acl, Rule, normalize
+from switchboard.relay.acl import Acl, Rule, normalize, public_part
 from switchboard.relay.addresses import client_of, is_exempt, parse_address
 from switchboard.relay.credentials import ice_servers, turn_credentials
 from switchboard.relay.stats import RelayStats, StatsTicker
@@ -64,6 +64,20 @@ def test_acl_matches_ip_and_cidr_in_every_scope() -> None:
     assert not acl.blocks(parse_address("10.9.9.9"))  # exempt beats a rule
     assert not acl.blocks(parse_address("127.0.0.1"))
     assert not Acl().blocks(parse_address("203.0.113.1"))  # no match allows
+
+
+def test_the_packet_filter_gets_only_the_public_part_of_a_rule() -> None:
+    acl = Acl([Rule("cidr", "10.0.0.0/7", "any"), Rule("cidr", "fc00::/6", "any"),
+               Rule("cidr", "127.0.0.0/8", "any")])  # fmt: skip
+    assert [str(n) for n in acl.v4] == ["11.0.0.0/8"]
+    assert [str(n) for n in acl.v6] == [
+        "fe00::/9",
+        "fec0::/10",
+        "ff00::/8",
+    ]  # no fc00::/7, fe80::/10
+    everything = public_part(ipaddress.ip_network("0.0.0.0/0"))
+    assert ipaddress.ip_network("0.0.0.0/5") in everything
+    assert not any(n.overlaps(ipaddress.ip_network("192.168.0.0/16")) for n in everything)
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from switchboard.relay.addresses import IPAddress, IPNetwork, is_exempt, parse_address
+from switchboard.relay.addresses import (
+    EXEMPT_NETWORKS,
+    IPAddress,
+    IPNetwork,
+    is_exempt,
+    parse_address,
+)
 
 Subject = Literal["ip", "cidr"]
 Scope = Literal["sip-inbound", "pstn-outbound", "any"]
@@ -46,12 +52,32 @@ def normalize(subject: str, value: str) -> str:
     raise ValueError(f"subject must be one of {', '.join(SUBJECTS)}")
 
 
+def public_part(network: IPNetwork) -> list[IPNetwork]:
+    """``network`` without the exempt ranges in it (two CIDR blocks nest or are disjoint)."""
+    parts = [network]
+    for exempt in EXEMPT_NETWORKS:
+        if exempt.version != network.version:
+            continue
+        kept: list[IPNetwork] = []
+        for part in parts:
+            if part.subnet_of(exempt):  # type: ignore[arg-type]
+                continue
+            if exempt.subnet_of(part):  # type: ignore[arg-type]
+                kept.extend(part.address_exclude(exempt))  # type: ignore[arg-type]
+            else:
+                kept.append(part)
+        parts = kept
+    return parts
+
+
 class Acl:
-    """An immutable snapshot of the rules, every scope of which applies to the accept paths."""
+    """An immutable snapshot of the rules, every scope of which applies to the accept paths.
+    ``v4`` and ``v6`` are the networks the packet filter drops: the rules' public parts, since
+    an exempt address is never dropped, whichever link it arrives on (decision 0706)."""
 
     def __init__(self, rules: Iterable[Rule] = ()) -> None:
         self.rules = tuple(rules)
-        relay = [rule.network for rule in self.rules]
+        relay = [part for rule in self.rules for part in public_part(rule.network)]
         self.v4: tuple[IPNetwork, ...] = tuple(
             ipaddress.collapse_addresses(n for n in relay if isinstance(n, ipaddress.IPv4Network))
         )

@@ -3,14 +3,16 @@
 Kernel-side, so coturn keeps seeing the real client address and dropped packets cost no
 userspace work (docs/decisions/0701-relay-packet-filter.md). The order of the chain is the
 precedence of spec 8.2.5: exempt addresses accept, then the ACL drops, then the per-IP rate of
-unauthenticated STUN Binding requests and the per-IP quota of concurrent flows drop. The rate
-comes before the quota: the kernel's flow count (``ct count``) also counts a flow whose packet a
-later rule drops, so a rate-limited Binding checked by the quota first would crowd the client's
-quota and be counted as over it. On the way
-out, it keeps coturn from relaying to this host's own addresses (decision 0704). The TLS
-auto-blacklist has no place here: it lives at the guard's TLS accept layer. The table also keeps
-coturn's PROXY-protocol port closed to everything but loopback, since a PROXY header names the
-client's address and must only come from the guard.
+unauthenticated STUN Binding requests and the per-IP quota of concurrent flows drop. An exempt
+address skips the rules only from the interface that routes back to it: anyone can write a
+private source address in a datagram (decision 0706); the ACL sets never hold exempt addresses.
+The rate comes before the quota: the kernel's flow count (``ct count``) also counts a flow whose
+packet a later rule drops, so a rate-limited Binding checked by the quota first would crowd the
+client's quota and be counted as over it. On the way out, it keeps coturn from relaying to this
+host's own addresses (decision 0704). The TLS auto-blacklist has no place here: it lives at the
+guard's TLS accept layer. The table also keeps coturn's PROXY-protocol port closed to everything
+but loopback, since a PROXY header names the client's address and must only come from the
+guard.
 """
 
 from __future__ import annotations
@@ -83,8 +85,8 @@ table inet {name} {{
     meta l4proto {{ tcp, udp }} th dport {settings.turn_port} jump turn
   }}
   chain turn {{
-    ip saddr @exempt4 accept
-    ip6 saddr @exempt6 accept
+    ip saddr @exempt4 fib saddr . iif oif exists accept
+    ip6 saddr @exempt6 fib saddr . iif oif exists accept
     meta l4proto udp ip saddr @acl4 counter name acl_udp drop
     meta l4proto udp ip6 saddr @acl6 counter name acl_udp drop
     meta l4proto tcp ip saddr @acl4 counter name acl_tcp drop
