@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import resource
 import shutil
 from pathlib import Path
 
@@ -195,3 +197,32 @@ async def test_handshakes_in_flight_when_the_block_falls_neither_block_again_nor
         clock.advance(1)  # one hour after the sixth failure, not after the twelfth
         assert await a.run("tls", a.gateway, port) == ["ok relay-one"]
         assert "auto_blocks=1 currently_blocked=0" in (await relay.refresh_stats()).line()
+
+
+def _free_descriptors(count: int) -> list[int]:
+    """The ``count`` lowest descriptor numbers this process has free."""
+    lowest = os.open(os.devnull, os.O_RDONLY)  # the number listdir's own descriptor takes
+    os.close(lowest)
+    used = {int(fd) for fd in os.listdir("/proc/self/fd")} - {lowest}
+    return [fd for fd in range(len(used) + count + 1) if fd not in used][:count]
+
+
+async def test_a_relay_out_of_descriptors_blames_no_client(
+    relay: RelayServer, hosts: tuple[NetHost, NetHost]
+) -> None:
+    """While the relay has descriptors enough to accept a connection but none to serve it (as
+    when a flood has taken them), six clean handshakes of a host fail: the relay's trouble,
+    which neither counts as handshake failures nor blocks the host."""
+    a, _ = hosts
+    port = relay.tls_ports[0]
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    client = await a.start("tls", a.gateway, port, count=6)
+    # Descriptor numbers below the limit: one is free, for the accepted socket.
+    resource.setrlimit(resource.RLIMIT_NOFILE, (_free_descriptors(2)[1], hard))
+    try:
+        assert await a.finish(client) == ["refused"] * 6
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert relay.stats.handshake_failures_total == 0
+    assert relay.stats.auto_blocks == 0
+    assert await a.run("tls", a.gateway, port) == ["ok relay-one"]

@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import random
+import resource
 import signal
 import subprocess
 import sys
@@ -21,6 +22,14 @@ from tests.ports import free_port
 from tests.relay.conftest import Certificates, NetHost, needs_root
 
 pytestmark = pytest.mark.slow
+
+
+def _descriptor_limits(pid: int) -> tuple[int, int]:
+    for line in Path(f"/proc/{pid}/limits").read_text().splitlines():
+        if line.startswith("Max open files"):
+            soft, hard = line.split()[3:5]
+            return int(soft), int(hard)
+    raise AssertionError("no descriptor limit")
 
 
 def _table_exists(name: str) -> bool:
@@ -54,9 +63,12 @@ async def test_serve_runs_coturn_behind_the_guard_and_cleans_up(
         "SWITCHBOARD_RELAY_NFT_TABLE": table,
         "SWITCHBOARD_RELAY_METRICS_PORT": str(metrics),
     }
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "switchboard", "relay", "serve", env=env,
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+        # started as under systemd: a soft descriptor limit of 1024
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (1024, hard)),
     )  # fmt: skip
     try:
         for _ in range(600):  # the process imports, starts coturn, then opens the TLS ports
@@ -65,6 +77,7 @@ async def test_serve_runs_coturn_behind_the_guard_and_cleans_up(
             assert process.returncode is None
             await asyncio.sleep(0.1)
         assert _table_exists(table)
+        assert _descriptor_limits(process.pid) == (hard, hard)  # raised to the hard limit
         assert await loopback.run("tls", "127.0.0.1", tls_a) == ["ok relay-one"]
         user, password = turn_credentials(secret=secret, label="serve", clock=SystemClock())
         [relayed] = await loopback.run("turn", "127.0.0.1", tls_b, "tls", user, password)

@@ -59,7 +59,7 @@ def serve() -> None:
     from prometheus_client import start_http_server
 
     from switchboard.kit.logging import configure_logging
-    from switchboard.relay.server import RelayServer
+    from switchboard.relay.server import RelayServer, raise_descriptor_limit
     from switchboard.settings import Settings
 
     settings = RelaySettings()
@@ -71,6 +71,7 @@ def serve() -> None:
             server = RelayServer(settings, database=database, clock=SystemClock())
             # the log is set up once the settings are accepted: a refused start changes nothing
             configure_logging(log_level)
+            raise_descriptor_limit()
             await serve_until_signalled(server)
         finally:
             await database.dispose()

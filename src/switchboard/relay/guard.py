@@ -138,7 +138,7 @@ class Guard:
                 self.plain_acl_drops += 1
                 _reset(conn)
                 return
-            reader, writer = await _streams(conn, None, 0)
+            reader, writer = await _streams(conn.dup(), None, 0)
             await self._forward(reader, writer, peer, local)
 
     def _refuse(self, address: IPAddress) -> bool:
@@ -181,14 +181,21 @@ class Guard:
         reason = "no_certificate"
         if context is not None:
             try:
+                own = conn.dup()  # the TLS transport's socket
+            except OSError as exc:  # out of descriptors: the relay's failure, not the client's
+                log.warning("TLS connection from %s dropped: %s", address, exc)
+                _reset(conn)
+                return None
+            try:
                 return await asyncio.wait_for(
-                    _streams(conn, context, self.handshake_timeout + 5), self.handshake_timeout
+                    _streams(own, context, self.handshake_timeout + 5), self.handshake_timeout
                 )
             except TimeoutError:
                 reason = "timeout"
             except Exception as exc:  # spec 8.2.4 counts any other handshake exception
                 log.debug("TLS handshake from %s failed: %s", address, exc)
                 reason = "error"
+            own.close()
         _reset(conn)
         self.stats.handshake_failures[reason] += 1
         if self.tracker.record_failure(address, self.clock.now()):
@@ -221,14 +228,15 @@ class Guard:
 
 
 async def _streams(
-    conn: socket.socket, context: ssl.SSLContext | None, handshake_timeout: float
+    own: socket.socket, context: ssl.SSLContext | None, handshake_timeout: float
 ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    """Streams over an accepted socket, after the server side of the TLS handshake if any."""
+    """Streams over an accepted socket (``own``: a duplicate the transport takes over), after
+    the server side of the TLS handshake if any."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=CHUNK)
     protocol = asyncio.StreamReaderProtocol(reader)
     transport, _ = await loop.connect_accepted_socket(
-        lambda: protocol, conn.dup(), ssl=context,
+        lambda: protocol, own, ssl=context,
         ssl_handshake_timeout=handshake_timeout if context is not None else None,
     )  # fmt: skip
     return reader, asyncio.StreamWriter(transport, protocol, reader, loop)

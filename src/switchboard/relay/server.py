@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import grp
 import logging
+import resource
 
 from prometheus_client import CollectorRegistry
 
@@ -27,6 +28,16 @@ from switchboard.relay.tracker import FailureTracker
 
 log = logging.getLogger("switchboard.relay")
 MIN_SECRET_LENGTH = 16
+
+
+def raise_descriptor_limit() -> int:
+    """Lift the soft limit on open descriptors to the hard one, and return it. Each relayed TLS
+    connection holds three, so the usual soft limit (1024) would let twenty clients at their
+    per-IP quota take every descriptor the guard has."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    return hard
 
 
 def coturn_gid(settings: RelaySettings) -> int | None:
