@@ -213,14 +213,17 @@ def udp_sink(host: str, port: int, seconds: float) -> str:
 def turn_permits(host: str, port: int, transport: str, username: str, password: str,
                  family: int, peers: list[str]) -> list[str]:  # fmt: skip
     """One allocation (family 1: IPv4, 2: IPv6) asks a permission for each peer: 'ok' or the
-    STUN error code, per peer."""
+    STUN error code, per peer; or 'allocation refused <code>'."""
     from turnclient import Connection, TurnClient, TurnError
 
     connection = Connection(host, port, transport, _client_context())
     client = TurnClient(connection, username, password)
     answers = []
     try:
-        client.allocate(family=family)
+        try:
+            client.allocate(family=family)
+        except TurnError as exc:
+            return [f"allocation refused {exc.code}"]
         for peer in peers:
             try:
                 client.permit(peer)

@@ -50,13 +50,14 @@ async def test_acl_cidr_and_scope_rules_drop_traffic_and_reload_hot(
     assert await a.run("stun", a.gateway, turn) == ["silent"]
     assert await a.run("tcp", a.gateway, turn) == ["dropped"]
     assert await a.run("tls", a.gateway, tls) == ["refused"]
+    assert await a.run("tls", a.gateway, relay.tls_ports[1]) == ["refused"]  # both TLS ports
     # Each of the three scopes applies to the relay's accept paths (spec 8.2.2).
     assert await b.run("stun", b.gateway, turn) == ["silent"]
     assert await b.run("tls", b.gateway, tls) == ["refused"]
     stats = await relay.refresh_stats()
     assert stats.acl_blocked["udp"] == 4  # two probes per silent STUN attempt
     assert stats.acl_blocked["tcp"] >= 1  # SYN retransmits may add more
-    assert stats.acl_blocked["tls"] == 2
+    assert stats.acl_blocked["tls"] == 3
     assert stats.handshake_failures_total == 0  # dropped before any handshake
     await acl(relay, "remove", str(a_rule))
     await relay.tick()

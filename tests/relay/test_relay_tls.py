@@ -226,3 +226,38 @@ async def test_a_relay_out_of_descriptors_blames_no_client(
     assert relay.stats.handshake_failures_total == 0
     assert relay.stats.auto_blocks == 0
     assert await a.run("tls", a.gateway, port) == ["ok relay-one"]
+
+
+async def test_attacks_leave_no_descriptor_nor_task_behind(
+    relay: RelayServer, hosts: tuple[NetHost, NetHost]
+) -> None:
+    a, b = hosts
+    port, turn = relay.tls_ports[0], relay.settings.turn_port
+    user, password = rest_credentials()
+    [relayed] = await b.run("turn", b.gateway, port, "tls", user, password)
+    assert relayed.startswith("relayed ")
+    descriptors, tasks = len(os.listdir("/proc/self/fd")), len(asyncio.all_tasks())
+    # A stalled handshake, failed ones up to the auto-block, refusals while blocked, a quota
+    # refusal, floods on the TURN port, and sessions that end mid-way.
+    assert await a.run("stall", a.gateway, port) == ["closed"]
+    assert await a.run("tls-garbage", a.gateway, port, count=5) == ["closed"] * 5
+    assert await a.run("tls", a.gateway, relay.tls_ports[1], count=3) == ["refused"] * 3
+    holders = [asyncio.create_task(b.run("tls-hold", b.gateway, port, 1)) for _ in range(2)]
+    for _ in range(200):
+        if relay.guard.open_connections() == 2:
+            break
+        await asyncio.sleep(0.02)
+    assert await b.run("tls", b.gateway, port) == ["refused"]
+    assert await asyncio.gather(*holders) == [["done"], ["done"]]
+    await a.run("stun-flows", a.gateway, turn, 4, 10)
+    await b.run("turn", b.gateway, turn, "tcp", user, password, count=2)
+    stats = await relay.refresh_stats()
+    assert (stats.auto_blocks, stats.blocked_rejects, stats.quota_rejects["tls"]) == (1, 3, 1)
+    for _ in range(200):  # the guard closes what it served once the clients are gone
+        if len(os.listdir("/proc/self/fd")) == descriptors and relay.guard.open_connections() == 0:
+            break
+        await asyncio.sleep(0.02)
+    assert len(os.listdir("/proc/self/fd")) == descriptors
+    assert len(asyncio.all_tasks()) == tasks
+    [relayed] = await b.run("turn", b.gateway, port, "tls", user, password)
+    assert relayed.startswith("relayed ")
