@@ -22,7 +22,7 @@ from tests.browser import ARGS, CHROMIUM, needs_chromium
 from tests.mediabridge.components import BridgeProcess
 from tests.rooms.conftest import Server
 from tests.rooms.test_browser import INBOUND_BYTES, TRACK_PCS
-from tests.rooms.test_cascade import named
+from tests.rooms.test_cascade import named, set_sfu
 from tests.rooms.test_sfu_janus import bridge, until_page
 from tests.rooms.test_vnum_call import delivered
 from tests.webhooks.conftest import Receiver, subscribe
@@ -102,6 +102,9 @@ async def test_the_seventh_page_moves_everyone_to_janus(
 
     host = f"127.0.0.1:{server.port}"  # a loopback origin is a secure context (getUserMedia)
     meet = await factories.tenant(runtime, "meet", [host])  # AutoPromoteHumanCount: default 6
+    # The pages report their connections; seven browsers on two cores may well look stressed,
+    # and this test is about the join rule: no bandwidth promote before the seventh.
+    await set_sfu(runtime, meet, AutoPromoteBwMinHumans="100")
     await subscribe(runtime, meet, receiver.url("/hook"))
     runtime.settings = runtime.settings.model_copy(  # a browser's SDP is larger
         update={
