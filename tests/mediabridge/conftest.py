@@ -30,6 +30,7 @@ from tests.mediabridge.components import (
     SilentTrunk,
     free_port,
 )
+from tests.mediabridge.rawsip import Caller, Udp
 from tests.webhooks.conftest import receiver  # noqa: F401 (a fixture)
 
 # trunk id -> extra TOML lines; each trunk gets its own loopback port
@@ -209,3 +210,30 @@ async def silent_trunk(bridge: Bridge) -> AsyncIterator[SilentTrunk]:
     )
     yield protocol
     transport.close()
+
+
+# A module that calls the bridge over raw UDP names its number ``DID``: the fixtures below call
+# it, and give it to the AI.
+
+
+@pytest.fixture
+async def receptionist(platform: Platform, request: pytest.FixtureRequest) -> Platform:
+    """The module's ``DID``, answered by the AI (the bridge's engine)."""
+    await platform.receptionist(request.module.DID)
+    return platform
+
+
+@pytest.fixture
+async def caller(bridge: Bridge, request: pytest.FixtureRequest) -> AsyncIterator[Caller]:
+    """A caller of the module's ``DID``, writing SIP byte by byte."""
+    udp = await Udp.open()
+    yield Caller(udp, bridge.process.sip_port, did=request.module.DID)
+    udp.close()
+
+
+@pytest.fixture
+async def phone() -> AsyncIterator[Udp]:
+    """The caller's RTP socket, the one its SDP names."""
+    udp = await Udp.open()
+    yield udp
+    udp.close()

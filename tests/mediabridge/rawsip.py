@@ -4,9 +4,11 @@ attacker sends to the bridge's ports, and what comes back."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import secrets
 import struct
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,11 +17,14 @@ from aiosipua import SipMessage, SipRequest, SipResponse
 LOUD_PCMU = b"\x10" * 160  # 20 ms of a loud μ-law signal
 
 
-def sdp(host: str = "127.0.0.1", port: int = 40000, formats: str = "0 8 101") -> str:
+def sdp(
+    host: str = "127.0.0.1", port: int = 40000, formats: str = "0 8 101", direction: str = ""
+) -> str:
+    """An offer; ``direction`` adds its attribute (none: sendrecv)."""
     return (
         f"v=0\r\no=caller 1 1 IN IP4 {host}\r\ns=-\r\nc=IN IP4 {host}\r\nt=0 0\r\n"
         f"m=audio {port} RTP/AVP {formats}\r\na=rtpmap:0 PCMU/8000\r\na=rtpmap:8 PCMA/8000\r\n"
-        "a=rtpmap:101 telephone-event/8000\r\n"
+        "a=rtpmap:101 telephone-event/8000\r\n" + (f"a={direction}\r\n" if direction else "")
     )
 
 
@@ -115,17 +120,21 @@ class Caller:
     async def reply(self, within: float = 10.0) -> SipMessage:
         return SipMessage.parse(await self.udp.next(within))
 
-    async def final(self, method: str = "INVITE", within: float = 20.0) -> SipResponse:
-        """The first final response to ``method``, past provisional ones and other traffic."""
+    async def final(
+        self, method: str = "INVITE", within: float = 20.0, cseq: int | None = None
+    ) -> SipResponse:
+        """The first final response to ``method`` (with the CSeq number ``cseq``, when given),
+        past provisional ones and other traffic."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + within
         while True:
             message = await self.reply(max(0.0, deadline - loop.time()))
-            cseq = message.headers.get_first("cseq") or ""
+            value = message.headers.get_first("cseq") or ""
             if (
                 isinstance(message, SipResponse)
                 and message.status_code >= 200
-                and cseq.endswith(method)
+                and value.endswith(method)
+                and (cseq is None or value == f"{cseq} {method}")
             ):
                 return message
 
@@ -138,19 +147,55 @@ class Caller:
             if isinstance(message, SipRequest) and message.method == method:
                 return message
 
-    async def answered(self, media_port: int) -> SipResponse:
+    async def answered(
+        self, media_port: int, headers: dict[str, str] | None = None, ack: bool = True
+    ) -> SipResponse:
         """INVITE with an offer for ``media_port``, the bridge's 200, and the ACK."""
-        self.send(self.wire("INVITE", sdp(port=media_port)))
+        self.send(self.wire("INVITE", sdp(port=media_port), headers=headers))
         ok = await self.final()
         assert ok.status_code == 200, ok.status_code
         to = ok.headers.get_first("to") or ""
         self.to_tag = to.split("tag=", 1)[1]
-        self.send(self.wire("ACK"))
+        if ack:
+            self.send(self.wire("ACK"))
         return ok
 
-    def in_dialog(self, method: str, body: str = "", **extra: str) -> bytes:
+    def in_dialog(
+        self, method: str, body: str = "", headers: dict[str, str] | None = None
+    ) -> bytes:
         self.cseq += 1
-        return self.wire(method, body, headers=extra)
+        return self.wire(method, body, headers=headers)
+
+    def ack(self, cseq: int) -> bytes:
+        """The ACK of the 2xx to the INVITE whose CSeq number is ``cseq``."""
+        return self.wire("ACK", headers={"CSeq": f"{cseq} ACK"})
+
+    async def reinvite(
+        self, body: str = "", headers: dict[str, str] | None = None, ack: bool = True
+    ) -> SipResponse:
+        """A re-INVITE in the dialog and its final answer, acknowledged unless ``ack`` is False
+        (the ACK of a refusal shares the re-INVITE's Via, RFC 3261 §17.1.1.3)."""
+        self.cseq += 1
+        via = self.headers("INVITE")["Via"]
+        self.send(self.wire("INVITE", body, headers={"Via": via, **(headers or {})}))
+        answer = await self.final(cseq=self.cseq)
+        if ack:
+            same = {} if answer.status_code < 300 else {"Via": via}
+            self.send(self.wire("ACK", headers=same))
+        return answer
+
+    async def hang_up(self) -> None:
+        """BYE, and the bridge's 200."""
+        self.send(self.in_dialog("BYE"))
+        assert (await self.final("BYE")).status_code == 200
+
+    def respond(self, request: SipRequest, status: int = 200) -> None:
+        """Answer a request of the bridge's (its BYE)."""
+        answer = SipResponse(status_code=status, reason_phrase="OK" if status == 200 else "")
+        for name in ("via", "from", "to", "call-id", "cseq"):
+            for value in request.headers.get(name):
+                answer.headers.append(name, value)
+        self.send(bytes(answer))
 
 
 def media_port(answer: SipResponse) -> int:
@@ -158,3 +203,37 @@ def media_port(answer: SipResponse) -> int:
     found = re.search(r"m=audio (\d+)", answer.body.decode())
     assert found is not None
     return int(found.group(1))
+
+
+@contextlib.asynccontextmanager
+async def speaking(udp: Udp, to_port: int) -> AsyncIterator[None]:
+    """``udp`` sends a 20 ms packet of sound every 20 ms, the way a phone does."""
+
+    async def speak() -> None:
+        seq = 0
+        while True:
+            udp.send(rtp(seq), to_port)
+            seq += 1
+            await asyncio.sleep(0.02)
+
+    task = asyncio.ensure_future(speak())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def until(condition: Callable[[], bool], within: float = 20.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while not condition():
+        assert loop.time() < deadline, "not reached in time"
+        await asyncio.sleep(0.01)
+
+
+async def hears(udp: Udp, packets: int, within: float = 20.0) -> None:
+    """``udp`` receives ``packets`` more datagrams (the bridge's RTP reaches the phone)."""
+    heard = udp.received
+    await until(lambda: udp.received >= heard + packets, within)

@@ -8,15 +8,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
-from aiosipua import SipResponse
 
 from tests.mediabridge.components import Sipp
 from tests.mediabridge.conftest import Bridge, Platform
-from tests.mediabridge.rawsip import Caller, Udp, media_port, rtp, sdp
+from tests.mediabridge.rawsip import Caller, Udp, media_port, sdp, speaking, until
 
 pytestmark = pytest.mark.slow
 
@@ -28,56 +26,6 @@ T1 = 0.05  # the tests' --sip-t1-ms
 @pytest.fixture(scope="module")
 def bridge_options() -> list[str]:
     return ["--rtp-timeout-sec", str(RTP_TIMEOUT_SEC)]
-
-
-@pytest.fixture
-async def receptionist(platform: Platform) -> Platform:
-    """The module's DID, answered by the AI (the bridge's tone engine)."""
-    await platform.receptionist(DID)
-    return platform
-
-
-@pytest.fixture
-async def caller(bridge: Bridge) -> AsyncIterator[Caller]:
-    udp = await Udp.open()
-    yield Caller(udp, bridge.process.sip_port, did=DID)
-    udp.close()
-
-
-@pytest.fixture
-async def phone() -> AsyncIterator[Udp]:
-    """The caller's RTP socket, the one its SDP names."""
-    udp = await Udp.open()
-    yield udp
-    udp.close()
-
-
-@contextlib.asynccontextmanager
-async def speaking(udp: Udp, to_port: int) -> AsyncIterator[None]:
-    """``udp`` sends a 20 ms packet of sound every 20 ms, the way a phone does."""
-
-    async def speak() -> None:
-        seq = 0
-        while True:
-            udp.send(rtp(seq), to_port)
-            seq += 1
-            await asyncio.sleep(0.02)
-
-    task = asyncio.ensure_future(speak())
-    try:
-        yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-
-
-async def until(condition: Callable[[], bool], within: float = 20.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + within
-    while not condition():
-        assert loop.time() < deadline, "not reached in time"
-        await asyncio.sleep(0.01)
 
 
 async def test_rtp_from_another_host_is_ignored(
@@ -162,11 +110,7 @@ async def test_a_2xx_that_is_never_acknowledged_is_followed_by_bye(
     # no ACK: the 200 is resent for 64*T1, then the bridge ends the dialog (RFC 3261 13.3.1.4)
     bye = await caller.request("BYE", within=30)
     assert bye.call_id == caller.call_id
-    answer = SipResponse(status_code=200, reason_phrase="OK")
-    for name in ("via", "from", "to", "call-id", "cseq"):
-        for value in bye.headers.get(name):
-            answer.headers.append(name, value)
-    caller.send(bytes(answer))
+    caller.respond(bye)
 
 
 async def test_requests_in_the_dialog_the_bridge_does_not_take(
@@ -175,17 +119,12 @@ async def test_requests_in_the_dialog_the_bridge_does_not_take(
     bridge_rtp = media_port(await caller.answered(phone.port))
     allow = "INVITE, ACK, BYE, CANCEL, OPTIONS, NOTIFY, INFO, UPDATE"
     async with speaking(phone, bridge_rtp):
-        for method, body, status in (
-            ("REFER", "", 405), ("FOO", "", 501), ("INVITE", sdp(port=phone.port), 488),
-            ("UPDATE", sdp(port=phone.port), 488), ("UPDATE", "", 200), ("INFO", "", 200),
-        ):  # fmt: skip
-            caller.send(caller.in_dialog(method, body))
+        for method, status in (("REFER", 405), ("FOO", 501), ("INFO", 200)):
+            caller.send(caller.in_dialog(method))
             answer = await caller.final(method)
             assert answer.status_code == status, method
             if status in (405, 501):
                 assert ", ".join(answer.headers.get("allow")) == allow
-            if method == "INVITE":
-                caller.send(caller.wire("ACK"))
         caller.send(caller.in_dialog("OPTIONS"))
         assert ", ".join((await caller.final("OPTIONS")).headers.get("allow")) == allow
         # the dialog's Call-ID with a To tag that is not the bridge's: someone else's BYE

@@ -52,6 +52,13 @@ def inbound_events(found: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, d
     return calls
 
 
+async def inbound_ended(platform: Platform) -> dict[str, Any]:
+    """The ``call.ended`` event of the (one) inbound call."""
+    await wait_for_event(platform, "call.ended")
+    found = inbound_events(await events(platform.runtime))
+    return next(data for name, data in found if name == "call.ended")
+
+
 async def test_a_did_with_a_virtual_number_reaches_the_receptionist(
     bridge: Bridge, platform: Platform, tmp_path: Path
 ) -> None:

@@ -22,7 +22,8 @@ from switchboard.bridge.protocol import (
 from switchboard.mediabridge.config import Limits, Trunk
 from switchboard.mediabridge.conversation import Talk, converse
 from switchboard.mediabridge.engines.base import Conversation, Engine, TransferCall
-from switchboard.mediabridge.media import NoPorts, RtpLeg, negotiate, offer_sdp
+from switchboard.mediabridge.media import NoPorts, RtpLeg, negotiate
+from switchboard.mediabridge.offeranswer import CallMedia
 from switchboard.mediabridge.outcomes import describe, verdict
 from switchboard.mediabridge.platform import EventQueue, PlatformClient, event_id
 from switchboard.mediabridge.sip.dialog import Dialog
@@ -164,17 +165,17 @@ class Calls:
             except NoPorts as exc:
                 log.warning("call %s not placed: %s", dial.call_id, exc)
                 return EndedFields(error_detail=f"the bridge has no media port free ({exc})")
+            media = CallMedia(leg, peer=trunk.host)
             invite = Invite(
                 self.endpoint, trunk, phone=dial.phone, caller=CALLER_USER,
-                display_name=dial.display_name,
-                offer=offer_sdp(self.media.host, leg.port, secrets.randbelow(2**31)),
+                display_name=dial.display_name, offer=media.first_offer(),
             )  # fmt: skip
             call.invite = invite
             try:
                 result = await invite.run()
                 sip_status = result.status
                 if result.dialog is not None:
-                    return await self._answered(call, trunk, leg, result.dialog, result, events)
+                    return await self._answered(call, trunk, media, result.dialog, result, events)
             finally:
                 invite.close()
                 await leg.close()
@@ -193,17 +194,18 @@ class Calls:
         )
 
     async def _answered(
-        self, call: Call, trunk: Trunk, leg: RtpLeg, dialog: Dialog, result: InviteResult,
+        self, call: Call, trunk: Trunk, media: CallMedia, dialog: Dialog, result: InviteResult,
         events: EventQueue,
     ) -> EndedFields:  # fmt: skip
-        dial = call.dial
+        dial, leg = call.dial, media.leg
         negotiated = negotiate(result.answer, trunk.host)
         if negotiated is None:
             await dialog.bye()
             dialog.close()
             detail = f"trunk {trunk.id} answered without a G.711 audio stream the bridge can reach"
             return EndedFields(answered=True, sip_status=result.status, error_detail=detail)
-        await leg.open(negotiated, peers=(trunk.host, dialog.addr[0]))
+        await media.open(negotiated, peers=(trunk.host, dialog.addr[0]))
+        dialog.media = media
         call.state = "answered"
         events.emit(self._event(call, "answered", trunk_id=trunk.id, answer_ms=result.answer_ms))
         conversation = Conversation(

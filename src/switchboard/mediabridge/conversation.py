@@ -1,8 +1,11 @@
 """An answered call's conversation: the far end's RTP into the engine, the engine's audio out
 every 20 ms, until the engine ends it, the far end hangs up (BYE), the platform hangs up, the
 talk time reaches ``maxSeconds`` (the engine's closing line is played first), the engine's
-transfer succeeds (a blind transfer: REFER to the far end, docs/bridge-engines.md), or the far
-end's media stops for ``--rtp-timeout-sec`` (a technical failure, decision 0326)."""
+transfer succeeds (a blind transfer: REFER to the far end, docs/bridge-engines.md), the far
+end's media stops for ``--rtp-timeout-sec`` (a technical failure, decision 0326), or the far end
+breaks the dialog off (it never acknowledged the answer to its re-INVITE). While the far end
+holds the call, the conversation waits: the engine is neither fed nor asked for audio, and
+nothing is sent (decision 0328)."""
 
 from __future__ import annotations
 
@@ -111,6 +114,8 @@ async def converse(talk: Talk) -> EndedFields:
         """One 20 ms step: the caller's frame in (until the session finished), the AI's out."""
         if not playing:
             return False
+        if not leg.sending:  # on hold: the conversation waits, and no closing line is heard
+            return closing_until is None
         if closing_until is None:
             session.feed(leg.take())
         frame = session.next_frame()
@@ -130,9 +135,12 @@ async def converse(talk: Talk) -> EndedFields:
         hangup = asyncio.ensure_future(talk.hangup.wait())
         limit = asyncio.ensure_future(asyncio.sleep(max(0.0, deadline - time.monotonic())))
         silent = asyncio.ensure_future(leg.silent(talk.rtp_timeout_sec))
-        done = await _first(signal, far, hangup, limit, silent)  # type: ignore[arg-type]
+        broken = asyncio.ensure_future(dialog.broken.wait())
+        done = await _first(signal, far, hangup, limit, silent, broken)  # type: ignore[arg-type]
         if done is far:
             reason = "far-hangup"
+        elif done is broken:
+            reason, failure = "far-hangup", dialog.failure
         elif done is silent:
             log.info("call %s: %s", dialog.call_id, media_lost(talk.rtp_timeout_sec))
             reason, failure = "far-hangup", media_lost(talk.rtp_timeout_sec)

@@ -17,7 +17,6 @@ import asyncio
 import contextlib
 import logging
 import math
-import secrets
 import time
 
 from aiosipua import SipRequest, parse_sdp, parse_uri
@@ -33,17 +32,12 @@ from switchboard.mediabridge.calls import Calls, utc_now
 from switchboard.mediabridge.config import RETRY_AFTER_SEC, Trunk
 from switchboard.mediabridge.conversation import Talk, converse, media_lost
 from switchboard.mediabridge.engines.base import Conversation
-from switchboard.mediabridge.media import (
-    Negotiated,
-    NoPorts,
-    RtpLeg,
-    answer_sdp,
-    negotiate,
-    offer_sdp,
-)
+from switchboard.mediabridge.media import Negotiated, NoPorts, RtpLeg, negotiate
+from switchboard.mediabridge.offeranswer import CallMedia
 from switchboard.mediabridge.platform import EventQueue, PlatformError, event_id
 from switchboard.mediabridge.sip import messages
 from switchboard.mediabridge.sip.dialog import Dialog
+from switchboard.mediabridge.sip.timer import session_timer
 from switchboard.mediabridge.sip.uac import Invite
 from switchboard.mediabridge.sip.uas import ServerInvite
 
@@ -104,6 +98,10 @@ class Inbound:
             log.info("inbound call to %s refused 488: no G.711 audio the bridge can send to", did)
             server.respond(488)
             return
+        timer_status, timer_headers = session_timer(request)
+        if timer_status != 200:  # a session interval under RFC 4028's floor: 422
+            server.respond(timer_status, extra=timer_headers)
+            return
         question = InboundRouteRequest(
             domain=messages.host_of(request.uri), did=did, from_number=from_number
         )
@@ -138,11 +136,11 @@ class Inbound:
         did: str, from_number: str,
     ) -> None:  # fmt: skip
         started = time.monotonic()
-        await leg.open(negotiated, peers=(server.addr[0],))
-        sdp = answer_sdp(leg.host, leg.port, secrets.randbelow(2**31), negotiated.payload_type,
-                         negotiated.dtmf)  # fmt: skip
-        if not server.respond(200, sdp) or server.dialog is None:
+        media = CallMedia(leg, peer=server.addr[0])
+        await media.open(negotiated, peers=(server.addr[0],))
+        if not server.respond(200, media.first_answer()) or server.dialog is None:
             return  # cancelled
+        server.dialog.media = media
         if not await server.wait_ack():
             await _hang_up(server.dialog)  # RFC 3261 §13.3.1.4: no ACK, the dialog ends
             return
@@ -195,10 +193,10 @@ class Inbound:
         trunk, user_part = target
         media = self.calls.media
         user = await RtpLeg.reserve(media.host, media.bind_host, media.ports)
-        offer = offer_sdp(media.host, user.port, secrets.randbelow(2**31))
+        user_sdp = CallMedia(user, peer=trunk.host)
         invite = Invite(
             self.calls.endpoint, trunk, phone=user_part, caller=from_number,
-            display_name=from_number, offer=offer,
+            display_name=from_number, offer=user_sdp.first_offer(),
         )  # fmt: skip
         server.respond(180)
         ringing = asyncio.ensure_future(invite.run())
@@ -216,13 +214,15 @@ class Inbound:
                 if not server.cancelled.is_set():
                     server.respond(480)
                 return
-            await user.open(user_media, peers=(trunk.host,))
-            await caller.open(negotiated, peers=(server.addr[0],))
+            await user_sdp.open(user_media, peers=(trunk.host,))
+            result.dialog.media = user_sdp
+            caller_sdp = CallMedia(caller, peer=server.addr[0])
+            await caller_sdp.open(negotiated, peers=(server.addr[0],))
             caller.on_frame = user.send
             user.on_frame = caller.send
-            sdp = answer_sdp(caller.host, caller.port, secrets.randbelow(2**31),
-                             negotiated.payload_type, negotiated.dtmf)  # fmt: skip
-            server.respond(200, sdp)
+            server.respond(200, caller_sdp.first_answer())
+            if server.dialog is not None:
+                server.dialog.media = caller_sdp
             if not await server.wait_ack() or server.dialog is None:
                 await _hang_up(result.dialog)
                 if server.dialog is not None:
@@ -260,12 +260,14 @@ class Inbound:
         caller_bye = asyncio.ensure_future(caller_dialog.far_bye.wait())
         user_bye = asyncio.ensure_future(user_dialog.far_bye.wait())
         quiet = {asyncio.ensure_future(leg.silent(timeout)) for leg in (caller, user)}
+        broken = {asyncio.ensure_future(d.broken.wait()) for d in (caller_dialog, user_dialog)}
         done, pending = await asyncio.wait(
-            {caller_bye, user_bye, *quiet}, return_when=asyncio.FIRST_COMPLETED
+            {caller_bye, user_bye, *quiet, *broken}, return_when=asyncio.FIRST_COMPLETED
         )
         for task in pending:
             task.cancel()
         outcome = "far-hangup" if caller_bye in done else "finished" if user_bye in done else ""
+        failure = caller_dialog.failure or user_dialog.failure or media_lost(timeout)
         for dialog in (caller_dialog, user_dialog):
             with contextlib.suppress(Exception):
                 await dialog.bye()  # a no-op for the side that hung up
@@ -276,7 +278,7 @@ class Inbound:
             outcome=outcome, answered=True, talk_sec=round(time.monotonic() - answered_at),
             sip_status=200, rtp_packets_sent=caller.packets_sent,
             rtp_packets_received=caller.packets_received,
-            error_detail="" if outcome else media_lost(timeout),
+            error_detail="" if outcome else failure,
         )  # fmt: skip
         emit("inbound-ended", ended=ended)
         await events.drain()

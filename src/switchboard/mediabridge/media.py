@@ -5,6 +5,8 @@ A leg's port pair comes from ``--rtp-ports`` before the SDP is written; the sock
 the far end's address is known (the answer, or the offer of an inbound call). The far end's SDP
 must name a unicast IPv4 address and a port (``negotiate``), and its packets are taken only from
 the hosts of that call: the SDP's, or the one its SIP comes from (``_Session``, decision 0326).
+A new offer mid-call may move the far end's media or hold the leg (``RtpLeg.change``, decision
+0328): a held leg sends nothing, and its far end may send nothing without the call timing out.
 """
 
 from __future__ import annotations
@@ -19,12 +21,15 @@ from dataclasses import dataclass, field
 
 from aiortp import PortAllocator, RTPSession
 from aiosipua import SdpMessage
+from aiosipua.sdp import MediaDescription
 
 from switchboard.mediabridge.engines.base import FRAME_BYTES, FRAME_MS
 
 log = logging.getLogger("switchboard.mediabridge.media")
 
 CODECS = {0: "PCMU", 8: "PCMA"}
+# the directions in which the bridge sends (RFC 3264 §6.1, from its own side)
+SENDING = ("sendrecv", "sendonly")
 DTMF_PT = 101
 SILENCE = b"\x00" * FRAME_BYTES
 # frames waiting for the engine: beyond 200 ms the oldest go (the far end's clock runs fast)
@@ -49,41 +54,6 @@ def parse_range(text: str) -> tuple[int, int]:
     return lo, hi
 
 
-def offer_sdp(host: str, port: int, session_id: int) -> bytes:
-    lines = [
-        "v=0",
-        f"o=switchboard {session_id} {session_id} IN IP4 {host}",
-        "s=switchboard",
-        f"c=IN IP4 {host}",
-        "t=0 0",
-        f"m=audio {port} RTP/AVP 0 8 {DTMF_PT}",
-        "a=rtpmap:0 PCMU/8000",
-        "a=rtpmap:8 PCMA/8000",
-        f"a=rtpmap:{DTMF_PT} telephone-event/8000",
-        f"a=fmtp:{DTMF_PT} 0-16",
-        f"a=ptime:{FRAME_MS}",
-        "a=sendrecv",
-    ]
-    return ("\r\n".join(lines) + "\r\n").encode()
-
-
-def answer_sdp(host: str, port: int, session_id: int, payload_type: int, dtmf: int | None) -> bytes:
-    formats = f"{payload_type}" + (f" {dtmf}" if dtmf is not None else "")
-    lines = [
-        "v=0",
-        f"o=switchboard {session_id} {session_id} IN IP4 {host}",
-        "s=switchboard",
-        f"c=IN IP4 {host}",
-        "t=0 0",
-        f"m=audio {port} RTP/AVP {formats}",
-        f"a=rtpmap:{payload_type} {CODECS[payload_type]}/8000",
-    ]
-    if dtmf is not None:
-        lines += [f"a=rtpmap:{dtmf} telephone-event/8000", f"a=fmtp:{dtmf} 0-16"]
-    lines += [f"a=ptime:{FRAME_MS}", "a=sendrecv"]
-    return ("\r\n".join(lines) + "\r\n").encode()
-
-
 @dataclass(frozen=True)
 class Negotiated:
     remote: tuple[str, int]
@@ -97,21 +67,27 @@ def negotiate(sdp: SdpMessage | None, peer: str) -> Negotiated | None:
     the far end's SIP comes from: only a peer on loopback may name a loopback address."""
     if sdp is None or sdp.audio is None or sdp.rtp_address is None:
         return None
-    if not _sendable(sdp.rtp_address, peer):
+    if not sendable(sdp.rtp_address, peer):
         return None
-    audio = sdp.audio
+    codecs, dtmf = formats(sdp.audio)
+    if not codecs:
+        return None
+    return Negotiated(remote=sdp.rtp_address, payload_type=codecs[0], dtmf=dtmf)
+
+
+def formats(audio: MediaDescription) -> tuple[list[int], int | None]:
+    """The G.711 payload types of an audio stream, in its order, and its telephone-event type."""
     names = {c.payload_type: c.encoding_name.upper() for c in audio.codecs}
     dtmf = next((pt for pt, name in names.items() if name == "TELEPHONE-EVENT"), None)
+    codecs = []
     for fmt in audio.formats:
-        if not fmt.isdigit():
-            continue
-        pt = int(fmt)
+        pt = int(fmt) if fmt.isdigit() else -1
         if pt in CODECS and names.get(pt, CODECS[pt]) == CODECS[pt]:
-            return Negotiated(remote=sdp.rtp_address, payload_type=pt, dtmf=dtmf)
-    return None
+            codecs.append(pt)
+    return codecs, dtmf
 
 
-def _sendable(remote: tuple[str, int], peer: str) -> bool:
+def sendable(remote: tuple[str, int], peer: str) -> bool:
     """A unicast IPv4 address and a port: not a host name (sending would resolve it, blocking,
     for every packet), not IPv6 (the media sockets are IPv4), not 0.0.0.0, multicast or
     broadcast, and loopback only for a peer on loopback."""
@@ -161,6 +137,10 @@ class _Session(RTPSession):
         self.ignored += 1
         return False
 
+    def use_dtmf(self, payload_type: int) -> None:
+        """The far end's telephone-event type, after a new offer named another."""
+        self._dtmf_payload_type = payload_type
+
 
 @dataclass
 class RtpLeg:
@@ -173,9 +153,13 @@ class RtpLeg:
     allocator: PortAllocator
     bind_host: str = ""  # the socket's address (the --sip host), when it differs
     session: _Session | None = None
+    remote: tuple[str, int] = ("", 0)  # the far end's address in its SDP
+    peers: frozenset[str] = frozenset()  # the hosts its SIP comes from
+    direction: str = "sendrecv"  # the bridge's, as its last SDP said (decision 0328)
     on_frame: Callable[[bytes], None] | None = None
     digits: list[str] = field(default_factory=list)
     _inbox: deque[bytes] = field(default_factory=lambda: deque(maxlen=INBOX_FRAMES))
+    _flowing: asyncio.Event = field(default_factory=asyncio.Event)  # set unless held
     _pending: bytes = b""
     _sent: int = 0
     _received: int = 0
@@ -201,8 +185,10 @@ class RtpLeg:
             symmetric_rtp=True,
         )
         assert isinstance(session, _Session)  # aiortp's factory builds ``cls``
-        session.hosts = frozenset({negotiated.remote[0], *peers})
+        self.remote, self.peers = negotiated.remote, frozenset(peers)
+        session.hosts = frozenset({negotiated.remote[0], *self.peers})
         session.heard_at = time.monotonic()
+        self._flowing.set()
         session.on_audio = self._audio
         session.on_dtmf = self._dtmf
         self.session = session
@@ -226,8 +212,35 @@ class RtpLeg:
         return self._inbox.popleft() if self._inbox else SILENCE
 
     def send(self, frame: bytes | None) -> None:
-        if self.session is not None:
+        if self.session is not None and self.sending:
             self.session.send_audio_pcm_auto(frame or SILENCE)
+
+    @property
+    def sending(self) -> bool:
+        """False while the far end holds the call (it offered ``sendonly`` or ``inactive``)."""
+        return self.direction in SENDING
+
+    def change(self, negotiated: Negotiated, direction: str) -> None:
+        """What a new offer or answer mid-call says: the far end's media address (which becomes
+        the accepted source, with the hosts of its SIP), its telephone-event type, and the
+        bridge's direction. Media flowing again after a hold starts the RTP timeout afresh."""
+        session = self.session
+        if session is None:
+            return
+        if negotiated.remote != self.remote:
+            log.info("media moved from %s:%s to %s:%s", *self.remote, *negotiated.remote)
+            self.remote = negotiated.remote
+            session.update_remote(negotiated.remote)
+            session.hosts = frozenset({negotiated.remote[0], *self.peers})
+        session.use_dtmf(negotiated.dtmf if negotiated.dtmf is not None else DTMF_PT)
+        if direction != self.direction:
+            log.info("media %s (was %s)", direction, self.direction)
+        self.direction = direction
+        if direction == "sendrecv" and not self._flowing.is_set():
+            session.heard_at = time.monotonic()
+            self._flowing.set()
+        elif direction != "sendrecv":
+            self._flowing.clear()
 
     @property
     def packets_sent(self) -> int:
@@ -240,12 +253,16 @@ class RtpLeg:
         return int(self.session.stats.get("packets_received", 0))
 
     async def silent(self, seconds: float) -> None:
-        """Return once the far end has sent neither RTP nor RTCP for ``seconds`` (0: never)."""
+        """Return once the far end has sent neither RTP nor RTCP for ``seconds`` (0: never).
+        The clock stops while the stream is not ``sendrecv``: a held far end sends nothing."""
         session = self.session
         if seconds <= 0 or session is None:
             await asyncio.Event().wait()
             return
         while True:  # heard_at moves on with every packet: sleep until it may have expired
+            if not self._flowing.is_set():
+                await self._flowing.wait()
+                continue
             left = session.heard_at + seconds - time.monotonic()
             if left <= 0:
                 return

@@ -4,8 +4,9 @@ A datagram that is not a SIP message at all (no request or status line) is dropp
 so is a message too large to answer without reflecting it back. A request the bridge can answer
 but not take gets the RFC 3261 status that says why: 400 (a mandatory header missing or
 malformed), 416 (a URI scheme other than sip, sips or tel), 420 (a ``Require`` naming an
-extension), 505 (a SIP version other than 2.0), 513 (a message over ``MAX_MESSAGE_BYTES``);
-methods it does not take get 405 or 501 with ``Allow`` (``method_refusal``).
+extension other than ``timer``), 505 (a SIP version other than 2.0), 513 (a message over
+``MAX_MESSAGE_BYTES``); methods it does not take get 405 or 501 with ``Allow``
+(``method_refusal``).
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ from aiosipua import SipRequest
 # the methods the bridge takes (in a dialog, or INVITE and OPTIONS outside one)
 ALLOWED = ("INVITE", "ACK", "BYE", "CANCEL", "OPTIONS", "NOTIFY", "INFO", "UPDATE")
 ALLOW = ", ".join(ALLOWED)
+# the extensions the bridge takes: session timers, as the side that is refreshed (decision 0328)
+SUPPORTED = ("timer",)
 # what an OPTIONS (a carrier's keep-alive probe) and the 2xx of an INVITE say the bridge takes
-CAPABILITIES = {"Allow": ALLOW, "Accept": "application/sdp"}
+CAPABILITIES = {"Allow": ALLOW, "Accept": "application/sdp", "Supported": ", ".join(SUPPORTED)}
 # methods that only make sense in a dialog or a transaction: outside one they are 481
 IN_DIALOG = frozenset({"ACK", "BYE", "CANCEL", "NOTIFY", "INFO", "UPDATE", "PRACK"})
 # methods of SIP's RFCs the bridge knows and does not take (405); any other is 501
@@ -127,14 +130,20 @@ def request_refusal(request: SipRequest, version: str, data: bytes) -> Refusal |
     if length and (not length.isdigit() or int(length) > len(request.body)):
         # a body shorter than its Content-Length is an error over UDP (RFC 3261 §18.3)
         return Refusal(400, "Bad Content-Length")
-    required = [tag.strip() for v in headers.get("require") for tag in v.split(",") if tag.strip()]
-    if required and request.method not in ("ACK", "CANCEL"):
-        return Refusal(420, "Bad Extension", {"Unsupported": ", ".join(required)})
+    required = option_tags(request, "require")
+    unsupported = [tag for tag in required if tag.lower() not in SUPPORTED]
+    if unsupported and request.method not in ("ACK", "CANCEL"):
+        return Refusal(420, "Bad Extension", {"Unsupported": ", ".join(unsupported)})
     if request.method == "INVITE":
         contacts = headers.get("contact")
         if len(contacts) != 1 or not _address_ok(contacts[0].strip()):
             return Refusal(400, "Missing or Malformed Contact Header")
     return None
+
+
+def option_tags(request: SipRequest, name: str) -> list[str]:
+    """The option tags of a ``Require`` or ``Supported`` header, however many lines hold them."""
+    return [tag.strip() for v in request.headers.get(name) for tag in v.split(",") if tag.strip()]
 
 
 def method_refusal(method: str) -> Refusal:

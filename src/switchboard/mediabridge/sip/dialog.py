@@ -1,19 +1,46 @@
-"""A confirmed dialog (RFC 3261 §12): BYE in both directions, whichever side ends the call, and
-the blind transfer (REFER, RFC 3515) with the NOTIFYs that report how it went."""
+"""A confirmed dialog (RFC 3261 §12): BYE in both directions, whichever side ends the call; the
+far end's re-INVITEs and UPDATEs, which refresh the session, hold and resume it or move its
+media (decision 0328); and the blind transfer (REFER, RFC 3515) with the NOTIFYs that report how
+it went."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 from dataclasses import dataclass, field
+from typing import Protocol
 
-from aiosipua import SipRequest
+from aiosipua import SipRequest, SipResponse
 
 from switchboard.mediabridge.sip import checks, messages
 from switchboard.mediabridge.sip.endpoint import SipEndpoint
-from switchboard.mediabridge.sip.transaction import send_request
+from switchboard.mediabridge.sip.timer import session_timer
+from switchboard.mediabridge.sip.transaction import resend_2xx, send_request
 
 log = logging.getLogger("switchboard.mediabridge.sip")
+
+
+class SessionMedia(Protocol):
+    """The call's media as the far end's offers change it (``offeranswer.CallMedia``)."""
+
+    def answer(self, offer: bytes) -> bytes | None:
+        """The bridge's answer to a new offer, applied; ``None``: refused, nothing changed."""
+
+    def offer(self) -> bytes:
+        """The bridge's offer, for a re-INVITE that carries none."""
+
+    def answered(self, answer: bytes) -> bool:
+        """Apply the far end's answer to that offer; False when it cannot be used."""
+
+
+@dataclass
+class _Unacked:
+    """The 2xx of a re-INVITE, resent until its ACK (RFC 3261 §13.3.1.4)."""
+
+    cseq: int
+    response: SipResponse
+    offered: bool  # it carries the bridge's offer, and the ACK the far end's answer
+    task: asyncio.Task[None]
 
 
 @dataclass(frozen=True)
@@ -48,38 +75,151 @@ class Dialog:
     addr: tuple[str, int]
     transport: str
     cseq: int = 1
+    remote_cseq: int = 0  # the far end's last CSeq (0: none yet, RFC 3261 §12.2.2)
     far_bye: asyncio.Event = field(default_factory=asyncio.Event)
     ended: bool = False
+    media: SessionMedia | None = None  # set once the call's media is up
+    # set when the far end broke the dialog off without a BYE; ``failure`` says how
+    broken: asyncio.Event = field(default_factory=asyncio.Event)
+    failure: str = ""
     # the status lines of the ``Event: refer`` NOTIFYs' sipfrag bodies, as they arrive
     notified: asyncio.Queue[int] = field(default_factory=asyncio.Queue)
+    _unacked: _Unacked | None = None
+    _last_invite: tuple[int, SipResponse] | None = None
 
     def register(self) -> None:
         self.endpoint.add_dialog(self.call_id, self)
 
     def on_request(self, request: SipRequest, addr: tuple[str, int], transport: str) -> None:
         method = request.method
-        status, extra = 200, {}
         if not self._ours(request):
-            status = 481  # the Call-ID of this dialog with other tags (RFC 3261 §12.2.2)
-        elif method == "ACK":
+            if method != "ACK":  # the Call-ID of this dialog with other tags (RFC 3261 §12.2.2)
+                self._reply(request, addr, transport, 481)
             return
-        elif method == "BYE":
+        if method == "ACK":
+            self._ack(request)
+            return
+        cseq = messages.cseq_of(request)[0]
+        if method == "INVITE" and self._answered_again(cseq, addr, transport):
+            return
+        if method != "CANCEL":  # a CANCEL carries the CSeq of the request it cancels
+            if cseq < self.remote_cseq:
+                self._reply(request, addr, transport, 500, reason="CSeq Out of Order")
+                return
+            self.remote_cseq = cseq
+        if method == "INVITE":
+            self._reinvite(request, addr, transport)
+            return
+        status, body = 200, b""
+        extra: dict[str, str] = {}
+        if method == "BYE":
             self.ended = True
             self.far_bye.set()
+        elif method == "UPDATE":
+            status, extra, body, _ = self._offer_answer(request)
+            if status < 300:
+                self._retarget(request)
         elif method == "NOTIFY":
             event = (request.headers.get_first("event") or "").split(";")[0].strip().lower()
             if event == "refer":
                 self.notified.put_nowait(_sipfrag_status(request.body or b""))
         elif method == "OPTIONS":
             extra = checks.CAPABILITIES
-        elif method in ("INVITE", "UPDATE") and (method == "INVITE" or request.body):
-            # a re-INVITE or an UPDATE with an offer: the bridge keeps the media it negotiated
-            status = 488
-        elif method not in ("INFO", "UPDATE", "CANCEL"):
+        elif method not in ("INFO", "CANCEL"):
             refusal = checks.method_refusal(method)  # REFER from the far end, unknown methods
             status, extra = refusal.status, refusal.headers
-        if method != "ACK":
-            self.endpoint.send(messages.response(request, status, extra=extra), addr, transport)
+        self._reply(request, addr, transport, status, extra, body)
+
+    def _reply(
+        self, request: SipRequest, addr: tuple[str, int], transport: str, status: int,
+        extra: dict[str, str] | None = None, body: bytes = b"", reason: str = "",
+    ) -> SipResponse:  # fmt: skip
+        target = status < 300 and request.method in ("INVITE", "UPDATE")  # RFC 3311 §5.2
+        response = messages.response(
+            request, status, contact=self.endpoint.contact() if target else "", body=body,
+            extra=extra, reason=reason,
+        )  # fmt: skip
+        self.endpoint.send(response, addr, transport)
+        return response
+
+    def _answered_again(self, cseq: int, addr: tuple[str, int], transport: str) -> bool:
+        """A retransmitted re-INVITE gets the answer it got before."""
+        pending, last = self._unacked, self._last_invite
+        answer = pending.response if pending is not None and pending.cseq == cseq else None
+        if answer is None and last is not None and last[0] == cseq:
+            answer = last[1]
+        if answer is not None:
+            self.endpoint.send(answer, addr, transport)
+        return answer is not None
+
+    def _reinvite(self, request: SipRequest, addr: tuple[str, int], transport: str) -> None:
+        status, extra, body, offered = self._offer_answer(request)
+        if status < 300:
+            extra = {**checks.CAPABILITIES, **extra}
+        response = self._reply(request, addr, transport, status, extra, body)
+        cseq = messages.cseq_of(request)[0]
+        self._last_invite = (cseq, response)
+        if status < 300:
+            self._retarget(request)
+            task = asyncio.ensure_future(self._await_ack(response, addr, transport))
+            self._unacked = _Unacked(cseq, response, offered, task)
+
+    def _retarget(self, request: SipRequest) -> None:
+        """A re-INVITE or an UPDATE the bridge took names where the far end's requests now go
+        (its Contact: a target refresh, RFC 3261 §12.2.2, RFC 3311 §5.2)."""
+        target, addr = messages.contact_target(request)
+        if target:
+            self.remote_target = target
+        if addr is not None and self.transport == "udp":
+            self.addr = addr  # over TCP one connection carries the whole dialog
+
+    def _offer_answer(self, request: SipRequest) -> tuple[int, dict[str, str], bytes, bool]:
+        """How a re-INVITE or an UPDATE is answered: its status, headers and body, and whether
+        the body is the bridge's offer (a re-INVITE without one, RFC 3261 §14.2)."""
+        pending, body = self._unacked, request.body or b""
+        if pending is not None and (request.method == "INVITE" or (body and pending.offered)):
+            return 491, {}, b"", False  # RFC 3261 §14.2, RFC 3311 §5.2
+        status, timer = session_timer(request)
+        if status != 200:
+            return status, timer, b"", False
+        if not body and request.method == "UPDATE":
+            return 200, timer, b"", False  # a session refresh
+        if body and "application/sdp" not in (request.content_type or "").lower():
+            return 415, {"Accept": "application/sdp"}, b"", False
+        if self.media is None:
+            return 491, {}, b"", False  # the media is still being set up: the far end retries
+        if not body:
+            return 200, timer, self.media.offer(), True
+        answer = self.media.answer(body)
+        if answer is None:
+            agent = messages.host_port(*self.endpoint.local)
+            return 488, {"Warning": f'305 {agent} "Incompatible media format"'}, b"", False
+        return 200, timer, answer, False
+
+    def _ack(self, request: SipRequest) -> None:
+        pending = self._unacked
+        if pending is None or messages.cseq_of(request)[0] != pending.cseq:
+            return  # the first INVITE's ACK again, or the ACK of a refusal
+        self._unacked = None
+        pending.task.cancel()
+        if pending.offered and not (
+            request.body and self.media is not None and self.media.answered(request.body)
+        ):
+            self._break("the far end's ACK carried no answer the bridge can use")
+
+    async def _await_ack(
+        self, response: SipResponse, addr: tuple[str, int], transport: str
+    ) -> None:
+        await resend_2xx(self.endpoint, response, addr, transport)
+        self._unacked = None
+        self._break("the far end never acknowledged the answer to its re-INVITE")
+
+    def _break(self, failure: str) -> None:
+        """The dialog is over by the far end's fault: whoever carries the call sends the BYE
+        (RFC 3261 §13.3.1.4) and reports ``failure``."""
+        log.info("call %s: %s", self.call_id, failure)
+        self.failure = failure
+        self.broken.set()
 
     def _ours(self, request: SipRequest) -> bool:
         """The far end's requests carry its tag in From and this side's in To."""
@@ -132,4 +272,7 @@ class Dialog:
         return Transfer(response.status_code, status)
 
     def close(self) -> None:
+        if self._unacked is not None:
+            self._unacked.task.cancel()
+            self._unacked = None
         self.endpoint.drop_dialog(self.call_id)

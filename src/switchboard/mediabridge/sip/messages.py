@@ -9,10 +9,11 @@ from aiosipua import SipRequest, SipResponse, parse_address, parse_uri
 USER_AGENT = "switchboard-bridge/1"
 REASONS = {
     100: "Trying", 180: "Ringing", 183: "Session Progress", 200: "OK", 400: "Bad Request",
-    404: "Not Found", 405: "Method Not Allowed", 480: "Temporarily Unavailable",
+    404: "Not Found", 405: "Method Not Allowed", 415: "Unsupported Media Type",
+    422: "Session Interval Too Small", 480: "Temporarily Unavailable",
     481: "Call/Transaction Does Not Exist", 486: "Busy Here", 487: "Request Terminated",
-    488: "Not Acceptable Here", 500: "Server Internal Error", 501: "Not Implemented",
-    503: "Service Unavailable",
+    488: "Not Acceptable Here", 491: "Request Pending", 500: "Server Internal Error",
+    501: "Not Implemented", 503: "Service Unavailable",
 }  # fmt: skip
 
 

@@ -4,6 +4,10 @@ An INVITE is retransmitted at T1, 2·T1, 4·T1 ... (timer A) until a response ar
 abandoned after 64·T1 without one (timer B). A non-INVITE request is retransmitted with the
 interval doubling up to T2 (timer E) until its final response, for at most 64·T1 (timer F).
 Over TCP nothing is retransmitted; the give-up timers still apply.
+
+On the server side, the 2xx to an INVITE (the first one or a re-INVITE) is resent until its
+ACK, the interval doubling from T1 up to T2, for at most 64·T1 (``resend_2xx``, RFC 3261
+§13.3.1.4).
 """
 
 from __future__ import annotations
@@ -113,3 +117,18 @@ async def send_request(
     finally:
         with contextlib.suppress(Exception):
             txn.close()
+
+
+async def resend_2xx(
+    endpoint: SipEndpoint, response: SipResponse, addr: tuple[str, int], transport: str
+) -> None:
+    """Resend the 2xx of an INVITE over UDP until cancelled (its ACK came), returning after
+    64·T1 without one; over TCP, only wait as long."""
+    interval = endpoint.t1
+    elapsed = 0.0
+    while elapsed < 64 * endpoint.t1:
+        await asyncio.sleep(interval)
+        elapsed += interval
+        if transport == "udp":
+            endpoint.send(response, addr, transport)
+        interval = min(interval * 2, T2)

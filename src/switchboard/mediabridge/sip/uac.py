@@ -13,7 +13,7 @@ from aiosipua import SdpMessage, SipResponse, parse_sdp
 from aiosipua.auth import SipDigestAuth, answer_challenge
 
 from switchboard.mediabridge.config import Trunk
-from switchboard.mediabridge.sip import messages
+from switchboard.mediabridge.sip import checks, messages
 from switchboard.mediabridge.sip.dialog import Dialog
 from switchboard.mediabridge.sip.endpoint import SipEndpoint
 from switchboard.mediabridge.sip.transaction import ClientTransaction, send_request
@@ -84,6 +84,9 @@ class Invite:
                 from_value=self.local, to_value=self.to, call_id=self.call_id, cseq=cseq,
                 contact=endpoint.contact(), body=self.offer,
             )  # fmt: skip
+            # what the trunk may send in the dialog (UPDATE among them, RFC 3311 §5.1); no
+            # Supported: timer, so a trunk that times the session refreshes it (decision 0328)
+            request.headers.set_single("Allow", checks.ALLOW)
             if auth is not None:
                 request.headers.set_single(*auth)
             txn = ClientTransaction(endpoint, request, trunk.address, trunk.transport)

@@ -1,0 +1,34 @@
+"""Session timers (RFC 4028), as the side that is refreshed (decision 0328).
+
+A carrier that runs a session timer sends ``Session-Expires`` (and ``Supported: timer``) in its
+INVITE, and again in each re-INVITE or UPDATE that refreshes the session. The bridge's 2xx
+names the far end as the refresher (``refresher=uac``, with ``Require: timer``), so the bridge
+never sends a refresh of its own; an interval under RFC 4028's floor of 90 s is refused 422
+with ``Min-SE: 90``. A far end that does not say ``Supported: timer`` runs no timer: its
+``Session-Expires`` (a proxy's) is left unanswered, which turns the timer off (§7.2).
+"""
+
+from __future__ import annotations
+
+from aiosipua import SipRequest
+from aiosipua.session_timer import parse_session_expires
+
+from switchboard.mediabridge.sip.checks import option_tags
+
+MIN_SE = 90  # seconds: RFC 4028 §4, the smallest interval anyone may ask for
+
+
+def session_timer(request: SipRequest) -> tuple[int, dict[str, str]]:
+    """The status an INVITE, re-INVITE or UPDATE gets as far as its session timer goes (200, or
+    422 for an interval under ``MIN_SE``) and the headers of that answer."""
+    value = request.headers.get_first("session-expires") or request.headers.get_first("x")
+    interval, _refresher = parse_session_expires(value or "")
+    if interval <= 0:
+        return 200, {}  # no timer asked for (or none that can be read)
+    if interval < MIN_SE:
+        return 422, {"Min-SE": str(MIN_SE)}
+    if "timer" not in (tag.lower() for tag in option_tags(request, "supported")):
+        return 200, {}
+    # The far end refreshes, even when it asked the bridge to (refresher=uas): a UAC follows
+    # the 2xx's refresher (RFC 4028 §7.2), and the bridge sends no refreshes (decision 0328).
+    return 200, {"Session-Expires": f"{interval};refresher=uac", "Require": "timer"}
