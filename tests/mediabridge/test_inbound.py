@@ -8,14 +8,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aiosipua import SipResponse
 
 from switchboard.identity import service as identity
 from switchboard.platform.numbers import service as numbers
 from tests import ports
 from tests.calls.helpers import events
 from tests.conftest import PRIMARY_HOST
-from tests.mediabridge.components import Sipp, free_port
+from tests.mediabridge.components import BridgeProcess, Sipp, free_port
 from tests.mediabridge.conftest import Bridge, Platform
+from tests.mediabridge.rawsip import Caller, Udp, sdp
 
 pytestmark = pytest.mark.slow
 
@@ -57,6 +59,17 @@ async def inbound_ended(platform: Platform) -> dict[str, Any]:
     await wait_for_event(platform, "call.ended")
     found = inbound_events(await events(platform.runtime))
     return next(data for name, data in found if name == "call.ended")
+
+
+async def refusal(bridge_port: int) -> SipResponse:
+    """The final answer of the bridge at ``bridge_port`` to an INVITE of the module's DID."""
+    udp = await Udp.open()
+    try:
+        caller = Caller(udp, bridge_port, did=DID)
+        caller.send(caller.wire("INVITE", sdp()))
+        return await caller.final()
+    finally:
+        udp.close()
 
 
 async def test_a_did_with_a_virtual_number_reaches_the_receptionist(
@@ -114,3 +127,31 @@ async def test_an_office_tab_route_rings_the_users_phone_and_bridges_the_media(
     found = inbound_events(await events(platform.runtime))
     assert [name for name, _ in found][:2] == ["call.answered", "call.ended"]
     assert found[1][1]["outcome"] == "far-hangup"
+
+
+async def test_an_unreachable_platform_gets_the_caller_503_with_retry_after(
+    bridge: Bridge,
+) -> None:
+    """Nothing listens at the module's platform address (this test starts no platform): a
+    passing fault, which the carrier may route around and come back to (decision 0328)."""
+    refused = await refusal(bridge.process.sip_port)
+    assert (refused.status_code, refused.headers.get_first("retry-after")) == (503, "5")
+    assert "refused 503: the platform is unreachable" in bridge.process.output()
+
+
+async def test_a_platform_that_refuses_the_question_gets_the_caller_500(
+    bridge: Bridge, platform: Platform, tmp_path: Path
+) -> None:
+    """A bridge whose secret is not the platform's: the platform answers 401, a fault of this
+    deployment that no retry mends (decision 0328)."""
+    await platform.receptionist(DID)
+    env = {**bridge.process.env, "SWITCHBOARD_BRIDGE_SECRET": "not-the-platforms"}
+    wrong = BridgeProcess(trunks=bridge.process.trunks, env=env)
+    await asyncio.to_thread(wrong.start, tmp_path, platform_url=platform.url)
+    try:
+        refused = await refusal(wrong.sip_port)
+    finally:
+        wrong.kill()
+    assert (refused.status_code, refused.headers.get_first("retry-after")) == (500, None)
+    assert "refused 500: the platform answered HTTP 401" in wrong.output()
+    assert inbound_events(await events(platform.runtime)) == []

@@ -152,7 +152,7 @@ def serve(
     if not platform_url:
         log.warning(
             "no --platform-url (nor SWITCHBOARD_PUBLIC_BASE_URL): inbound calls are refused "
-            "with 503 and the SFU's connections are not reported"
+            "with 500 and the SFU's connections are not reported"
         )
     server = Server(
         http=(http_host, http_port), sip=(sip_host, sip_port), advertise=advertise,

@@ -32,7 +32,8 @@ KEYS = {"uri", "transport", "username", "password_env", "from_domain", "ring_tim
 DEFAULT_RING_TIMEOUT_SEC = 30.0
 DEFAULT_MAX_INBOUND_CALLS = 100
 DEFAULT_RTP_TIMEOUT_SEC = 60.0
-# what a 503 at capacity asks the caller's side to wait before it sends the bridge calls again
+# what a 503 (at capacity, or while the platform cannot be reached) asks the caller's side to
+# wait before it sends the bridge calls again
 RETRY_AFTER_SEC = 5
 
 

@@ -8,7 +8,9 @@
 
 At most ``--max-inbound-calls`` INVITEs are taken at once, from arrival to the call's end; more,
 or an INVITE that finds every RTP port in use, are refused 503 with ``Retry-After`` (decision
-0327). An offer the bridge cannot send media to is refused 488 (decision 0326).
+0327). An offer the bridge cannot send media to is refused 488 (decision 0326). A platform that
+cannot be reached gets the caller 503 with ``Retry-After``, one that refuses the question 500
+(decision 0328).
 """
 
 from __future__ import annotations
@@ -108,8 +110,7 @@ class Inbound:
         try:
             route = await self.calls.platform.inbound_route(question)
         except PlatformError as exc:
-            log.warning("inbound call to %s refused: %s", did, exc)
-            server.respond(503)
+            self._unrouted(server, did, exc)
             return
         if route is None:
             log.info("inbound call to %s: no route", did)
@@ -126,6 +127,18 @@ class Inbound:
                 await self._office_tab(server, route, leg, negotiated, did, from_number)
         finally:
             await leg.close()
+
+    def _unrouted(self, server: ServerInvite, did: str, exc: PlatformError) -> None:
+        """The platform could not say who answers (decision 0328): 503 with ``Retry-After``
+        while it is unreachable or failing, a passing state the caller's side may route around;
+        500 when it refused the question or answered nonsense, a fault of this deployment that
+        waiting does not mend."""
+        if exc.passing:
+            log.warning("inbound call to %s refused 503: %s", did, exc)
+            server.respond(503, extra={"Retry-After": str(RETRY_AFTER_SEC)})
+        else:
+            log.warning("inbound call to %s refused 500: %s", did, exc)
+            server.respond(500)
 
     def _events(self) -> EventQueue:
         url = self.calls.platform.platform_url + protocol.CALLBACK_PATH

@@ -31,7 +31,13 @@ TIMEOUT = httpx.Timeout(10.0, connect=3.0)
 
 
 class PlatformError(Exception):
-    """The platform could not answer a question (unreachable, refused, or malformed)."""
+    """The platform could not answer a question: ``passing`` when it was unreachable or failing
+    (a network error, 5xx), otherwise it refused the question or answered what cannot be read,
+    or no platform is configured (decision 0328)."""
+
+    def __init__(self, message: str, *, passing: bool = False) -> None:
+        super().__init__(message)
+        self.passing = passing
 
 
 class PlatformClient:
@@ -96,11 +102,16 @@ class PlatformClient:
         try:
             response = await self._http.post(url, content=body, headers=headers)
         except httpx.HTTPError as exc:
-            raise PlatformError(f"the platform is unreachable ({type(exc).__name__})") from None
+            raise PlatformError(
+                f"the platform is unreachable ({type(exc).__name__})", passing=True
+            ) from None
         if response.status_code == 404:
             return None
         if response.status_code != 200:
-            raise PlatformError(f"the platform answered HTTP {response.status_code}")
+            raise PlatformError(
+                f"the platform answered HTTP {response.status_code}",
+                passing=response.status_code >= 500,
+            )
         try:
             return InboundRouteReply.model_validate_json(response.content)
         except ValueError:
