@@ -56,6 +56,24 @@ RECEPTIONIST_KEY = "desk-ai-key"
 RECEPTIONIST_PROMPT = "You are the desk."
 
 
+# The bridge's SIP and RTP handling does not depend on the platform's database: the modules that
+# attack or exercise only it run on SQLite alone (the storage tests run on both backends).
+BRIDGE_ONLY = pytest.mark.bridge_only
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect the PostgreSQL runs of the ``bridge_only`` tests."""
+    dropped = [
+        item
+        for item in items
+        if item.get_closest_marker("bridge_only") is not None
+        and getattr(getattr(item, "callspec", None), "params", {}).get("db_url") == "postgres"
+    ]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if item not in dropped]
+
+
 @dataclass
 class Bridge:
     process: BridgeProcess

@@ -13,10 +13,10 @@ from aiosipua import SipMessage, SipResponse
 
 from tests import ports
 from tests.calls.helpers import events
-from tests.mediabridge.conftest import Bridge, Platform
+from tests.mediabridge.conftest import BRIDGE_ONLY, Bridge, Platform
 from tests.mediabridge.rawsip import Caller, Udp, sdp
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, BRIDGE_ONLY]
 
 DID = "+4930199"
 

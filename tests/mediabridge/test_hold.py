@@ -12,11 +12,11 @@ import re
 import pytest
 from aiosipua import SipResponse
 
-from tests.mediabridge.conftest import Bridge, Platform
+from tests.mediabridge.conftest import BRIDGE_ONLY, Bridge, Platform
 from tests.mediabridge.rawsip import Caller, Udp, hears, media_port, sdp, speaking
 from tests.mediabridge.test_inbound import inbound_ended
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, BRIDGE_ONLY]
 
 DID = "+4930167"
 RTP_TIMEOUT_SEC = 1

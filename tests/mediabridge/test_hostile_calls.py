@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from tests.mediabridge.components import Sipp
-from tests.mediabridge.conftest import Bridge, Platform
+from tests.mediabridge.conftest import BRIDGE_ONLY, Bridge, Platform
 from tests.mediabridge.rawsip import Caller, Udp, media_port, sdp, speaking, until
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, BRIDGE_ONLY]
 
 DID = "+4930188"
 RTP_TIMEOUT_SEC = 1

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from tests.mediabridge.components import Sipp
-from tests.mediabridge.conftest import Bridge, Platform
+from tests.mediabridge.conftest import BRIDGE_ONLY, Bridge, Platform
 from tests.mediabridge.rawsip import Caller, Udp, hears, media_port, sdp, speaking
 from tests.mediabridge.test_inbound import inbound_ended
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, BRIDGE_ONLY]
 
 DID = "+4930166"
 RTP_TIMEOUT_SEC = 1

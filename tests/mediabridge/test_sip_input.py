@@ -15,11 +15,17 @@ import pytest
 from aiosipua import SipResponse
 
 from switchboard.mediabridge.sip.tcp import MAX_PER_SOURCE
-from tests.mediabridge.conftest import RECEPTIONIST_KEY, RECEPTIONIST_PROMPT, Bridge, Platform
+from tests.mediabridge.conftest import (
+    BRIDGE_ONLY,
+    RECEPTIONIST_KEY,
+    RECEPTIONIST_PROMPT,
+    Bridge,
+    Platform,
+)
 from tests.mediabridge.rawsip import Caller, sdp
 from tests.mediabridge.test_inbound import inbound_call
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, BRIDGE_ONLY]
 
 DID = "+4930177"
 ALLOW = "INVITE, ACK, BYE, CANCEL, OPTIONS, NOTIFY, INFO, UPDATE"
