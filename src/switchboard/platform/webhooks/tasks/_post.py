@@ -1,4 +1,4 @@
-"""One delivery attempt on the wire: the shared aiohttp session, both signatures, the POST."""
+"""One delivery attempt on the wire: both signatures and the POST (decision 0218)."""
 
 from __future__ import annotations
 
@@ -6,16 +6,10 @@ import datetime as dt
 import time
 from collections.abc import Sequence
 
-import aiohttp
-
 from switchboard import __version__
 from switchboard.kit.crypto import SecretBox
-from switchboard.kit.destinations import (
-    GuardedResolver,
-    IPNetwork,
-    RefusedDestination,
-    check_literal_host,
-)
+from switchboard.kit.destinations import IPNetwork, RefusedDestination
+from switchboard.kit.posting import PostClient
 from switchboard.platform.webhooks import service
 from switchboard.platform.webhooks.queue import Claimed
 from switchboard.platform.webhooks.signing import (
@@ -31,10 +25,6 @@ CACHE_MAX = 10_000
 
 
 def _describe(exc: BaseException) -> str:
-    if isinstance(exc, aiohttp.ClientConnectorDNSError) and isinstance(
-        exc.os_error, RefusedDestination
-    ):
-        return f"refused: {exc.os_error}"
     if isinstance(exc, RefusedDestination):
         return f"refused: {exc}"
     if isinstance(exc, TimeoutError):
@@ -43,8 +33,8 @@ def _describe(exc: BaseException) -> str:
 
 
 class Poster:
-    """The sender's HTTP side: one ``aiohttp.ClientSession`` (decision 0200) whose resolver
-    enforces the SSRF rules (0205), and the signed headers of each attempt (0204)."""
+    """The sender's HTTP side: one ``PostClient`` (decision 0218) whose destinations pass the
+    SSRF rules (0205), and the signed headers of each attempt (0204)."""
 
     def __init__(
         self, *, box: SecretBox, allow: Sequence[IPNetwork], timeout: float, limit: int
@@ -53,20 +43,17 @@ class Poster:
         self.allow = allow
         self.timeout = timeout
         self.limit = limit
-        self._http: aiohttp.ClientSession | None = None
+        self._http: PostClient | None = None
         self._secrets: dict[str, tuple[str, bytes]] = {}
-        self._literal_checked: dict[str, str | None] = {}
 
     def open(self) -> None:
-        connector = aiohttp.TCPConnector(
-            resolver=GuardedResolver(self.allow), limit=self.limit, ttl_dns_cache=10
-        )
-        self._http = aiohttp.ClientSession(
-            connector=connector,
-            timeout=aiohttp.ClientTimeout(total=self.timeout, connect=min(self.timeout, 5.0)),
-            headers={"User-Agent": USER_AGENT},
-            auto_decompress=False,
-            cookie_jar=aiohttp.DummyCookieJar(),
+        self._http = PostClient(
+            allow=self.allow,
+            timeout=self.timeout,
+            connect_timeout=min(self.timeout, 5.0),
+            limit=self.limit,
+            user_agent=USER_AGENT,
+            snippet=SNIPPET_MAX,
         )
 
     async def close(self) -> None:
@@ -82,19 +69,6 @@ class Poster:
                 self._secrets.clear()
             self._secrets[sealed] = keys
         return keys
-
-    def _check_literal(self, url: str) -> None:
-        if url not in self._literal_checked:
-            if len(self._literal_checked) > CACHE_MAX:
-                self._literal_checked.clear()
-            try:
-                check_literal_host(url, self.allow)
-                self._literal_checked[url] = None
-            except RefusedDestination as exc:
-                self._literal_checked[url] = str(exc)
-        refusal = self._literal_checked[url]
-        if refusal is not None:
-            raise RefusedDestination(refusal)
 
     def headers(self, item: Claimed, timestamp: int) -> dict[str, str]:
         secret, key = self._keys(item.secret_sealed)
@@ -116,15 +90,11 @@ class Poster:
         outcome = Outcome(item, started_at)
         began = time.perf_counter()
         try:
-            self._check_literal(item.url)
             headers = self.headers(item, int(started_at.timestamp()))
-            async with self._http.post(
-                item.url, data=item.body, headers=headers, allow_redirects=False
-            ) as response:
-                outcome.status_code = response.status
-                raw = await response.content.read(SNIPPET_MAX)
-                outcome.snippet = raw.decode("utf-8", "replace")[:SNIPPET_MAX]
-        except (TimeoutError, aiohttp.ClientError, RefusedDestination, ValueError) as exc:
+            answer = await self._http.post(item.url, item.body, headers)
+            outcome.status_code = answer.status
+            outcome.snippet = answer.head.decode("utf-8", "replace")
+        except (TimeoutError, OSError, ValueError) as exc:
             outcome.error = _describe(exc)
         finally:
             outcome.latency_ms = int((time.perf_counter() - began) * 1000)
