@@ -47,7 +47,8 @@ test: install ## Run the whole suite (SQLite, and PostgreSQL when SWITCHBOARD_TE
 	@# byte-compile the project once: the suite starts many child processes, and compiling in
 	@# each of them (no .pyc where PYTHONDONTWRITEBYTECODE is set) costs seconds per start
 	$(BIN)/python -m compileall -q src tests >/dev/null
-	$(BIN)/pytest -q
+	@# the slowest tests are listed at the end, so a run that creeps past its budget says where
+	$(BIN)/pytest -q --durations=30
 	@# tests marked `alone` (seven browsers on Janus, media decoded by aiortc through an SFU) run
 	@# after the parallel suite, one at a time
 	SWITCHBOARD_TEST_ALONE=1 $(BIN)/pytest -q -n 0 -m alone
