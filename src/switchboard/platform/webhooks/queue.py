@@ -127,7 +127,10 @@ def _not_blocked() -> Any:
         .where(
             earlier.c.subscription_id == d.c.subscription_id,
             earlier.c.order_key == d.c.order_key,
-            earlier.c.status == PENDING,
+            # Not through the (status, next_attempt_at) index: statistics taken while little
+            # was pending make PostgreSQL walk every pending row there for each candidate
+            # (seconds a claim once a backlog builds); the call's own rows are few.
+            (earlier.c.status + "") == PENDING,
             earlier.c.seq < d.c.seq,
         )
         .exists()
@@ -149,12 +152,16 @@ class Candidate:
 @functools.cache
 def _due_statement(*, excluding: bool, postgres: bool) -> Select[Any]:
     """Built once per shape (building the ordering subquery costs more than running it). On
-    PostgreSQL the rows are locked as read, skipping those another sender holds."""
+    PostgreSQL the rows are locked as read, skipping those another sender holds.
+
+    The due deliveries are limited before their subscriptions are joined: the oldest are read
+    in the order of the (status, next_attempt_at) index and the scan stops at the limit,
+    whatever the statistics say of how many are pending (joined first, PostgreSQL may read,
+    join and sort every pending row to keep a few; decision 0216)."""
     d, s = _deliveries_table, _subscriptions_table
     now = bindparam("now", type_=UtcDateTime)
-    stmt = (
-        select(d.c.id, d.c.subscription_id, s.c.url, s.c.secret_sealed, s.c.active)
-        .join(s, s.c.id == d.c.subscription_id)
+    due = (
+        select(d.c.id, d.c.subscription_id, d.c.next_attempt_at)
         .where(
             d.c.status == PENDING,
             d.c.next_attempt_at <= now,
@@ -165,10 +172,15 @@ def _due_statement(*, excluding: bool, postgres: bool) -> Select[Any]:
         .limit(bindparam("limit", type_=Integer))
     )
     if excluding:
-        stmt = stmt.where(~_listed(d.c.subscription_id, "exclude", postgres=postgres))
+        due = due.where(~_listed(d.c.subscription_id, "exclude", postgres=postgres))
     if postgres:
-        stmt = stmt.with_for_update(skip_locked=True, of=d)
-    return stmt
+        due = due.with_for_update(skip_locked=True, of=d)
+    oldest = due.subquery("due")
+    return (
+        select(oldest.c.id, oldest.c.subscription_id, s.c.url, s.c.secret_sealed, s.c.active)
+        .join(s, s.c.id == oldest.c.subscription_id)
+        .order_by(oldest.c.next_attempt_at)
+    )
 
 
 def due_candidates(

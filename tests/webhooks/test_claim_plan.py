@@ -1,0 +1,66 @@
+"""On PostgreSQL a claim reads the oldest due deliveries by index and stops at its limit,
+whatever the statistics say of how many are pending (decision 0216)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+import asyncpg
+import pytest
+from sqlalchemy.engine import make_url
+
+from switchboard.kit.driver import Statements
+from switchboard.platform.webhooks import queue
+from switchboard.runtime import Runtime
+from tests.factories import TenantFixture
+from tests.webhooks.conftest import subscribe
+
+HISTORY = 4000  # finished deliveries, none pending, when statistics are taken
+BACKLOG = 3000  # then pending ones pile up (a receiver down), unknown to the statistics
+
+_ROWS = """
+INSERT INTO webhook_deliveries (id, tenant_id, subscription_id, event, body, status, attempts,
+    created_at, next_attempt_at, order_key, seq)
+SELECT md5(g::text), $1, $2, 'call.started', '\\x7b7d', $3, 0, now(), now() + g * interval '1 ms',
+    'call-' || (g / 2), g
+FROM generate_series($4::int, $5::int) AS g
+"""
+
+
+def _nodes(plan: dict[str, Any]) -> list[dict[str, Any]]:
+    return [plan, *(node for child in plan.get("Plans", ()) for node in _nodes(child))]
+
+
+async def test_a_backlog_unknown_to_the_statistics_is_claimed_by_index(
+    runtime: Runtime, org: TenantFixture
+) -> None:
+    if runtime.db.dialect != "postgresql":
+        pytest.skip("SQLite's claim has no statistics to be misled by")
+    sub, _ = await subscribe(runtime, org, "http://127.0.0.1:9/hook")
+    url = make_url(runtime.settings.database_url).set(drivername="postgresql")
+    conn = await asyncpg.connect(url.render_as_string(hide_password=False))
+    try:
+        await conn.execute(_ROWS, org.id, sub, "succeeded", 1, HISTORY)
+        await conn.execute("ANALYZE webhook_deliveries")
+        await conn.execute(_ROWS, org.id, sub, "pending", HISTORY + 1, HISTORY + BACKLOG)
+        stmt = queue._due_statement(excluding=False, postgres=True)
+        compiled = Statements(runtime.db.engine.dialect).compile(stmt)
+        now = dt.datetime.now(dt.UTC) + dt.timedelta(hours=1)
+        args = compiled.arguments({"now": now, "limit": 128})
+        async with conn.transaction():
+            explained = await conn.fetchval(f"EXPLAIN (ANALYZE, FORMAT JSON) {compiled.sql}", *args)
+    finally:
+        await conn.close()
+    [root] = json.loads(explained)
+    nodes = _nodes(root["Plan"])
+    scans = {(n["Node Type"], n.get("Index Name"), n.get("Actual Rows")) for n in nodes}
+    # The due rows come in index order, as many as the limit asks (not the whole backlog) ...
+    assert ("Index Scan", "ix_webhook_deliveries_due", 128) in scans
+    # ... and whether an earlier delivery of the call is pending is asked of the call's rows.
+    earlier = [n for n in nodes if n.get("Alias") == "earlier"]
+    assert {n.get("Index Name") for n in earlier} == {"ix_webhook_deliveries_order"}
+    read = sum((n["Actual Rows"] + n.get("Rows Removed by Filter", 0)) * n["Actual Loops"]
+               for n in nodes)  # fmt: skip
+    assert read < BACKLOG
