@@ -15,8 +15,10 @@ from sqlalchemy import text
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
 
+from switchboard.kit.models import watched
 from switchboard.migrate import upgrade
 from switchboard.models import Base
+from switchboard.platform.webhooks.models import FILLFACTOR
 from tests.conftest import BACKENDS, PG_URL
 
 
@@ -153,7 +155,8 @@ def test_a_migrated_database_serves_transcript_search(empty_database: str, tmp_p
 
 def test_every_migrated_table_notifies_its_changes(empty_database: str) -> None:
     """The read cache learns of other processes' writes by notification (decision 0960): a
-    revision that adds a table must add its trigger (``kit.changes.notify_trigger_sql``)."""
+    revision that adds a table must add its trigger (``kit.changes.notify_trigger_sql``), unless
+    the model marks the table unwatched (``kit.models.UNWATCHED``, decision 0217)."""
     if not empty_database.startswith("postgresql"):
         pytest.skip("SQLite's data version needs no trigger")
     upgrade(empty_database)
@@ -172,8 +175,20 @@ def test_every_migrated_table_notifies_its_changes(empty_database: str) -> None:
         return tables - {"alembic_version"}, notifying
 
     tables, notifying = asyncio.run(run())
+    unwatched = {table.name for table in Base.metadata.sorted_tables if not watched(table)}
     assert tables
-    assert tables == notifying
+    assert unwatched <= tables
+    assert tables - unwatched == notifying
+
+
+def test_deliveries_keep_room_for_their_leases_once_migrated(empty_database: str) -> None:
+    """Revision 0024 gives the deliveries' pages the models' fillfactor (decision 0216)."""
+    if not empty_database.startswith("postgresql"):
+        pytest.skip("SQLite's pages have no fillfactor")
+    upgrade(empty_database)
+    sql = "SELECT reloptions FROM pg_class WHERE relname = 'webhook_deliveries'"
+    options = run_sql(empty_database, [sql])[0][0]
+    assert options == [f"fillfactor={FILLFACTOR}"]
 
 
 def test_linen_ids_are_never_reused_once_migrated(tmp_path: Path) -> None:

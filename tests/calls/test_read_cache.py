@@ -4,7 +4,9 @@ token are all seen by the next read; callers never see each other's answers."""
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,7 +15,12 @@ from sqlalchemy import event, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.ext.asyncio import create_async_engine
 
+import switchboard
 from switchboard.kit.clock import ManualClock
+from switchboard.kit.destinations import parse_networks
+from switchboard.kit.models import watched
+from switchboard.models import Base
+from switchboard.platform.webhooks import service as webhooks
 from switchboard.runtime import Runtime
 from tests import factories
 from tests.calls.conftest import Org
@@ -157,3 +164,44 @@ async def test_callers_never_share_answers(
         ]
     missing = {"Authorization": "Bearer ak_not-a-key"}
     assert (await app_client.get(CALLS, headers=missing)).status_code == 401
+
+
+def _keeping_endpoints() -> set[str]:
+    """The functions of ``src`` that let the read cache keep their answer (``cacheable``)."""
+    root = Path(switchboard.__file__).parent
+    found = set()
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.AsyncFunctionDef | ast.FunctionDef):
+                calls = [c for c in ast.walk(node) if isinstance(c, ast.Call)]
+                if any(getattr(c.func, "id", None) == "cacheable" for c in calls):
+                    found.add(f"{path.relative_to(root).as_posix()}:{node.name}")
+    return found
+
+
+async def test_no_kept_answer_reads_an_unwatched_table(
+    app_client: AsyncClient, runtime: Runtime, org: Org, statements: list[str]
+) -> None:
+    """Commits to the unwatched tables (the webhook sender's, decision 0217) do not void the
+    cache: no endpoint whose answer it keeps may read them. A new such endpoint is added here."""
+    assert _keeping_endpoints() == {
+        "platform/calls/endpoints.py:list_calls",
+        "platform/calls/endpoints.py:get_call",
+    }
+    unwatched = {table.name for table in Base.metadata.sorted_tables if not watched(table)}
+    assert unwatched == {"webhook_deliveries", "webhook_attempts"}
+    async with runtime.db.transaction() as session:  # the call queues webhook deliveries
+        await webhooks.create_subscription(
+            session, tenant_id=org.id, url="http://127.0.0.1:9/hook", events=["*"],
+            created_by="test", clock=runtime.clock, box=runtime.box,
+            allow=parse_networks(("127.0.0.0/8",)),
+        )  # fmt: skip
+    call = await place(app_client, org.headers)
+    await settle(runtime)
+    statements.clear()
+    listed = await app_client.get(CALLS, headers=org.headers)
+    record = await app_client.get(f"{CALLS}/{call['callId']}", headers=org.headers)
+    assert (listed.status_code, record.status_code) == (200, 200)
+    assert statements  # both were answered afresh
+    read = {name for name in unwatched for sql in statements if name in sql}
+    assert read == set()

@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
 
 from switchboard.kit.clock import ManualClock
 from switchboard.platform.webhooks import service
 from switchboard.platform.webhooks.models import Attempt, Delivery, Subscription
 from switchboard.platform.webhooks.tasks import PER_SUBSCRIPTION, Sender, deliver_due, sender
 from switchboard.runtime import Runtime
+from switchboard.tenants.models import Tenant
 from tests.factories import TenantFixture
 from tests.webhooks.conftest import Receiver, fire, subscribe
 
@@ -137,6 +138,28 @@ async def test_a_subscription_deleted_mid_flight_is_forgotten(
         deliveries = list(await session.scalars(select(Delivery)))
     assert [(a.subscription_id, a.status_code) for a in attempts] == [(keep_id, 200)]
     assert [(d.subscription_id, d.status) for d in deliveries] == [(keep_id, "succeeded")]
+
+
+async def test_the_log_goes_with_its_subscription_and_its_tenant(
+    runtime: Runtime, org: TenantFixture, other_org: TenantFixture, receiver: Receiver
+) -> None:
+    """The log's one foreign key is its delivery's (decision 0217): deleting a subscription or
+    a whole tenant still takes the attempts along, through the deliveries' own cascades."""
+    gone, _ = await subscribe(runtime, org, receiver.url("/gone"))
+    kept, _ = await subscribe(runtime, org, receiver.url("/kept"))
+    await subscribe(runtime, other_org, receiver.url("/other"))
+    await fire(runtime, org)
+    await fire(runtime, other_org)
+    assert await deliver_due(runtime) == 3
+
+    async with runtime.db.transaction() as session:
+        await service.delete_subscription(session, tenant_id=org.id, subscription_id=gone)
+        await session.execute(delete(Tenant).where(Tenant.id == other_org.id))
+
+    async with runtime.db.transaction() as session:
+        logged = list(await session.scalars(select(Attempt.subscription_id)))
+        queued = list(await session.scalars(select(Delivery.subscription_id)))
+    assert logged == queued == [kept]
 
 
 async def test_the_log_is_kept_for_the_retention_period(

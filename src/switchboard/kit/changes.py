@@ -10,8 +10,9 @@ what this process knows first hand and what it learns of every other writer:
   I/O, so it is asked inline and exact);
 - on PostgreSQL: a count of the notifications the database sends on channel
   ``switchboard_changes`` when any transaction that changed a row commits (a trigger on every
-  table, ``NOTIFY_FUNCTION``), received on a LISTEN connection; while that connection is down
-  the version is ``None``, which means "unknown": nothing may be served on the strength of it.
+  table, ``NOTIFY_FUNCTION``, but the few marked ``kit.models.UNWATCHED``), received on a
+  LISTEN connection; while that connection is down the version is ``None``, which means
+  "unknown": nothing may be served on the strength of it.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from sqlalchemy.pool import ConnectionPoolEntry
 from switchboard.kit.listen import listen
 
 CHANNEL = "switchboard_changes"
-# Installed on every table of a PostgreSQL database (``Base`` metadata and migration 0014).
+# Installed on every watched table of a PostgreSQL database (``Base`` metadata, migration 0014).
 NOTIFY_FUNCTION = f"""
 CREATE OR REPLACE FUNCTION switchboard_notify_change() RETURNS trigger AS $$
 BEGIN

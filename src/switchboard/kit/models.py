@@ -3,7 +3,8 @@ convention, and the column types the features share (aware UTC datetimes, JSON, 
 given twice).
 
 Tables made from the models notify committed changes on PostgreSQL, as migrated ones do
-(``kit.changes``). How units of work run on those tables is ``kit.db``'s.
+(``kit.changes``), but for the few marked ``UNWATCHED`` (decision 0217). How units of work run
+on those tables is ``kit.db``'s.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, MetaData, event
+from sqlalchemy import JSON, DateTime, MetaData, Table, event
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.orm import DeclarativeBase
@@ -40,6 +41,8 @@ def _notify_changes(_target: MetaData, connection: Connection, **kw: Any) -> Non
         return
     connection.exec_driver_sql(NOTIFY_FUNCTION)
     for table in kw.get("tables", ()):
+        if not watched(table):
+            continue
         for statement in notify_trigger_sql(table.name):
             connection.exec_driver_sql(statement)
 
@@ -77,3 +80,13 @@ JsonType = JSON().with_variant(JSONB(), "postgresql")
 # never go back anyway. For ids that clients keep or other rows name without a foreign key
 # (decision 0512).
 IDS_NEVER_REUSED: dict[str, Any] = {"sqlite_autoincrement": True}
+
+# ``__table_args__`` of a table whose commits do not notify the change version (decision 0217):
+# the webhook sender's queue and log, written thousands of times a second under load. No answer
+# the read cache keeps may depend on such a table (``tests/kit/test_unwatched_tables.py``).
+UNWATCHED: dict[str, Any] = {"info": {"watched": False}}
+
+
+def watched(table: Table) -> bool:
+    """Whether commits changing ``table`` move the change version (``kit.changes``)."""
+    return bool(table.info.get("watched", True))
