@@ -1,8 +1,8 @@
 """The sender's driver: claims with leases, keeps the sends going, writes outcomes back per tick.
 
-While busy the sender leases ahead of its sends (decision 0994): each send that finishes
-starts the next leased delivery on the spot, while one transaction a tick writes the finished
-attempts back and leases the next batch. The sends never wait for the database."""
+While busy the sender leases ahead of its sends (decisions 0994, 0219): each send that
+finishes starts the next leased delivery on the spot, while each tick leases the next batch
+and then writes the finished attempts back. The sends never wait for the database."""
 
 from __future__ import annotations
 
@@ -33,8 +33,9 @@ MAX_IN_FLIGHT = 128
 PER_SUBSCRIPTION = 32
 # Leases one sender holds at once while running: the deliveries being sent, those queued to be
 # sent next and the finished ones not yet written back: ``AHEAD`` times the sends, so the next
-# batches are leased while earlier ones go out; also the bound on duplicates after a crash.
-AHEAD = 4
+# batches are leased while earlier ones go out; with the outcomes being written back, also the
+# bound on duplicates after a crash.
+AHEAD = 8
 MAX_LEASED = AHEAD * MAX_IN_FLIGHT
 IDLE_POLL_SQLITE = 0.05
 IDLE_POLL_POSTGRES = 2.0
@@ -96,6 +97,9 @@ class Sender:
         self._sending: collections.Counter[str] = collections.Counter()  # per subscription
         self._leased: collections.Counter[str] = collections.Counter()  # until written back
         self._tasks: set[asyncio.Task[None]] = set()  # each sends until nothing is ready
+        # Sending tasks still taking work: a task that found nothing ready has stopped, though
+        # it stays in ``_tasks`` until its done-callback runs, a loop iteration later.
+        self._senders = 0
         self._done: list[Outcome] = []
         self._wake = asyncio.Event()  # new deliveries were committed
         self._progress = asyncio.Event()  # a send finished
@@ -134,7 +138,7 @@ class Sender:
     @property
     def free(self) -> int:
         """Sends that could start now, beyond those already leased for them."""
-        return self.max_in_flight - len(self._tasks) - len(self._ready)
+        return self.max_in_flight - self._senders - len(self._ready)
 
     # Claiming.
 
@@ -229,11 +233,12 @@ class Sender:
                 )
                 continue
             self._ready.append(item)
-        while len(self._tasks) < self.max_in_flight:
+        while self._senders < self.max_in_flight:
             first = self._next()
             if first is None:
                 break
             task = asyncio.create_task(self._send(first))
+            self._senders += 1
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
@@ -261,22 +266,25 @@ class Sender:
     async def _send(self, first: Claimed) -> None:
         """Send ``first``, then each next queued delivery a slot allows, until none is left."""
         item: Claimed | None = first
-        while item is not None:
-            sub = item.subscription_id
-            outcome: Outcome | None = None
-            try:
-                outcome = await self.poster.post(item, self.runtime.clock.now())
-            finally:
-                # Cancelled mid-request (shutting down): record nothing, so the lease expires
-                # and the same attempt is sent again, exactly as after a crash.
-                _count_down(self._sending, sub)
-                if outcome is not None:
-                    self._done.append(outcome)
-                self._progress.set()
-                self._poll_at = 0.0  # a slot is free again, maybe of a saturated subscription
-            item = self._next()
-            if len(self._done) >= self.max_in_flight // 4:
-                self._hungry.set()  # a batch to write back, and its room to lease again
+        try:
+            while item is not None:
+                sub = item.subscription_id
+                outcome: Outcome | None = None
+                try:
+                    outcome = await self.poster.post(item, self.runtime.clock.now())
+                finally:
+                    # Cancelled mid-request (shutting down): record nothing, so the lease
+                    # expires and the same attempt is sent again, exactly as after a crash.
+                    _count_down(self._sending, sub)
+                    if outcome is not None:
+                        self._done.append(outcome)
+                    self._progress.set()
+                    self._poll_at = 0.0  # a slot is free again, maybe of a capped subscription
+                item = self._next()
+                if len(self._done) >= self.max_in_flight // 4:
+                    self._hungry.set()  # a batch to write back, and its room to lease again
+        finally:
+            self._senders -= 1
 
     # Completing.
 
@@ -427,7 +435,16 @@ class Sender:
         due = self._wake.is_set() or self._more or time.monotonic() >= self._poll_at
         room = self._room(ahead=True, finishing=self._done)  # what this tick writes back is over
         claiming = room.free > 0 and due
-        claimed = await self._complete(room=room if claiming else None)
+        if claiming and self._done:
+            # The claim in a transaction of its own, before the write-back: the sends have the
+            # next batch while the outcomes are written back, not after (decision 0219).
+            await self._claimed(await self._claim(room))
+            await self._complete(room=None)
+            return
+        await self._claimed(await self._complete(room=room if claiming else None), claiming)
+
+    async def _claimed(self, claimed: list[Claimed], claiming: bool = True) -> None:
+        """Start what a claim leased; after a claim that found nothing, poll later."""
         self.start(claimed)
         if claiming and not claimed and not self._more:
             if self._tasks or self._ready:
