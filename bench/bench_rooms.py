@@ -58,7 +58,9 @@ def serve(url: str, data_dir: str, max_peers: int, ready: Any) -> None:
     async def main() -> None:
         settings = Settings(database_url=url, data_dir=Path(data_dir), secret_key=SECRET,
                             run_workers=False, room_max_peers=max_peers,
-                            room_max_messages_per_second=10_000)  # fmt: skip
+                            room_max_messages_per_second=10_000,
+                            # every simulated peer connects from loopback
+                            room_max_sockets_per_ip=100_000)  # fmt: skip
         runtime = Runtime(settings)
         async with runtime.db.engine.begin() as conn:
             await conn.run_sync(Base.metadata.drop_all)
