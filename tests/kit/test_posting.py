@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+import uvloop
 
 from switchboard.kit.destinations import RefusedDestination, parse_networks
-from switchboard.kit.posting import DRAIN_MAX, PostClient
+from switchboard.kit.posting import DRAIN_MAX, Answer, PostClient
 from tests.certs import write_self_signed
 
 LOOPBACK = parse_networks(["127.0.0.0/8", "::1/128"])
@@ -275,3 +276,17 @@ async def test_tls_is_verified(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
             answer = await http.post(f"{server.base}/", b"{}", HEADERS)
     assert answer.status == 200
     assert server.requests[-1].head.startswith("POST / HTTP/1.1\r\n")
+
+
+def test_the_client_runs_on_uvloop() -> None:
+    """``switchboard serve`` runs the sender in uvicorn's event loop, uvloop's, whose transports
+    are not asyncio's classes."""
+
+    async def exchange() -> Answer:
+        async with raw_server(fixed(OK)) as server, client() as http:
+            await http.post(f"{server.base}/", b"{}", HEADERS)
+            return await http.post(f"{server.base}/", b"{}", HEADERS)  # on the kept connection
+
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        answer = runner.run(exchange())
+    assert (answer.status, answer.head) == (200, b"thank")

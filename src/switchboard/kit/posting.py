@@ -17,6 +17,7 @@ import ssl
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 from urllib.parse import quote, urlsplit
 
 import httptools
@@ -74,8 +75,8 @@ class _Connection(asyncio.Protocol):
     # asyncio.Protocol
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # A stream transport (uvloop's, under ``switchboard serve``, is not asyncio's class).
+        self.transport = cast(asyncio.Transport, transport)
 
     def data_received(self, data: bytes) -> None:
         if self.waiter is None or self.waiter.done():

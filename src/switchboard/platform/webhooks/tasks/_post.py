@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import time
 from collections.abc import Sequence
 
@@ -18,6 +19,8 @@ from switchboard.platform.webhooks.signing import (
     standard_signature,
 )
 from switchboard.platform.webhooks.tasks._outcomes import Outcome
+
+log = logging.getLogger("switchboard.webhooks")
 
 SNIPPET_MAX = 512
 USER_AGENT = f"switchboard-webhooks/{__version__}"
@@ -95,6 +98,9 @@ class Poster:
             outcome.status_code = answer.status
             outcome.snippet = answer.head.decode("utf-8", "replace")
         except (TimeoutError, OSError, ValueError) as exc:
+            outcome.error = _describe(exc)
+        except Exception as exc:  # a fault of ours: the attempt fails, the sender goes on
+            log.exception("webhook delivery %s: the attempt failed unexpectedly", item.id)
             outcome.error = _describe(exc)
         finally:
             outcome.latency_ms = int((time.perf_counter() - began) * 1000)
