@@ -83,7 +83,7 @@ IDS_NEVER_REUSED: dict[str, Any] = {"sqlite_autoincrement": True}
 
 # ``__table_args__`` of a table whose commits do not notify the change version (decision 0217):
 # the webhook sender's queue and log, written thousands of times a second under load. No answer
-# the read cache keeps may depend on such a table (``tests/kit/test_unwatched_tables.py``).
+# the read cache keeps may depend on such a table (``tests/calls/test_read_cache.py``).
 UNWATCHED: dict[str, Any] = {"info": {"watched": False}}
 
 
