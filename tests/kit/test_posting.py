@@ -101,7 +101,7 @@ def fixed(raw: bytes, *, keep: bool = True) -> Answerer:
 
 @asynccontextmanager
 async def client(
-    seconds: float = 5.0, allow: tuple[object, ...] = LOOPBACK
+    seconds: float = 5.0, allow: tuple[object, ...] = LOOPBACK, keepalive: float = 15.0
 ) -> AsyncIterator[PostClient]:
     http = PostClient(
         allow=allow,  # type: ignore[arg-type]
@@ -110,6 +110,7 @@ async def client(
         limit=8,
         user_agent="test/1",
         snippet=16,
+        keepalive=keepalive,
     )
     try:
         yield http
@@ -200,6 +201,15 @@ async def test_idle_connections_are_kept_up_to_the_limit() -> None:
         assert server.connections == 12
         await http.post(f"{server.base}/", b"{}", HEADERS)
         assert server.connections == 12  # a kept one served it
+
+
+async def test_an_idle_connection_is_closed_after_the_keepalive() -> None:
+    async with raw_server(fixed(OK)) as server, client(keepalive=0.2) as http:
+        await http.post(f"{server.base}/", b"{}", HEADERS)
+        assert server.open == 1  # kept
+        await server.until(lambda: server.open == 0)  # closed by the client, nothing posted
+        await http.post(f"{server.base}/", b"{}", HEADERS)
+    assert server.connections == 2
 
 
 async def test_a_long_body_closes_the_connection_instead_of_being_read() -> None:

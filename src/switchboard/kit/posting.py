@@ -172,8 +172,10 @@ class PostClient:
         limit: int,
         user_agent: str,
         snippet: int,
+        keepalive: float = KEEPALIVE,
     ) -> None:
         self.allow = tuple(allow)
+        self.keepalive = keepalive
         self.timeout = timeout
         self.connect_timeout = connect_timeout
         self.limit = limit  # idle connections kept, over every origin
@@ -185,9 +187,12 @@ class PostClient:
         self._addresses: dict[tuple[str, int], tuple[float, list[str]]] = {}
         self._idle: dict[tuple[str, str, int], list[_Connection]] = {}
         self._idle_count = 0
-        self._swept_at = time.monotonic()
+        self._sweeper: asyncio.TimerHandle | None = None  # while connections are idle
 
     async def close(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            self._sweeper = None
         for connections in self._idle.values():
             for connection in connections:
                 connection.close()
@@ -319,13 +324,11 @@ class PostClient:
 
     def _reuse(self, target: _Target) -> _Connection | None:
         now = time.monotonic()
-        if now - self._swept_at > KEEPALIVE:
-            self._sweep(now)
         connections = self._idle.get(target.origin)
         while connections:
             connection = connections.pop()
             self._idle_count -= 1
-            if not connection.closed and now - connection.idle_since < KEEPALIVE:
+            if not connection.closed and now - connection.idle_since < self.keepalive:
                 return connection
             connection.close()
         return None
@@ -336,15 +339,27 @@ class PostClient:
         connection.idle_since = time.monotonic()
         self._idle.setdefault(target.origin, []).append(connection)
         self._idle_count += 1
+        if self._sweeper is None:
+            self._sweeper = asyncio.get_running_loop().call_later(self.keepalive, self._swept)
+
+    def _swept(self) -> None:
+        """The idle connections' timer: close those idle too long, again while any is left."""
+        self._sweeper = None
+        now = time.monotonic()
+        self._sweep(now)
+        if self._idle_count:
+            oldest = min(c.idle_since for connections in self._idle.values() for c in connections)
+            self._sweeper = asyncio.get_running_loop().call_later(
+                oldest + self.keepalive - now, self._swept
+            )
 
     def _sweep(self, now: float, *, make_room: bool = False) -> None:
-        """Close idle connections past ``KEEPALIVE`` (or closed by their server); with
+        """Close idle connections past ``keepalive`` (or closed by their server); with
         ``make_room``, also the oldest of the largest pool when every slot is taken."""
-        self._swept_at = now
         for origin, connections in list(self._idle.items()):
             kept = []
             for connection in connections:
-                if not connection.closed and now - connection.idle_since < KEEPALIVE:
+                if not connection.closed and now - connection.idle_since < self.keepalive:
                     kept.append(connection)
                 else:
                     connection.close()
