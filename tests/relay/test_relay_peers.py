@@ -4,17 +4,18 @@ as every room guest does, and attack from their namespaces over IPv4 and IPv6.""
 
 from __future__ import annotations
 
+import ipaddress
 import socket
 import uuid
 
 import pytest
 
-from switchboard.kit.clock import SystemClock
+from switchboard.kit.clock import ManualClock, SystemClock
 from switchboard.relay.credentials import turn_credentials
 from switchboard.relay.server import RelayServer, coturn_gid
 from switchboard.relay.settings import RelaySettings
 from tests.ports import free_port
-from tests.relay.conftest import SECRET, NetHost, dual_stack
+from tests.relay.conftest import SECRET, NetHost, dual_stack, running
 
 pytestmark = pytest.mark.slow
 
@@ -135,6 +136,34 @@ async def test_private_loopback_metadata_and_disguised_addresses_are_refused_as_
     answers = await a.run("turn-permits", a.gateway6, turn, "udp", *credentials(), 2,
                           *DENIED_V6, b.address6, "64:ff9b::203.0.113.7")  # fmt: skip
     assert answers == ["403"] * len(DENIED_V6) + ["ok", "ok"]
+
+
+async def test_the_operators_denied_peers_are_refused_and_other_peers_relayed(
+    relay_settings: RelaySettings, hosts: tuple[NetHost, NetHost], clock: ManualClock
+) -> None:
+    """Host b stands for another public host of the operator (their database, an admin panel):
+    listed in SWITCHBOARD_RELAY_DENIED_PEERS (decision 0707), its network is refused as a peer
+    in both families and in IPv6 spellings of its IPv4 address; host a is still relayed to."""
+    a, b = hosts
+    ours = (str(ipaddress.ip_network(f"{b.address}/30", strict=False)), f"{b.prefix6}::/64")
+    async with running(relay_settings.model_copy(update={"denied_peers": ours}), clock) as relay:
+        turn = relay.settings.turn_port
+        answers = await a.run("turn-permits", a.gateway, turn, "udp", *credentials(), 1,
+                              b.address, a.address)  # fmt: skip
+        assert answers == ["403", "ok"]
+        answers = await a.run("turn-permits", a.gateway6, turn, "udp", *credentials(), 2,
+                              b.address6, f"64:ff9b::{b.address}", f"::ffff:{b.address}",
+                              a.address6, f"64:ff9b::{a.address}")  # fmt: skip
+        assert answers == ["403", "403", "403", "ok", "ok"]
+        [sent] = await a.run("turn-send", a.gateway, relay.tls_ports[0], "tls", *credentials(),
+                             b.address, 40000, 1)  # fmt: skip
+        assert sent == "refused 403"
+        sink = await a.start("udp-sink", a.address, 40000, 5)
+        await a.ready(sink)
+        [sent] = await b.run("turn-send", a.gateway, turn, "udp", *credentials(),
+                             a.address, 40000, 1)  # fmt: skip
+        assert sent.startswith("sent ")
+        assert await a.finish(sink) == [f"relayed-by-turn from {a.gateway}"]
 
 
 @pytest.mark.parametrize(("group", "message"), [("no-such-group", "no group"), ("root", "root")])

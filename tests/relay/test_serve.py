@@ -62,6 +62,7 @@ async def test_serve_runs_coturn_behind_the_guard_and_cleans_up(
         "SWITCHBOARD_RELAY_RUN_DIR": str(tmp_path / "run"),
         "SWITCHBOARD_RELAY_NFT_TABLE": table,
         "SWITCHBOARD_RELAY_METRICS_PORT": str(metrics),
+        "SWITCHBOARD_RELAY_DENIED_PEERS": "192.0.2.0/24, 2001:db8:5::/48",
     }
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     process = await asyncio.create_subprocess_exec(
@@ -89,6 +90,10 @@ async def test_serve_runs_coturn_behind_the_guard_and_cleans_up(
         assert "switchboard_relay_tls_accepted_total 2.0" in body
         config = (tmp_path / "run" / "turnserver.conf").stat()
         assert config.st_mode & 0o777 == 0o600
+        assert (
+            "denied-peer-ip=192.0.2.0-192.0.2.255\n"
+            in (tmp_path / "run" / "turnserver.conf").read_text()
+        )
         coturn_pid = int((tmp_path / "run" / "turnserver.pid").read_text().strip())
     finally:
         if process.returncode is None:
@@ -97,5 +102,6 @@ async def test_serve_runs_coturn_behind_the_guard_and_cleans_up(
     assert process.returncode == 0, err.decode()
     assert not _table_exists(table)
     assert secret not in err.decode()
+    assert "peers denied besides the built-in ones: 192.0.2.0/24, 2001:db8:5::/48" in err.decode()
     with pytest.raises(ProcessLookupError):
         os.kill(coturn_pid, 0)  # coturn stopped with the relay

@@ -12,6 +12,7 @@ import contextlib
 import ipaddress
 import logging
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from switchboard.relay.addresses import EXEMPT_NETWORKS, IPNetwork
@@ -22,8 +23,8 @@ log = logging.getLogger("switchboard.relay.coturn")
 # Peers coturn never relays to (decision 0704): the exempt ranges (the operator's own network),
 # "this network", carrier-grade NAT (where clouds put internal services, e.g. 100.100.100.200)
 # and Azure's host endpoint 168.63.129.16 (its 169.254.169.254 is link-local already); then the
-# same IPv4 ranges written as IPv6: every IPv4-mapped address (no real IPv6 peer has one) and
-# NAT64 addresses (64:ff9b::/96) that embed them, plus the local-use NAT64 prefix 64:ff9b:1::/48.
+# same IPv4 ranges written as IPv6 (IPv4-mapped and NAT64), with every IPv4-mapped address (no
+# real IPv6 peer has one) and the local-use NAT64 prefix 64:ff9b:1::/48.
 # coturn also refuses multicast (no-multicast-peers), 0.0.0.0 and loopback by itself. This
 # host's own public addresses cannot be listed here (two peers relayed by the same relay talk
 # through them); the packet filter drops coturn's traffic to them instead (firewall.py).
@@ -34,16 +35,37 @@ _DENIED_V4: tuple[ipaddress.IPv4Network, ...] = (
     ipaddress.IPv4Network("168.63.129.16/32"),
 )
 _NAT64 = int(ipaddress.IPv6Address("64:ff9b::"))
+_MAPPED = int(ipaddress.IPv6Address("::ffff:0:0"))
+
+
+def with_ipv6_forms(networks: Iterable[IPNetwork]) -> tuple[IPNetwork, ...]:
+    """``networks``, each IPv4 one followed by the IPv6 spellings that reach it: IPv4-mapped
+    (``::ffff:a.b.c.d``) and NAT64 (``64:ff9b::a.b.c.d``). coturn compares a peer with a range
+    of its own family only."""
+    denied: list[IPNetwork] = []
+    for network in networks:
+        denied.append(network)
+        if isinstance(network, ipaddress.IPv4Network):
+            denied.extend(
+                ipaddress.IPv6Network(
+                    (prefix + int(network.network_address), 96 + network.prefixlen)
+                )
+                for prefix in (_MAPPED, _NAT64)
+            )
+    return tuple(denied)
+
+
 DENIED_PEERS: tuple[IPNetwork, ...] = (
-    *_DENIED_V4,
+    *with_ipv6_forms(_DENIED_V4),
     *(n for n in EXEMPT_NETWORKS if isinstance(n, ipaddress.IPv6Network)),
     ipaddress.IPv6Network("::ffff:0:0/96"),
-    *(
-        ipaddress.IPv6Network((_NAT64 + int(n.network_address), 96 + n.prefixlen))
-        for n in _DENIED_V4
-    ),
     ipaddress.IPv6Network("64:ff9b:1::/48"),
 )
+
+
+def operator_denied_peers(settings: RelaySettings) -> tuple[IPNetwork, ...]:
+    """The operator's ``SWITCHBOARD_RELAY_DENIED_PEERS`` with their IPv6 forms (decision 0707)."""
+    return with_ipv6_forms(ipaddress.ip_network(cidr) for cidr in settings.denied_peers)
 
 
 def _range(network: IPNetwork) -> str:
@@ -76,6 +98,7 @@ def render_config(settings: RelaySettings) -> str:
         "response-origin-only-with-rfc5780",
         "no-software-attribute",
         *(f"denied-peer-ip={_range(network)}" for network in DENIED_PEERS),
+        *(f"denied-peer-ip={_range(network)}" for network in operator_denied_peers(settings)),
         "log-file=stdout",
         "simple-log",
         f"pidfile={settings.run_dir / 'turnserver.pid'}",

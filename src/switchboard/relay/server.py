@@ -100,6 +100,10 @@ class RelayServer:
             "relay up: TURN %s udp/tcp, TLS %s, coturn PROXY port %s",
             self.settings.turn_port, ", ".join(map(str, self.tls_ports)), self.settings.proxy_port,
         )  # fmt: skip
+        log.info(
+            "peers denied besides the built-in ones: %s", ", ".join(self.settings.denied_peers)
+            or "none (SWITCHBOARD_RELAY_DENIED_PEERS)",
+        )  # fmt: skip
 
     async def stop(self) -> None:
         await self.guard.close()

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import ipaddress
+import json
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, ValidationInfo, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from switchboard.relay.acl import normalize
 
 
 class RelaySettings(BaseSettings):
@@ -46,3 +51,37 @@ class RelaySettings(BaseSettings):
     # The group turnserver runs with: the packet filter knows coturn's sockets by it (decision
     # 0704). The Debian coturn package creates it.
     coturn_group: str = "turnserver"
+    # More peers coturn never relays to, after its built-in ones (decision 0707): the operator's
+    # other public hosts. Comma-separated CIDRs (or a JSON list), exact networks.
+    denied_peers: Annotated[tuple[str, ...], NoDecode] = ()
+
+    @field_validator("denied_peers", mode="before")
+    @classmethod
+    def _networks(cls, value: object, info: ValidationInfo) -> object:
+        if isinstance(value, str):
+            value = json.loads(value) if value.lstrip().startswith("[") else value.split(",")
+        if not isinstance(value, tuple | list):
+            return value
+        networks = tuple(_network(str(part)) for part in value if str(part).strip())
+        # Two peers that both use the relay talk through its relayed addresses: denying one
+        # would refuse exactly the calls the relay is for.
+        external = info.data.get("external_ip", "").split("/")[0]  # coturn's "public/private"
+        for address in (*info.data.get("relay_ips", ()), *([external] if external else [])):
+            for network in map(ipaddress.ip_network, networks):
+                if _holds(network, address):
+                    raise ValueError(f"{network} holds the relay's own address {address}")
+        return networks
+
+
+def _network(text: str) -> str:
+    try:
+        return normalize("cidr", text)
+    except ValueError as exc:
+        raise ValueError(f"invalid network {text.strip()!r}: {exc}") from None
+
+
+def _holds(network: ipaddress.IPv4Network | ipaddress.IPv6Network, address: str) -> bool:
+    try:
+        return ipaddress.ip_address(address) in network
+    except ValueError:  # not an address: coturn refuses it with a message of its own
+        return False
