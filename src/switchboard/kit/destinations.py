@@ -98,7 +98,8 @@ def check_url_shape(url: str) -> tuple[str, int]:
     return parts.hostname, port or (443 if parts.scheme == "https" else 80)
 
 
-def _literal(host: str) -> IPAddress | None:
+def literal_address(host: str) -> IPAddress | None:
+    """The address a host names literally (``[::1]`` and ``fe80::1%eth0`` forms too), or None."""
     try:
         return ipaddress.ip_address(host.strip("[]").split("%", 1)[0])
     except ValueError:
@@ -115,7 +116,7 @@ def _refuse_unless_allowed(host: str, addresses: Iterable[str], allow: Sequence[
 async def check_url(url: str, allow: Sequence[IPNetwork]) -> None:
     """Validate ``url`` and every address its host resolves to now. Raises RefusedDestination."""
     host, port = check_url_shape(url)
-    literal = _literal(host)
+    literal = literal_address(host)
     if literal is not None:
         _refuse_unless_allowed(host, [str(literal)], allow)
         return
@@ -132,7 +133,7 @@ async def check_url(url: str, allow: Sequence[IPNetwork]) -> None:
 def check_literal_host(url: str, allow: Sequence[IPNetwork]) -> None:
     """The delivery-time check of URLs naming an IP (the resolver sees only host names)."""
     host, _ = check_url_shape(url)
-    literal = _literal(host)
+    literal = literal_address(host)
     if literal is not None:
         _refuse_unless_allowed(host, [str(literal)], allow)
 

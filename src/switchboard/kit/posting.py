@@ -11,7 +11,6 @@ keep cookies, ask for compression, pipeline requests.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import socket
 import ssl
 import time
@@ -28,6 +27,7 @@ from switchboard.kit.destinations import (
     RefusedDestination,
     check_literal_host,
     check_url_shape,
+    literal_address,
 )
 
 KEEPALIVE = 15.0  # an idle connection is closed after this long (aiohttp's default)
@@ -283,7 +283,7 @@ class PostClient:
         now = time.monotonic()
         if cached is not None and cached[0] > now:
             return cached[1]
-        if _is_literal(target.host):
+        if literal_address(target.host) is not None:
             addresses = [target.host]  # checked with the URL
         else:
             results = await self._resolver.resolve(
@@ -372,11 +372,3 @@ class PostClient:
             largest = max(self._idle.values(), key=len)
             largest.pop(0).close()
             self._idle_count -= 1
-
-
-def _is_literal(host: str) -> bool:
-    try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return True
