@@ -29,6 +29,13 @@ FROM generate_series($4::int, $5::int) AS g
 """
 
 
+def _literal(value: object) -> str:
+    if isinstance(value, int):
+        return str(value)
+    text = value.isoformat() if isinstance(value, dt.datetime) else str(value)
+    return "'" + text.replace("'", "''") + "'"
+
+
 def _nodes(plan: dict[str, Any]) -> list[dict[str, Any]]:
     return [plan, *(node for child in plan.get("Plans", ()) for node in _nodes(child))]
 
@@ -50,7 +57,14 @@ async def test_a_backlog_unknown_to_the_statistics_is_claimed_by_index(
         now = dt.datetime.now(dt.UTC) + dt.timedelta(hours=1)
         args = compiled.arguments({"now": now, "limit": 128})
         async with conn.transaction():
-            explained = await conn.fetchval(f"EXPLAIN (ANALYZE, FORMAT JSON) {compiled.sql}", *args)
+            # Planned as a statement prepared once and run many times: its parameters unknown,
+            # so only a literal condition can choose the partial due index (decision 0220).
+            await conn.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+            await conn.execute(f"PREPARE claim AS {compiled.sql}")
+            values = ", ".join(_literal(arg) for arg in args)
+            explained = await conn.fetchval(
+                f"EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE claim({values})"
+            )
     finally:
         await conn.close()
     [root] = json.loads(explained)
@@ -64,3 +78,20 @@ async def test_a_backlog_unknown_to_the_statistics_is_claimed_by_index(
     read = sum((n["Actual Rows"] + n.get("Rows Removed by Filter", 0)) * n["Actual Loops"]
                for n in nodes)  # fmt: skip
     assert read < BACKLOG
+
+
+async def test_sqlite_claims_by_the_due_index_of_pending_rows(
+    runtime: Runtime, org: TenantFixture
+) -> None:
+    """The due index holds pending rows only (decision 0220): the claim's condition shows its
+    literal, so SQLite reads the oldest due rows from it rather than scanning the table."""
+    if runtime.db.dialect != "sqlite":
+        pytest.skip("PostgreSQL's plan is checked above, against misleading statistics")
+    stmt = queue._due_statement(excluding=False, postgres=False)
+    compiled = Statements(runtime.db.engine.dialect).compile(stmt)
+    args = compiled.arguments({"now": dt.datetime.now(dt.UTC), "limit": 128})
+    async with runtime.db.engine.connect() as conn:
+        result = await conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {compiled.sql}", tuple(args))
+        details = [str(row[3]) for row in result]
+    assert any("USING INDEX ix_webhook_deliveries_due" in d for d in details), details
+    assert not any(d.startswith("SCAN webhook_deliveries") for d in details), details

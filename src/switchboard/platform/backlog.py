@@ -8,7 +8,7 @@ from sqlalchemy import func, select
 
 from switchboard.ops.metrics import Backlog
 from switchboard.platform.calls.models import RETRY_PENDING, SCHEDULED, Call
-from switchboard.platform.webhooks.models import PENDING, Attempt, Delivery
+from switchboard.platform.webhooks.models import PENDING, Attempt, Delivery, status_is
 from switchboard.runtime import Runtime
 
 
@@ -28,7 +28,7 @@ async def read_backlog(runtime: Runtime) -> Backlog:
         )
         oldest_delivery = await session.scalar(
             select(func.min(Delivery.next_attempt_at)).where(
-                Delivery.status == PENDING, Delivery.next_attempt_at <= now
+                status_is(Delivery.status, PENDING), Delivery.next_attempt_at <= now
             )
         )
         oldest_call = await session.scalar(

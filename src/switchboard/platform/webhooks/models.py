@@ -3,9 +3,21 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
-from sqlalchemy import BigInteger, Boolean, ForeignKey, Index, Integer, LargeBinary, String
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    ColumnElement,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    literal_column,
+    text,
+)
+from sqlalchemy.orm import InstrumentedAttribute, Mapped, mapped_column
 
 from switchboard.kit.models import UNWATCHED, Base, JsonType, UtcDateTime
 
@@ -15,6 +27,20 @@ FAILED = "failed"
 # Of the deliveries' pages on PostgreSQL: a page of rows that are all leased at once (a batch
 # is oldest first, and rows are written in that order) keeps room for each one's new version.
 FILLFACTOR = 50
+
+
+def status_is(
+    column: ColumnElement[str] | InstrumentedAttribute[str], status: str
+) -> ColumnElement[bool]:
+    """``column = '<status>'`` with the status written into the SQL, not bound: a partial
+    index (below) serves a statement only if its condition shows the index's own literal."""
+    return column == literal_column(f"'{status}'", String)
+
+
+def _only(status: str) -> dict[str, Any]:
+    """The keyword arguments of an index holding only the rows in ``status``."""
+    where = text(f"status = '{status}'")
+    return {"postgresql_where": where, "sqlite_where": where}
 
 
 class Subscription(Base):
@@ -49,13 +75,16 @@ class Delivery(Base):
 
     Pages are filled to half on PostgreSQL, so that taking a lease (which changes no indexed
     column) writes the row's new version beside the old one and no index entry (a HOT update);
-    and commits to the table do not move the change version (decision 0217).
+    and commits to the table do not move the change version (decision 0217). The due index
+    holds pending rows only and the replay index failed ones only, so a delivery that succeeds
+    is written to neither (decision 0220); the order index holds every row, and serves the
+    cascade when a subscription is deleted.
     """
 
     __tablename__ = "webhook_deliveries"
     __table_args__ = (
-        Index("ix_webhook_deliveries_due", "status", "next_attempt_at"),
-        Index("ix_webhook_deliveries_subscription", "subscription_id", "created_at"),
+        Index("ix_webhook_deliveries_due", "next_attempt_at", **_only(PENDING)),
+        Index("ix_webhook_deliveries_failed", "subscription_id", "created_at", **_only(FAILED)),
         Index("ix_webhook_deliveries_order", "subscription_id", "order_key", "seq"),
         {**UNWATCHED, "postgresql_with": {"fillfactor": FILLFACTOR}},
     )

@@ -51,6 +51,7 @@ from switchboard.platform.webhooks.models import (
     Attempt,
     Delivery,
     Subscription,
+    status_is,
 )
 
 _deliveries_table = cast(Table, Delivery.__table__)
@@ -127,7 +128,7 @@ def _not_blocked() -> Any:
         .where(
             earlier.c.subscription_id == d.c.subscription_id,
             earlier.c.order_key == d.c.order_key,
-            # Not through the (status, next_attempt_at) index: statistics taken while little
+            # Not through the due index (pending rows by time): statistics taken while little
             # was pending make PostgreSQL walk every pending row there for each candidate
             # (seconds a claim once a backlog builds); the call's own rows are few.
             (earlier.c.status + "") == PENDING,
@@ -155,7 +156,8 @@ def _due_statement(*, excluding: bool, postgres: bool) -> Select[Any]:
     PostgreSQL the rows are locked as read, skipping those another sender holds.
 
     The due deliveries are limited before their subscriptions are joined: the oldest are read
-    in the order of the (status, next_attempt_at) index and the scan stops at the limit,
+    in the order of the due index (pending rows by ``next_attempt_at``) and the scan stops at
+    the limit,
     whatever the statistics say of how many are pending (joined first, PostgreSQL may read,
     join and sort every pending row to keep a few; decision 0216)."""
     d, s = _deliveries_table, _subscriptions_table
@@ -163,7 +165,7 @@ def _due_statement(*, excluding: bool, postgres: bool) -> Select[Any]:
     due = (
         select(d.c.id, d.c.subscription_id, d.c.next_attempt_at)
         .where(
-            d.c.status == PENDING,
+            status_is(d.c.status, PENDING),
             d.c.next_attempt_at <= now,
             or_(d.c.lease_until.is_(None), d.c.lease_until < now),
             _not_blocked(),
@@ -206,7 +208,7 @@ def _lease_statement(*, postgres: bool) -> Update:
         update(d)
         .where(
             _listed(d.c.id, "ids", postgres=postgres),
-            # Not through the (status, next_attempt_at) index, which SQLite would otherwise
+            # Not through the due index (pending rows by time), which SQLite would otherwise
             # pick and walk every pending row for: the ids reach each row by its key.
             (d.c.status + "") == PENDING,
             or_(d.c.lease_until.is_(None), d.c.lease_until < now),
@@ -278,7 +280,7 @@ def next_due(session: Session) -> dt.datetime | None:
     effective = func.coalesce(d.c.lease_until, d.c.next_attempt_at)
     # A delivery waiting for an earlier one of its call is not due: the earlier one's time is.
     stmt = select(type_coerce(func.min(effective), UtcDateTime)).where(
-        d.c.status == PENDING, _not_blocked()
+        status_is(d.c.status, PENDING), _not_blocked()
     )
     return cast("dt.datetime | None", session.scalar(stmt))
 

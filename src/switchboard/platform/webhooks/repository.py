@@ -25,6 +25,7 @@ from switchboard.platform.webhooks.models import (
     Attempt,
     Delivery,
     Subscription,
+    status_is,
 )
 
 
@@ -106,7 +107,7 @@ async def requeue_failed_since(
     """Put every failed delivery created at or after ``since`` back in the queue."""
     ids = select(Delivery.id).where(
         Delivery.tenant_id == tenant_id,
-        Delivery.status == FAILED,
+        status_is(Delivery.status, FAILED),
         Delivery.created_at >= since,
         Delivery.subscription_id.in_(list(subscription_ids)),
     )
