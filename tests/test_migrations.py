@@ -191,6 +191,44 @@ def test_deliveries_keep_room_for_their_leases_once_migrated(empty_database: str
     assert options == [f"fillfactor={FILLFACTOR}"]
 
 
+def test_the_webhook_log_goes_with_its_subscription_once_migrated(empty_database: str) -> None:
+    """Revision 0026 takes the log's foreign key away and deletes a subscription's log by
+    trigger, also when its tenant is deleted (decision 0221); the log made before stays."""
+    upgrade(empty_database, "0025")
+    at = "'2026-01-01 00:00:00'"
+    tenant = "INSERT INTO tenants (id, name, settings, signaling_secret, created_at) VALUES "
+    subscription = (
+        "INSERT INTO webhook_subscriptions (id, tenant_id, url, events, active, secret_sealed,"
+        " created_at, created_by, failures) VALUES "
+    )
+    delivery = (
+        "INSERT INTO webhook_deliveries (id, tenant_id, subscription_id, event, body, status,"
+        " attempts, created_at, next_attempt_at, seq) VALUES "
+    )
+    attempt = (
+        "INSERT INTO webhook_attempts (tenant_id, subscription_id, delivery_id, event, attempt,"
+        " started_at, latency_ms, response_snippet) VALUES "
+    )
+    rows = [tenant + f"({n}, 't{n}', '{{}}', 'x', {at})" for n in (1, 2)]
+    for n, t in ((1, 1), (2, 1), (3, 2)):
+        rows += [
+            subscription + f"('s{n}', {t}, 'https://x.test', '[]', true, 'x', {at}, 'a', 0)",
+            delivery + f"('d{n}', {t}, 's{n}', 'e', 'x', 'succeeded', 1, {at}, {at}, 0)",
+            attempt + f"({t}, 's{n}', 'd{n}', 'e', 1, {at}, 3, '')",
+        ]
+    run_sql(empty_database, rows)
+    upgrade(empty_database)
+    left = run_sql(
+        empty_database,
+        [
+            "DELETE FROM webhook_subscriptions WHERE id = 's1'",
+            "DELETE FROM tenants WHERE id = 2",
+            "SELECT subscription_id FROM webhook_attempts",
+        ],
+    )
+    assert [tuple(row) for row in left] == [("s2",)]
+
+
 def test_linen_ids_are_never_reused_once_migrated(tmp_path: Path) -> None:
     """Revision 0015 rebuilds the linen tables as SQLite AUTOINCREMENT tables (decision 0512):
     the rows and the rows referring to them stay, and a deleted largest id is not given again."""

@@ -14,9 +14,12 @@ from sqlalchemy import (
     Integer,
     LargeBinary,
     String,
+    Table,
+    event,
     literal_column,
     text,
 )
+from sqlalchemy.engine import Connection
 from sqlalchemy.orm import InstrumentedAttribute, Mapped, mapped_column
 
 from switchboard.kit.models import UNWATCHED, Base, JsonType, UtcDateTime
@@ -112,9 +115,10 @@ class Delivery(Base):
 class Attempt(Base):
     """One POST of a delivery: the delivery log operators read.
 
-    Only ``delivery_id`` is a foreign key: the log goes with its delivery, which goes with its
-    subscription and its tenant, so ``tenant_id`` and ``subscription_id`` (copied from the
-    delivery, for the log's tenant-scoped reads) need no check of their own (decision 0217)."""
+    The log holds no foreign key (decision 0221): the sender writes an attempt only while its
+    delivery exists, deleting a subscription deletes its log (``LOG_GOES_WITH_SUBSCRIPTION``;
+    a tenant's subscriptions go with the tenant), and the log is pruned by age. ``tenant_id``
+    and ``subscription_id`` are copied from the delivery, for the log's tenant-scoped reads."""
 
     __tablename__ = "webhook_attempts"
     __table_args__ = (Index("ix_webhook_attempts_subscription", "subscription_id", "id"), UNWATCHED)
@@ -122,9 +126,7 @@ class Attempt(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     tenant_id: Mapped[int] = mapped_column(Integer)
     subscription_id: Mapped[str] = mapped_column(String(16))
-    delivery_id: Mapped[str] = mapped_column(
-        ForeignKey("webhook_deliveries.id", ondelete="CASCADE"), index=True
-    )
+    delivery_id: Mapped[str] = mapped_column(String(32))
     event: Mapped[str] = mapped_column(String(64))
     attempt: Mapped[int] = mapped_column(Integer)
     started_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)
@@ -132,3 +134,28 @@ class Attempt(Base):
     latency_ms: Mapped[int] = mapped_column(Integer)
     error: Mapped[str | None] = mapped_column(String(200), default=None)
     response_snippet: Mapped[str] = mapped_column(String(512), default="")
+
+
+# Deleting a subscription (itself, or with its tenant) deletes its attempts: the log's one
+# index leads with the subscription (decision 0221).
+LOG_GOES_WITH_SUBSCRIPTION = {
+    "postgresql": (
+        "CREATE OR REPLACE FUNCTION switchboard_drop_webhook_log() RETURNS trigger AS $$ "
+        "BEGIN DELETE FROM webhook_attempts WHERE subscription_id = OLD.id; RETURN NULL; END "
+        "$$ LANGUAGE plpgsql",
+        "DROP TRIGGER IF EXISTS switchboard_drop_log ON webhook_subscriptions",
+        "CREATE TRIGGER switchboard_drop_log AFTER DELETE ON webhook_subscriptions "
+        "FOR EACH ROW EXECUTE FUNCTION switchboard_drop_webhook_log()",
+    ),
+    "sqlite": (
+        "DROP TRIGGER IF EXISTS switchboard_drop_log",
+        "CREATE TRIGGER switchboard_drop_log AFTER DELETE ON webhook_subscriptions "
+        "BEGIN DELETE FROM webhook_attempts WHERE subscription_id = OLD.id; END",
+    ),
+}
+
+
+@event.listens_for(Subscription.__table__, "after_create")
+def _log_goes_with_subscription(_target: Table, connection: Connection, **_: Any) -> None:
+    for statement in LOG_GOES_WITH_SUBSCRIPTION.get(connection.dialect.name, ()):
+        connection.exec_driver_sql(statement)

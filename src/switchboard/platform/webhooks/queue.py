@@ -285,25 +285,6 @@ def next_due(session: Session) -> dt.datetime | None:
     return cast("dt.datetime | None", session.scalar(stmt))
 
 
-@functools.cache
-def _ids_statement(table: Table, *, postgres: bool) -> Select[Any]:
-    return select(table.c.id).where(_listed(table.c.id, "ids", postgres=postgres))
-
-
-def existing_deliveries(runner: Runner, ids: Sequence[str]) -> set[str]:
-    if not ids:
-        return set()
-    stmt = _ids_statement(_deliveries_table, postgres=runner.postgres)
-    return {row[0] for row in runner.rows(stmt, {"ids": list(ids)})}
-
-
-def existing_subscriptions(runner: Runner, ids: Sequence[str]) -> set[str]:
-    if not ids:
-        return set()
-    stmt = _ids_statement(_subscriptions_table, postgres=runner.postgres)
-    return {row[0] for row in runner.rows(stmt, {"ids": list(ids)})}
-
-
 _ATTEMPT_COLUMNS = (
     "tenant_id",
     "subscription_id",
@@ -316,7 +297,17 @@ _ATTEMPT_COLUMNS = (
     "error",
     "response_snippet",
 )
-_INSERT_ATTEMPTS = insert(_attempts_table)
+# An attempt is logged only while its delivery exists: the log has no foreign key (decision
+# 0221), and a subscription deleted while its delivery was in flight has taken its log along.
+_slots = {name: bindparam(name, type_=_attempts_table.c[name].type) for name in _ATTEMPT_COLUMNS}
+_INSERT_ATTEMPTS = insert(_attempts_table).from_select(
+    list(_ATTEMPT_COLUMNS),
+    select(*_slots.values()).where(
+        select(_deliveries_table.c.id)
+        .where(_deliveries_table.c.id == _slots["delivery_id"])
+        .exists()
+    ),
+)
 # One statement text whatever the batch size, so PostgreSQL reuses one prepared statement
 # (a multi-row VALUES list would be a new statement for every batch size).
 _INSERT_ATTEMPTS_UNNEST = text(
@@ -328,11 +319,18 @@ _INSERT_ATTEMPTS_UNNEST = text(
         CAST(:started_at AS TIMESTAMPTZ[]), CAST(:status_code AS INTEGER[]),
         CAST(:latency_ms AS INTEGER[]), CAST(:error AS VARCHAR[]),
         CAST(:response_snippet AS VARCHAR[]))
+        AS a(tenant_id, subscription_id, delivery_id, event, attempt, started_at, status_code,
+            latency_ms, error, response_snippet)
+    WHERE EXISTS (SELECT 1 FROM webhook_deliveries AS d WHERE d.id = a.delivery_id)
     """
 )
 
 
 def record_attempts(runner: Runner, rows: Sequence[dict[str, Any]]) -> None:
+    """Log the attempts of deliveries that still exist. Run it after ``finish_deliveries`` in
+    the same transaction: the outcomes' ``UPDATE`` holds the delivery rows, so a subscription
+    deleted meanwhile either waits for this transaction, and its trigger then deletes these
+    attempts, or was deleted before, and this statement sees its deliveries gone."""
     if not rows:
         return
     if runner.postgres:

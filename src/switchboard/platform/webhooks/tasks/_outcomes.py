@@ -7,8 +7,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from switchboard.kit.driver import Runner
-from switchboard.platform.webhooks import queue, service
+from switchboard.platform.webhooks import service
 from switchboard.platform.webhooks.models import FAILED, PENDING, SUCCEEDED
 from switchboard.platform.webhooks.queue import Claimed
 
@@ -92,16 +91,3 @@ class Writes:
                     }
                 )
         return w
-
-    def still_existing(self, runner: Runner) -> Writes:
-        """The writes without deliveries and subscriptions deleted meanwhile."""
-        existing = queue.existing_deliveries(runner, [f["b_id"] for f in self.finished])
-        alive = queue.existing_subscriptions(runner, sorted(self.fired))
-        return Writes(
-            self.now,
-            [a for a in self.attempts if a["delivery_id"] in existing],
-            [f for f in self.finished if f["b_id"] in existing],
-            self.fired & alive,
-            self.succeeded & alive,
-            {k: v for k, v in self.failures.items() if k in alive},
-        )

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from types import TracebackType
 
 from switchboard.kit.destinations import parse_networks
-from switchboard.kit.driver import INTEGRITY_ERRORS, Runner
+from switchboard.kit.driver import Runner
 from switchboard.kit.listen import listen
 from switchboard.platform.webhooks import queue, service
 from switchboard.platform.webhooks.queue import Candidate, Claimed
@@ -303,12 +303,7 @@ class Sender:
             return await self._claim(room) if room is not None else []
         writes = Writes.of(done, now=self.runtime.clock.now(), delays=self.delays)
         try:
-            try:
-                leased = await self._transact(writes, room=room)
-            except INTEGRITY_ERRORS:
-                # A subscription was deleted while its delivery was in flight: write what
-                # still exists (the rare path pays one more query).
-                leased = await self._transact(writes, room=room, check=True)
+            leased = await self._transact(writes, room=room)
         except Exception:
             self._done = done + self._done
             raise
@@ -316,27 +311,23 @@ class Sender:
             _count_down(self._leased, outcome.claimed.subscription_id)
         return leased
 
-    async def _transact(
-        self, w: Writes, *, room: _Room | None, check: bool = False
-    ) -> list[Claimed]:
+    async def _transact(self, w: Writes, *, room: _Room | None) -> list[Claimed]:
         if room is not None:
             self._wake.clear()
         claimed = await self.runtime.db.write_on_driver(
-            functools.partial(self._write_back, w=w, room=room, check=check)
+            functools.partial(self._write_back, w=w, room=room)
         )
         if claimed is None:
             return []
         self._more = claimed.more
         return claimed.leased
 
-    def _write_back(
-        self, runner: Runner, *, w: Writes, room: _Room | None, check: bool
-    ) -> _Claim | None:
-        """The tick's one unit of work: the outcomes, then (given ``room``) the next claim."""
-        if check:
-            w = w.still_existing(runner)
-        queue.record_attempts(runner, w.attempts)
+    def _write_back(self, runner: Runner, *, w: Writes, room: _Room | None) -> _Claim | None:
+        """The tick's one unit of work: the outcomes (a subscription deleted while its
+        delivery was in flight leaves nothing to update or log, decision 0221), then (given
+        ``room``) the next claim."""
         queue.finish_deliveries(runner, w.finished)
+        queue.record_attempts(runner, w.attempts)
         queue.touch(
             runner,
             fired=sorted(w.fired),
