@@ -24,6 +24,7 @@ from switchboard.mediabridge.config import (
 from switchboard.mediabridge.engines import ENGINES, create_engine
 from switchboard.mediabridge.media import parse_range
 from switchboard.mediabridge.rooms.config import SfuConfig, SfuConfigError, sfu_config
+from switchboard.mediabridge.sip.sources import SourcesError, allowed
 
 DEFAULT_RTP_PORTS = "10000-20000"
 log = logging.getLogger("switchboard.mediabridge")
@@ -109,6 +110,13 @@ def _primary_address() -> str:
     help="Hang up an answered call whose far end sends no RTP nor RTCP for this long (0: never)",
 )
 @click.option(
+    "--sip-allow",
+    envvar="SWITCHBOARD_BRIDGE_SIP_ALLOW",
+    default="",
+    help="Comma-separated addresses and CIDR networks that may send SIP requests, besides the "
+    "trunks; others are dropped unanswered (default: anyone) [env SWITCHBOARD_BRIDGE_SIP_ALLOW]",
+)
+@click.option(
     "--sfu",
     "sfu_janus",
     default="",
@@ -121,7 +129,7 @@ def _primary_address() -> str:
 def serve(
     listen: str, sip_addr: str, trunks_file: Path, rtp_ports: str, engine: str, advertise: str,
     platform_url: str, sip_t1_ms: int, max_inbound_calls: int, rtp_timeout_sec: float,
-    sfu_janus: str, sfu_rtp_ports: str, sfu_nat_1_1: str, log_level: str,
+    sip_allow: str, sfu_janus: str, sfu_rtp_ports: str, sfu_nat_1_1: str, log_level: str,
 ) -> None:  # fmt: skip
     """Run the media bridge: protocol v1 over HTTP, SIP and RTP to the trunks.
 
@@ -139,6 +147,10 @@ def serve(
         trunks = load_trunks(trunks_file, os.environ)
     except TrunksError as exc:
         raise click.ClickException(str(exc)) from None
+    try:
+        sources = allowed(sip_allow, trunks.values())
+    except SourcesError as exc:
+        raise click.BadParameter(str(exc), param_hint="--sip-allow") from None
     sfu = _sfu_options(trunks_file, sfu_janus, sfu_rtp_ports, sfu_nat_1_1)
     chosen = create_engine(engine)
     if not advertise:
@@ -154,12 +166,15 @@ def serve(
             "no --platform-url (nor SWITCHBOARD_PUBLIC_BASE_URL): inbound calls are refused "
             "with 500 and the SFU's connections are not reported"
         )
+    if sources is not None:
+        log.info("SIP requests are taken only from %s", sources)
     server = Server(
         http=(http_host, http_port), sip=(sip_host, sip_port), advertise=advertise,
         trunks=trunks, engine=chosen, secret=secret, rtp_ports=ports,
         platform_url=platform_url, t1=sip_t1_ms / 1000,
         instance="bridge-" + secrets.token_hex(4), sfu=sfu,
         limits=Limits(max_inbound_calls=max_inbound_calls, rtp_timeout_sec=rtp_timeout_sec),
+        sources=sources,
     )  # fmt: skip
     asyncio.run(_serve(server))
 

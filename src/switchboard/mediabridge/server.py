@@ -25,6 +25,7 @@ from switchboard.mediabridge.rooms.janus import JanusClient
 from switchboard.mediabridge.rooms.process import JanusProcess, LocalJanus, free_port
 from switchboard.mediabridge.rooms.sfu import SfuRooms
 from switchboard.mediabridge.sip.endpoint import SipEndpoint
+from switchboard.mediabridge.sip.sources import Sources
 
 log = logging.getLogger("switchboard.mediabridge")
 
@@ -45,8 +46,9 @@ class Server:
         instance: str,
         sfu: SfuConfig | None = None,
         limits: Limits | None = None,
+        sources: Sources | None = None,
     ) -> None:
-        self.endpoint = SipEndpoint(sip[0], sip[1], advertise=advertise, t1=t1)
+        self.endpoint = SipEndpoint(sip[0], sip[1], advertise=advertise, t1=t1, sources=sources)
         self.platform = PlatformClient(secret=secret, platform_url=platform_url)
         media = Media(host=advertise, bind_host=sip[0], ports=PortAllocator(rtp_ports))
         self.calls = Calls(

@@ -12,6 +12,7 @@ from typing import Protocol
 from aiosipua import SipMessage, SipRequest, SipResponse
 
 from switchboard.mediabridge.sip import checks, messages
+from switchboard.mediabridge.sip.sources import Sources
 from switchboard.mediabridge.sip.tcp import BoundedTcp
 
 log = logging.getLogger("switchboard.mediabridge.sip")
@@ -50,10 +51,20 @@ class _Udp(asyncio.DatagramProtocol):
 
 
 class SipEndpoint:
-    """``t1`` is RFC 3261's round-trip estimate (500 ms); timers B and F are ``64 * t1``."""
+    """``t1`` is RFC 3261's round-trip estimate (500 ms); timers B and F are ``64 * t1``.
+    ``sources``: who may send requests (``sources.py``; None: anyone)."""
 
-    def __init__(self, host: str, port: int, *, advertise: str = "", t1: float = T1) -> None:
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        *,
+        advertise: str = "",
+        t1: float = T1,
+        sources: Sources | None = None,
+    ) -> None:
         self.host = host
+        self.sources = sources
         self.port = port
         self.advertise = advertise or host
         self.t1 = t1
@@ -71,7 +82,7 @@ class SipEndpoint:
         self.port = int(self.udp.transport.get_extra_info("sockname")[1])
         self.tcp = BoundedTcp(
             (self.host, self.port), lambda data, addr: self.receive(data, addr, "tcp"),
-            first_message_sec=64 * self.t1,
+            first_message_sec=64 * self.t1, admits=self._admits,
         )  # fmt: skip
         await self.tcp.start()
 
@@ -123,12 +134,19 @@ class SipEndpoint:
     def drop_dialog(self, call_id: str) -> None:
         self._dialogs.pop(call_id, None)
 
+    def _admits(self, host: str) -> bool:
+        return self.sources is None or self.sources.admits(host)
+
     def receive(self, data: bytes, addr: tuple[str, int], transport: str) -> None:
         """One datagram or TCP message from anyone: a well-formed request is answered or
-        routed, a response goes to its transaction, anything else is dropped (checks.py)."""
+        routed, a response goes to its transaction, anything else is dropped (checks.py); so
+        is a request from a source ``--sip-allow`` does not admit (sources.py)."""
         data = data.lstrip(b"\r\n")
         if not data:
             return  # a keep-alive (RFC 5626)
+        if not data.startswith(b"SIP/") and not self._admits(addr[0]):
+            log.debug("SIP request from %s dropped: not an allowed source", addr[0])
+            return
         line = checks.start_line(data)
         try:
             message = SipMessage.parse(data) if line is not None else None

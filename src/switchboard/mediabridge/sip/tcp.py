@@ -3,8 +3,9 @@
 An idle connection costs a file descriptor for as long as its peer keeps it, so the listener
 takes at most ``MAX_CONNECTIONS`` connections, ``MAX_PER_SOURCE`` from one address, and closes
 one that has not carried a whole SIP message within ``64·T1`` of opening (a trunk's connection
-that has carried one stays open between calls). Each message goes to ``deliver`` unparsed, the
-way a UDP datagram does (decision 0325).
+that has carried one stays open between calls). A connection from an address ``admits``
+refuses (``--sip-allow``, ``sources.py``) is closed as it opens. Each message goes to
+``deliver`` unparsed, the way a UDP datagram does (decision 0325).
 """
 
 from __future__ import annotations
@@ -25,9 +26,16 @@ Deliver = Callable[[bytes, tuple[str, int]], None]
 
 
 class BoundedTcp(TcpSipTransport):
-    def __init__(self, local_addr: tuple[str, int], deliver: Deliver, first_message_sec: float):
+    def __init__(
+        self,
+        local_addr: tuple[str, int],
+        deliver: Deliver,
+        first_message_sec: float,
+        admits: Callable[[str], bool] = lambda _host: True,
+    ) -> None:
         super().__init__(local_addr=local_addr)
         self.deliver = deliver
+        self.admits = admits
         self.first_message_sec = first_message_sec
         self.accepted: Counter[str] = Counter()
         self._deadlines: dict[tuple[str, int], asyncio.Timeout] = {}
@@ -38,6 +46,10 @@ class BoundedTcp(TcpSipTransport):
         peer = writer.get_extra_info("peername")
         addr = (str(peer[0]), int(peer[1])) if peer else ("0.0.0.0", 0)  # noqa: S104
         host = addr[0]
+        if not self.admits(host):
+            log.debug("TCP connection from %s refused: not an allowed source", host)
+            writer.close()
+            return
         if sum(self.accepted.values()) >= MAX_CONNECTIONS or self.accepted[host] >= MAX_PER_SOURCE:
             log.debug("TCP connection from %s refused: too many open connections", host)
             writer.close()
