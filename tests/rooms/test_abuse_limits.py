@@ -131,9 +131,10 @@ async def test_waiting_peers_never_keep_admitted_ones_out(
     waiting = [(await guest.expect("waiting"))["peerId"] for guest in guests]
     late = await join(server, acme.host, "Guest 3")
     assert await closed_with(late) == (1008, "the lobby is full (2 waiting)")
-    members = [await join(server, acme.host, f"Member {i}", token=key) for i in range(3)]
-    for member in members:  # 4 admitted beside 2 waiting: the waiting ones took no place
-        await member.expect("welcome")
+    members = []
+    for i in range(3):  # 4 admitted beside 2 waiting: the waiting ones took no place
+        members.append(await join(server, acme.host, f"Member {i}", token=key))
+        await members[-1].expect("welcome")  # one at a time: the welcome lists them in order
     extra = await join(server, acme.host, "Member 4", token=key)
     assert await closed_with(extra) == (1008, "the room is full (4 peers)")
 
