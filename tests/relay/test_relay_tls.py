@@ -261,3 +261,38 @@ async def test_attacks_leave_no_descriptor_nor_task_behind(
     assert len(asyncio.all_tasks()) == tasks
     [relayed] = await b.run("turn", b.gateway, port, "tls", user, password)
     assert relayed.startswith("relayed ")
+
+
+async def test_the_cap_on_connections_held_refuses_past_it_on_every_tcp_path(
+    relay_settings: RelaySettings, hosts: tuple[NetHost, NetHost], clock: ManualClock
+) -> None:
+    """``SWITCHBOARD_RELAY_MAX_CONNECTIONS`` (decision 0708): with three connections held from
+    two public hosts, each under its own quota, the next TLS or plain TCP connection of either
+    is refused and counted; once they end, connections are taken again."""
+    a, b = hosts
+    settings = relay_settings.model_copy(update={"max_connections": 3})
+    async with running(settings, clock) as relay:
+        port, turn = relay.tls_ports[0], settings.turn_port
+        holders = [asyncio.create_task(a.run("tls-hold", a.gateway, port, 3)) for _ in range(2)]
+        holders.append(asyncio.create_task(b.run("tls-hold", b.gateway, port, 3)))
+        for _ in range(250):
+            if relay.guard.held_connections() == 3:
+                break
+            await asyncio.sleep(0.02)
+        assert await b.run("tls", b.gateway, port) == ["refused"]
+        user, password = rest_credentials()
+        [plain] = await b.run("turn", b.gateway, turn, "tcp", user, password)
+        assert plain.startswith("failed"), plain
+        assert relay.stats.cap_rejects == {"tls": 1, "tcp": 1}
+        assert relay.stats.quota_rejects["tls"] == 0
+        assert "| cap_rejects tls=1 tcp=1" in relay.stats.line()
+        metrics = generate_latest(relay.registry).decode()
+        assert 'switchboard_relay_cap_rejects_total{path="tcp"} 1.0' in metrics
+        assert await asyncio.gather(*holders) == [["done"]] * 3
+        for _ in range(250):
+            if relay.guard.held_connections() == 0:
+                break
+            await asyncio.sleep(0.02)
+        assert await b.run("tls", b.gateway, port) == ["ok relay-one"]
+        [result] = await b.run("turn", b.gateway, turn, "tcp", user, password)
+        assert result.startswith("relayed"), result

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import signal
 import sys
 from collections.abc import Awaitable, Callable
@@ -59,7 +60,11 @@ def serve() -> None:
     from prometheus_client import start_http_server
 
     from switchboard.kit.logging import configure_logging
-    from switchboard.relay.server import RelayServer, raise_descriptor_limit
+    from switchboard.relay.server import (
+        DESCRIPTORS_PER_CONNECTION,
+        RelayServer,
+        raise_descriptor_limit,
+    )
     from switchboard.settings import Settings
 
     settings = RelaySettings()
@@ -71,7 +76,14 @@ def serve() -> None:
             server = RelayServer(settings, database=database, clock=SystemClock())
             # the log is set up once the settings are accepted: a refused start changes nothing
             configure_logging(log_level)
-            raise_descriptor_limit()
+            limit = raise_descriptor_limit()
+            if limit < DESCRIPTORS_PER_CONNECTION * settings.max_connections:
+                logging.getLogger("switchboard.relay").warning(
+                    "%d open descriptors allowed: fewer than SWITCHBOARD_RELAY_MAX_CONNECTIONS "
+                    "(%d) relayed connections need; raise the hard limit (LimitNOFILE=)",
+                    limit,
+                    settings.max_connections,
+                )
             await serve_until_signalled(server)
         finally:
             await database.dispose()

@@ -7,7 +7,9 @@ already applied the ACL and the quota to it).
 For every accepted TCP connection, in the order of spec 8.2.5: the operator ACL drops it, then
 the TLS auto-blacklist refuses an auto-blocked IP, then the per-IP quota of concurrent
 connections (each carries at most one TURN allocation) refuses one too many. An IPv6 client
-counts as its /64 for both (decision 0705). Only then is the
+counts as its /64 for both (decision 0705). Last, the cap on the connections the guard holds
+at once from public addresses, every client together, refuses one past it, a plain one on the
+TURN port too (decision 0708). Only then is the
 TLS handshake run; a failure (no certificate loaded, timeout, any other handshake exception)
 counts toward the auto-blacklist. A completed handshake is forwarded to coturn's PROXY-protocol
 port with a PROXY v2 header naming the client, so coturn applies its own limits to the real
@@ -37,6 +39,7 @@ log = logging.getLogger("switchboard.relay.guard")
 
 PROXY_V2_SIGNATURE = b"\r\n\r\n\x00\r\nQUIT\n"
 CHUNK = 65536
+CAP_WARNING_EVERY = 60.0  # seconds between the warnings that the cap refuses connections
 
 
 def proxy_v2_header(source: tuple[str, int], destination: tuple[str, int]) -> bytes:
@@ -60,6 +63,7 @@ class Guard:
         upstream: tuple[str, int],
         handshake_timeout: float,
         per_ip_connections: int,
+        max_connections: int,
     ) -> None:
         self.clock = clock
         self.certificates = certificates
@@ -68,10 +72,13 @@ class Guard:
         self.upstream = upstream
         self.handshake_timeout = handshake_timeout
         self.per_ip_connections = per_ip_connections
+        self.max_connections = max_connections
         self.acl = Acl()
         self.plain_acl_drops = 0
         self._listeners: list[socket.socket] = []
         self._open: Counter[IPNetwork] = Counter()  # per client (an IPv6 client is its /64)
+        self._held = 0  # every connection past the rules, TLS and plain, exempt ones too
+        self._warned_at: float | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def listen(self, host: str, port: int, *, tls: bool = True) -> int:
@@ -110,6 +117,26 @@ class Guard:
         """TLS connections past the rules: in their handshake or forwarded to coturn."""
         return sum(self._open.values())
 
+    def held_connections(self) -> int:
+        """TLS and plain TCP connections past the rules (the cap counts these)."""
+        return self._held
+
+    def _at_cap(self, address: IPAddress, path: str) -> bool:
+        """Whether the cap refuses a connection from ``address``: a public one, while the
+        guard holds ``max_connections`` already (private addresses are always allowed)."""
+        if is_exempt(address) or self._held < self.max_connections:
+            return False
+        self.stats.cap_rejects[path] += 1
+        now = self.clock.now().timestamp()
+        if self._warned_at is None or now - self._warned_at >= CAP_WARNING_EVERY:
+            self._warned_at = now
+            log.warning(
+                "the relay holds %d connections, its cap (SWITCHBOARD_RELAY_MAX_CONNECTIONS): "
+                "new ones from public addresses are refused",
+                self.max_connections,
+            )
+        return True
+
     def currently_blocked(self) -> int:
         return self.tracker.blocked_count(self.clock.now())
 
@@ -134,12 +161,20 @@ class Guard:
     async def _serve_plain(self, conn: socket.socket) -> None:
         with conn:
             peer, local = conn.getpeername(), conn.getsockname()
-            if self.acl.blocks(parse_address(peer[0])):  # only when running without the filter
+            address = parse_address(peer[0])
+            if self.acl.blocks(address):  # only when running without the filter
                 self.plain_acl_drops += 1
                 _reset(conn)
                 return
-            reader, writer = await _streams(conn.dup(), None, 0)
-            await self._forward(reader, writer, peer, local)
+            if self._at_cap(address, "tcp"):
+                _reset(conn)
+                return
+            self._held += 1
+            try:
+                reader, writer = await _streams(conn.dup(), None, 0)
+                await self._forward(reader, writer, peer, local)
+            finally:
+                self._held -= 1
 
     def _refuse(self, address: IPAddress) -> bool:
         """The rules in precedence order; True when the connection is dropped."""
@@ -152,7 +187,7 @@ class Guard:
         if not is_exempt(address) and self._open[client_of(address)] >= self.per_ip_connections:
             self.stats.quota_rejects["tls"] += 1
             return True
-        return False
+        return self._at_cap(address, "tls")
 
     async def _serve(self, conn: socket.socket) -> None:
         with conn:
@@ -163,6 +198,7 @@ class Guard:
                 return
             client = client_of(address)
             self._open[client] += 1
+            self._held += 1
             try:
                 streams = await self._handshake(address, conn)
                 if streams is None:
@@ -170,6 +206,7 @@ class Guard:
                 self.stats.tls_accepted += 1
                 await self._forward(*streams, peer, local)
             finally:
+                self._held -= 1
                 self._open[client] -= 1
                 if self._open[client] <= 0:
                     del self._open[client]

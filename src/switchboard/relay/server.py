@@ -30,6 +30,9 @@ log = logging.getLogger("switchboard.relay")
 MIN_SECRET_LENGTH = 16
 
 
+DESCRIPTORS_PER_CONNECTION = 3  # a relayed TLS connection: the client's, a dup, coturn's
+
+
 def raise_descriptor_limit() -> int:
     """Lift the soft limit on open descriptors to the hard one, and return it. Each relayed TLS
     connection holds three, so the usual soft limit (1024) would let twenty clients at their
@@ -77,6 +80,7 @@ class RelayServer:
             upstream=("127.0.0.1", settings.proxy_port),
             handshake_timeout=settings.handshake_timeout,
             per_ip_connections=settings.per_ip_allocations,
+            max_connections=settings.max_connections,
         )
         gid = coturn_gid(settings)
         self.firewall = Firewall(settings, coturn_gid=gid) if settings.firewall else None

@@ -28,6 +28,7 @@ class RelayStats:
     auto_blocks: int = 0
     blocked_rejects: int = 0
     quota_rejects: dict[str, int] = field(default_factory=lambda: {"tls": 0, "turn": 0})
+    cap_rejects: dict[str, int] = field(default_factory=lambda: {"tls": 0, "tcp": 0})
     binding_rate_drops: int = 0
     relay_to_self_drops: int = 0
     currently_blocked: int = 0
@@ -48,6 +49,7 @@ class RelayStats:
             f" | quota_rejects tls={self.quota_rejects['tls']} turn={self.quota_rejects['turn']}"
             f" binding_rate_drops={self.binding_rate_drops}"
             f" relay_to_self_drops={self.relay_to_self_drops}"
+            f" | cap_rejects tls={self.cap_rejects['tls']} tcp={self.cap_rejects['tcp']}"
         )
 
 
@@ -92,6 +94,14 @@ class StatsCollector(Collector):
         for path, count in stats.quota_rejects.items():
             quota.add_metric([path], count)
         yield quota
+        cap = CounterMetricFamily(
+            "switchboard_relay_cap_rejects",
+            "Connections refused at the guard's cap on connections held at once",
+            labels=["path"],
+        )
+        for path, count in stats.cap_rejects.items():
+            cap.add_metric([path], count)
+        yield cap
         yield CounterMetricFamily(
             "switchboard_relay_binding_rate_drops",
             "Unauthenticated STUN binding requests over the per-IP rate",
