@@ -155,11 +155,15 @@ def analyse(level: Level, packets: list[tuple[int, int, int]], window: float) ->
     level.streams = len(streams)
     deviations: list[float] = []
     received = 0
-    for rows in streams.values():
-        rows.sort()
+    for arrived in streams.values():
+        # Sequence numbers start anywhere and wrap at 2^16 (RFC 3550): each is read as its
+        # signed distance from the stream's first packet before sorting, so a stream that
+        # wraps in the window is not counted as 65,000 packets lost.
+        first = arrived[0][0]
+        rows = sorted((((seq - first + 0x8000) & 0xFFFF) - 0x8000, at) for seq, at in arrived)
         received += len(rows)
         for (seq_a, at_a), (seq_b, at_b) in pairwise(rows):
-            gap = (seq_b - seq_a) & 0xFFFF
+            gap = seq_b - seq_a
             level.seq_lost += max(0, gap - 1)
             if gap == 1:
                 deviations.append(abs((at_b - at_a) / 1e6 - 20.0))
