@@ -8,8 +8,8 @@ For every accepted TCP connection, in the order of spec 8.2.5: the operator ACL 
 the TLS auto-blacklist refuses an auto-blocked IP, then the per-IP quota of concurrent
 connections (each carries at most one TURN allocation) refuses one too many. An IPv6 client
 counts as its /64 for both (decision 0705). Last, the cap on the connections the guard holds
-at once from public addresses, every client together, refuses one past it, a plain one on the
-TURN port too (decision 0708). Only then is the
+at once, every client together, refuses a public address's connection past it, a plain one on
+the TURN port too (decision 0708). Only then is the
 TLS handshake run; a failure (no certificate loaded, timeout, any other handshake exception)
 counts toward the auto-blacklist. A completed handshake is forwarded to coturn's PROXY-protocol
 port with a PROXY v2 header naming the client, so coturn applies its own limits to the real

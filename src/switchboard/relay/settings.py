@@ -36,8 +36,8 @@ class RelaySettings(BaseSettings):
     handshake_timeout: float = Field(default=10.0, gt=0)
     # Precedence step 3 (spec 8.2.5): per-IP allocation quota and unauthenticated binding rate.
     per_ip_allocations: int = Field(default=20, ge=1)
-    # TCP and TLS connections the guard holds at once from public addresses, every client
-    # together (decision 0708): past it a flood from many addresses is refused, not served.
+    # TCP and TLS connections the guard holds at once, every client together (decision 0708):
+    # past it, public addresses' new ones are refused, so a flood from many cannot take them all.
     max_connections: int = Field(default=8192, ge=1)
     user_quota: int = Field(default=10, ge=0)
     total_quota: int = Field(default=0, ge=0)
