@@ -74,11 +74,12 @@ def trunk_networks(trunks: Iterable[Trunk]) -> tuple[Network, ...]:
         except OSError as exc:
             raise SourcesError(f"trunks.{trunk.id}: cannot resolve {trunk.host} ({exc})") from None
         networks += [ipaddress.ip_network(str(info[4][0]).split("%", 1)[0]) for info in found]
-    return tuple(dict.fromkeys(networks))
+    return tuple(networks)
 
 
 def allowed(text: str, trunks: Iterable[Trunk]) -> Sources | None:
-    """The sources ``--sip-allow`` admits with the trunks', or None (anyone) without it."""
+    """The sources ``--sip-allow`` admits with the trunks' (each network once), or None
+    (anyone) without it."""
     if not text.strip():
         return None
     return Sources(tuple(dict.fromkeys(parse_networks(text) + trunk_networks(trunks))))

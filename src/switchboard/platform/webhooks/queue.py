@@ -157,9 +157,8 @@ def _due_statement(*, excluding: bool, postgres: bool) -> Select[Any]:
 
     The due deliveries are limited before their subscriptions are joined: the oldest are read
     in the order of the due index (pending rows by ``next_attempt_at``) and the scan stops at
-    the limit,
-    whatever the statistics say of how many are pending (joined first, PostgreSQL may read,
-    join and sort every pending row to keep a few; decision 0216)."""
+    the limit, whatever the statistics say of how many are pending (joined first, PostgreSQL
+    may read, join and sort every pending row to keep a few; decisions 0216 and 0220)."""
     d, s = _deliveries_table, _subscriptions_table
     now = bindparam("now", type_=UtcDateTime)
     due = (
