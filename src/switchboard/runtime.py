@@ -86,7 +86,8 @@ class Runtime:
         )
         self.workers: list[Worker] = []
         # Set by an application that serves from a read cache: on PostgreSQL it needs the LISTEN
-        # connection that tells it of other processes' commits (kit/changes.py).
+        # connection that tells it of other processes' commits (kit/changes.py). Workers need it
+        # too (their idle polls skip an unchanged database, decision 0222).
         self.watch_changes = False
         self._stop = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
@@ -99,9 +100,10 @@ class Runtime:
         if self.settings.database_url == "":
             self.settings.data_dir.mkdir(parents=True, exist_ok=True)
         self._stop.clear()
-        if self.watch_changes:  # the read cache's view of other writers
+        workers = run_workers if run_workers is not None else self.settings.run_workers
+        if self.watch_changes or (workers and self.workers):  # the view of other writers
             self._tasks.append(asyncio.create_task(self.db.changes.listen(self._stop)))
-        if run_workers if run_workers is not None else self.settings.run_workers:
+        if workers:
             for worker in self.workers:
                 self._tasks.append(asyncio.create_task(worker(self, self._stop)))
         heap.settle()  # the process's startup is built: set it aside from full collections

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from httpx import ASGITransport, AsyncClient
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
 
 from switchboard.app import create_app
 from switchboard.identity import service as identity
@@ -25,6 +27,19 @@ from tests.factories import PASSWORD
 @pytest.fixture
 def settings(settings: Settings) -> Settings:
     return settings.model_copy(update={"sim_speed": 2000})
+
+
+@pytest.fixture
+def statements() -> Iterator[list[str]]:
+    """Every SQL statement any engine of this process executes meanwhile."""
+    seen: list[str] = []
+
+    def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        seen.append(statement)
+
+    event.listen(Engine, "before_cursor_execute", record)
+    yield seen
+    event.remove(Engine, "before_cursor_execute", record)
 
 
 @pytest.fixture(autouse=True)

@@ -5,14 +5,11 @@ token are all seen by the next read; callers never see each other's answers."""
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from httpx import AsyncClient
-from sqlalchemy import event, text
-from sqlalchemy.engine import Engine
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
 import switchboard
@@ -27,19 +24,6 @@ from tests.calls.conftest import Org
 from tests.calls.helpers import place, settle
 
 CALLS = "/api.ashx/v1/calls"
-
-
-@pytest.fixture
-def statements() -> Iterator[list[str]]:
-    """Every SQL statement any engine of this process executes meanwhile."""
-    seen: list[str] = []
-
-    def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
-        seen.append(statement)
-
-    event.listen(Engine, "before_cursor_execute", record)
-    yield seen
-    event.remove(Engine, "before_cursor_execute", record)
 
 
 async def _list(client: AsyncClient, headers: dict[str, str]) -> dict[str, Any]:

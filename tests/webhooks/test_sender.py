@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+from typing import Any
 
+import pytest
 from sqlalchemy import delete, select
 
 from switchboard.kit.clock import ManualClock
@@ -249,3 +251,63 @@ async def test_a_running_sender_leases_ahead_and_gives_back_what_it_did_not_send
         sorted((d.status, d.lease_token) for d in rows)
         == [("pending", None)] * 4 + [("succeeded", None)] * 2
     )
+
+
+async def test_an_idle_sender_reads_nothing_until_its_retry_falls_due(
+    runtime: Runtime,
+    org: TenantFixture,
+    receiver: Receiver,
+    clock: ManualClock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Decision 0222: once a claim found nothing, each poll only asks whether anything was
+    committed; the retry that no commit announces is claimed when its time comes."""
+    receiver.status["/hook"] = [500, 200]
+    await subscribe(runtime, org, receiver.url("/hook"))
+    db, changes = runtime.db, runtime.db.changes
+    work: list[str] = []  # the sender's units of work on the database
+    for name in ("read", "read_on_driver", "write_on_driver"):
+        monkeypatch.setattr(db, name, _counted(getattr(db, name), name, work))
+    polled = asyncio.Event()
+    polls = 0
+    version = changes.version
+
+    def counted_version() -> tuple[int, int] | None:
+        nonlocal polls
+        polls += 1
+        polled.set()
+        return version()
+
+    monkeypatch.setattr(changes, "version", counted_version)
+
+    async def polls_go_by(count: int) -> None:
+        target = polls + count
+        while polls < target:
+            polled.clear()
+            await asyncio.wait_for(polled.wait(), timeout=10)
+
+    stop = asyncio.Event()
+    task = asyncio.create_task(sender(runtime, stop))
+    try:
+        await fire(runtime, org)
+        await receiver.wait_for(lambda: len(receiver.requests) == 1)  # answered 500
+        await polls_go_by(5)  # the failure written back, a claim found nothing since
+        work.clear()
+        await polls_go_by(5)
+        if db.dialect == "sqlite":  # PostgreSQL's driver transactions count as changes
+            assert work == []
+        clock.advance(1)  # the retry (0.2 s after the failure) is due
+        await receiver.wait_for(lambda: len(receiver.requests) == 2)
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, timeout=10)
+    async with runtime.db.transaction() as session:
+        assert [d.status for d in await session.scalars(select(Delivery))] == ["succeeded"]
+
+
+def _counted(method: Any, name: str, into: list[str]) -> Any:
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        into.append(name)
+        return await method(*args, **kwargs)
+
+    return counted

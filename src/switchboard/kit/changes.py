@@ -18,6 +18,7 @@ what this process knows first hand and what it learns of every other writer:
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import secrets
 import sqlite3
 from typing import Any
@@ -183,3 +184,36 @@ class Changes:
     def _checkin(self, _dbapi: Any, record: ConnectionPoolEntry) -> None:
         if record.info.pop(_BUMP_ON_CHECKIN, False):
             self.bump()
+
+
+class Quiet:
+    """What a polling worker learnt from its last look that found nothing to do: the change
+    version read just before that look, and when the earliest thing it looks for falls due.
+    Until the version moves or that time comes, another look would find nothing again, so the
+    worker skips it (decision 0222): an idle process asks the database nothing between its
+    upkeep passes, instead of a query every poll."""
+
+    def __init__(self, changes: Changes) -> None:
+        self._changes = changes
+        self._version: tuple[int, int] | None = None
+        self._due: dt.datetime | None = None
+
+    def version(self) -> tuple[int, int] | None:
+        """The version to hand to ``found_nothing``: read it before the look."""
+        return self._changes.version()
+
+    def found_nothing(self, version: tuple[int, int] | None, due: dt.datetime | None) -> None:
+        """The look that began at ``version`` found nothing due; ``due`` is when something
+        will be (``None``: nothing is waiting)."""
+        self._version, self._due = version, due
+
+    def forget(self) -> None:
+        """The last look found work: the next one must run."""
+        self._version = None
+
+    def holds(self, now: dt.datetime) -> bool:
+        """Whether a look now would find nothing again: nothing committed since the last empty
+        look began (an unknown version never holds) and nothing has fallen due."""
+        if self._version is None or (self._due is not None and now >= self._due):
+            return False
+        return self._changes.version() == self._version

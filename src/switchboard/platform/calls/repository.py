@@ -198,22 +198,27 @@ async def tenant_by_name(session: AsyncSession, name: str) -> Tenant | None:
     return (await session.execute(select(Tenant).where(Tenant.name == name))).scalar_one_or_none()
 
 
+# What the dispatcher claims, each queue with the time its calls fall due, found through its own
+# index: dispatching calls whose lease expired (their dialler died), retries, scheduled calls.
+CLAIM_QUEUES = (
+    (DISPATCHING, Call.lease_until),
+    (RETRY_PENDING, Call.due_at),
+    (SCHEDULED, Call.due_at),
+)
+
+
 async def system_claim_due(
     session: AsyncSession, *, now: dt.datetime, owner: str, lease_until: dt.datetime, limit: int
 ) -> list[int]:
-    """Claim up to ``limit`` calls to dial: dispatching calls whose lease expired (their dialler
-    died), due retries and due scheduled calls, each found through its own index.
-    ``FOR UPDATE SKIP LOCKED`` on PostgreSQL lets several workers claim side by side; SQLite
-    serialises writers anyway."""
+    """Claim up to ``limit`` calls to dial from the ``CLAIM_QUEUES``, each due call in the order
+    it fell due. ``FOR UPDATE SKIP LOCKED`` on PostgreSQL lets several workers claim side by
+    side; SQLite serialises writers anyway."""
     is_retry = Call.status == RETRY_PENDING
     claimed: list[int] = []
-    for due, order in (
-        (and_(Call.status == DISPATCHING, Call.lease_until <= now), Call.lease_until),
-        (and_(Call.status == RETRY_PENDING, Call.due_at <= now), Call.due_at),
-        (and_(Call.status == SCHEDULED, Call.due_at <= now), Call.due_at),
-    ):
+    for status, order in CLAIM_QUEUES:
         if len(claimed) >= limit:
             break
+        due = and_(Call.status == status, order <= now)
         candidates = (
             select(Call.id)
             .where(due)
@@ -246,6 +251,17 @@ async def system_claim_due(
         )
         claimed += [int(pk) for pk in (await session.execute(stmt)).scalars()]
     return claimed
+
+
+def system_next_due(session: Session) -> dt.datetime | None:
+    """When the first call of any ``CLAIM_QUEUES`` falls due (``None``: no call waits): a read
+    of each queue's index head, so that an idle dispatcher neither writes nor scans."""
+    heads = [
+        select(column).where(Call.status == status).order_by(column).limit(1).scalar_subquery()
+        for status, column in CLAIM_QUEUES
+    ]
+    times = session.execute(select(*heads)).one()
+    return min((t for t in times if t is not None), default=None)
 
 
 async def system_mark_dialled(

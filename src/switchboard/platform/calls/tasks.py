@@ -1,8 +1,8 @@
 """Background work of outbound calls: the dispatcher, the watchdog and reconciliation.
 
-One pass of each is a plain function (``dispatch_due``, ``watchdog_pass``, ``reconcile``),
-which tests call directly; ``dispatcher_worker`` loops over them in ``switchboard worker`` and
-in ``serve``.
+One pass of each is a plain function (``dispatch_due``, ``dispatch_if_due``, ``watchdog_pass``,
+``reconcile``), which tests call directly; ``dispatcher_worker`` loops over them in
+``switchboard worker`` and in ``serve``.
 
 Leases: a call being dialled, and an attempt in flight, carry the id of the process that dialled
 it (``lease_owner``) and an expiry (``lease_until``) that the process renews while it lives. An
@@ -22,6 +22,7 @@ import secrets
 import socket
 
 from switchboard.bridge.protocol import DialRequest, EndedFields, StatusReply
+from switchboard.kit.changes import Quiet
 from switchboard.kit.db import after_commit
 from switchboard.kit.errors import ApiError
 from switchboard.platform.bridging.client import bridge_for, close_bridge
@@ -289,12 +290,30 @@ async def reconcile(
     return handled
 
 
+async def dispatch_if_due(runtime: Runtime, quiet: Quiet) -> int:
+    """``dispatch_due`` when a call may be due: not while nothing has been committed since a
+    look found none due and the earliest one's time has not come (decision 0222). The look is
+    a read, so an idle dispatcher does not write (a claim that found nothing would still be a
+    write, and a change of its own)."""
+    now = runtime.clock.now()
+    if quiet.holds(now):
+        return 0
+    version = quiet.version()
+    due = await runtime.db.read(repository.system_next_due)
+    if due is None or due > now:
+        quiet.found_nothing(version, due)
+        return 0
+    quiet.forget()
+    return await dispatch_due(runtime)
+
+
 async def dispatcher_worker(runtime: Runtime, stop: asyncio.Event) -> None:
     """The dispatcher loop: heartbeat, reconcile, dispatch, watchdog, until ``stop``."""
     log.info("call dispatcher running as %s", PROCESS_OWNER)
     loop = asyncio.get_running_loop()
     upkeep_every = min(runtime.settings.call_lease_seconds / 3, 5.0)
     next_upkeep = 0.0
+    quiet = Quiet(runtime.db.changes)
     while not stop.is_set():
         claimed = 0
         try:
@@ -305,7 +324,7 @@ async def dispatcher_worker(runtime: Runtime, stop: asyncio.Event) -> None:
                 await reconcile(runtime)
                 await watchdog_pass(runtime)
                 await purge_idempotency_keys(runtime)
-            claimed = await dispatch_due(runtime)
+            claimed = await dispatch_if_due(runtime, quiet)
         except Exception:
             log.exception("call dispatcher pass failed")
         if claimed >= CLAIM_BATCH:

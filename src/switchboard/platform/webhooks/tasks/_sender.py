@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from types import TracebackType
 
+from switchboard.kit.changes import Quiet
 from switchboard.kit.destinations import parse_networks
 from switchboard.kit.driver import Runner
 from switchboard.kit.listen import listen
@@ -90,6 +91,7 @@ class Sender:
         # waited longer (behind a slow subscription) is dropped and its lease left to run out.
         self.send_margin = dt.timedelta(seconds=self.timeout + 2)
         self.postgres = runtime.db.dialect == "postgresql"
+        self._idle_poll = IDLE_POLL_POSTGRES if self.postgres else IDLE_POLL_SQLITE
         self.poster = Poster(
             box=runtime.box, allow=self.allow, timeout=self.timeout, limit=max_in_flight
         )
@@ -107,6 +109,8 @@ class Sender:
         self._closing = False
         self._more = True  # the last claim was full: more may be due right now
         self._poll_at = 0.0
+        self._quiet = Quiet(runtime.db.changes)  # an idle poll skips an unchanged database
+        self._looked_at: tuple[int, int] | None = None  # the version before the last claim
 
     async def __aenter__(self) -> Sender:
         self.poster.open()
@@ -175,6 +179,7 @@ class Sender:
         if room.free <= 0:
             return []
         self._wake.clear()
+        self._looked_at = self._quiet.version()
         now, db = self.runtime.clock.now(), self.runtime.db
         if self.postgres:
             claim = await db.write_on_driver(functools.partial(self._claim_in, now=now, room=room))
@@ -381,8 +386,9 @@ class Sender:
         return len(claimed)
 
     async def _idle_timeout(self) -> float:
-        poll = IDLE_POLL_POSTGRES if self.postgres else IDLE_POLL_SQLITE
+        poll = self._idle_poll
         due = await self.runtime.db.read(queue.next_due)
+        self._quiet.found_nothing(self._looked_at, due)
         if due is None:
             return poll
         wait = (due - self.runtime.clock.now()).total_seconds()
@@ -423,7 +429,7 @@ class Sender:
 
     async def _tick(self) -> None:
         self._hungry.clear()
-        due = self._wake.is_set() or self._more or time.monotonic() >= self._poll_at
+        due = self._wake.is_set() or self._more or self._poll_due()
         room = self._room(ahead=True, finishing=self._done)  # what this tick writes back is over
         claiming = room.free > 0 and due
         if claiming and self._done:
@@ -434,9 +440,22 @@ class Sender:
             return
         await self._claimed(await self._complete(room=room if claiming else None), claiming)
 
+    def _poll_due(self) -> bool:
+        """Whether the poll interval is up and the poll could find something: not while the
+        database is unchanged since a claim found nothing and no retry has come due
+        (decision 0222); then the next poll is an interval later."""
+        if time.monotonic() < self._poll_at:
+            return False
+        if self._tasks or self._ready or not self._quiet.holds(self.runtime.clock.now()):
+            return True
+        self._poll_at = time.monotonic() + self._idle_poll
+        return False
+
     async def _claimed(self, claimed: list[Claimed], claiming: bool = True) -> None:
         """Start what a claim leased; after a claim that found nothing, poll later."""
         self.start(claimed)
+        if claimed:
+            self._quiet.forget()
         if claiming and not claimed and not self._more:
             if self._tasks or self._ready:
                 # What is due may belong to subscriptions at their cap: a finishing send
