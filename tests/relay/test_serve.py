@@ -8,6 +8,7 @@ import os
 import random
 import resource
 import signal
+import socket
 import subprocess
 import sys
 import uuid
@@ -30,6 +31,19 @@ def _descriptor_limits(pid: int) -> tuple[int, int]:
             soft, hard = line.split()[3:5]
             return int(soft), int(hard)
     raise AssertionError("no descriptor limit")
+
+
+def _bound_in(ports: range, host: str) -> socket.socket:
+    """An unconnected UDP socket on ``host`` at the first free port of ``ports``."""
+    for port in ports:
+        udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            udp.bind((host, port))
+        except OSError:
+            udp.close()
+            continue
+        return udp
+    raise AssertionError(f"no free port in {ports}")
 
 
 def _table_exists(name: str) -> bool:
@@ -65,6 +79,10 @@ async def test_serve_runs_coturn_behind_the_guard_and_cleans_up(
         "SWITCHBOARD_RELAY_DENIED_PEERS": "192.0.2.0/24, 2001:db8:5::/48",
     }
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    # Another service listening inside the relayed-media range: reachable through the relay.
+    exposed = _bound_in(range(relay_port + 50, relay_port + 100), "0.0.0.0")
+    private = _bound_in(range(relay_port + 50, relay_port + 100), "127.0.0.1")
+    exposed_port, private_port = exposed.getsockname()[1], private.getsockname()[1]
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "switchboard", "relay", "serve", env=env,
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
@@ -99,7 +117,13 @@ async def test_serve_runs_coturn_behind_the_guard_and_cleans_up(
         if process.returncode is None:
             process.send_signal(signal.SIGTERM)
         _, err = await asyncio.wait_for(process.communicate(), 30)
+        exposed.close()
+        private.close()
     assert process.returncode == 0, err.decode()
+    warned = [line for line in err.decode().splitlines() if "relayed-media range" in line]
+    assert len(warned) == 1, err.decode()
+    assert f"UDP 0.0.0.0:{exposed_port} listen" in warned[0]
+    assert f":{private_port}" not in warned[0]  # loopback: no peer reaches it
     assert not _table_exists(table)
     assert secret not in err.decode()
     assert "peers denied besides the built-in ones: 192.0.2.0/24, 2001:db8:5::/48" in err.decode()

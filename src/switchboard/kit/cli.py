@@ -52,8 +52,10 @@ def settings_problem(exc: BaseException) -> str | None:
     prefix = SETTINGS_PREFIXES[exc.title]
     problems = []
     for error in exc.errors(include_url=False):
-        name = prefix + str(error["loc"][0]).upper() if error["loc"] else "the settings"
-        problems.append(f"{name}: {error['msg']}")
+        if error["loc"]:
+            problems.append(f"{prefix}{str(error['loc'][0]).upper()}: {error['msg']}")
+        else:  # a rule over several settings: its message names them
+            problems.append(error["msg"].removeprefix("Value error, "))
     return "; ".join(problems)
 
 

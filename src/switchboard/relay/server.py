@@ -22,6 +22,7 @@ from switchboard.relay.certificates import CertificateStore
 from switchboard.relay.coturn import Coturn
 from switchboard.relay.firewall import Firewall
 from switchboard.relay.guard import Guard
+from switchboard.relay.hostports import listening_in
 from switchboard.relay.settings import RelaySettings
 from switchboard.relay.stats import RelayStats, StatsCollector, StatsTicker
 from switchboard.relay.tracker import FailureTracker
@@ -92,6 +93,14 @@ class RelayServer:
 
     async def start(self) -> None:
         self.certificates.check()
+        low, high = self.settings.min_relay_port, self.settings.max_relay_port
+        exposed = listening_in(low, high)
+        if exposed:
+            log.warning(
+                "%s listen inside the relayed-media range %d-%d: every peer can reach them "
+                "through the relay; keep that range to coturn",
+                ", ".join(exposed), low, high,
+            )  # fmt: skip
         if self.firewall is not None:
             await self.firewall.install()
         await self.reload_acl()

@@ -5,9 +5,9 @@ from __future__ import annotations
 import ipaddress
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Self
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from switchboard.relay.acl import normalize
@@ -74,6 +74,30 @@ class RelaySettings(BaseSettings):
                 if _holds(network, address):
                     raise ValueError(f"{network} holds the relay's own address {address}")
         return networks
+
+    @model_validator(mode="after")
+    def _relay_range_is_coturns(self) -> Self:
+        """The relayed-media range is coturn's alone: a port of the relay's own inside it could
+        be handed to a peer, and the packet filter leaves that range open (docs/relay.md)."""
+        low, high = self.min_relay_port, self.max_relay_port
+        if low > high:
+            raise ValueError(
+                f"SWITCHBOARD_RELAY_MIN_RELAY_PORT ({low}) is above "
+                f"SWITCHBOARD_RELAY_MAX_RELAY_PORT ({high})"
+            )
+        own = [
+            ("TURN_PORT", self.turn_port),
+            *(("TLS_PORTS", port) for port in self.tls_ports),
+            ("PROXY_PORT", self.proxy_port),
+            ("METRICS_PORT", self.metrics_port),
+        ]
+        for name, port in own:
+            if low <= port <= high:
+                raise ValueError(
+                    f"SWITCHBOARD_RELAY_{name} ({port}) lies in the relayed-media range "
+                    f"{low}-{high}: keep the relay's own ports out of it"
+                )
+        return self
 
 
 def _network(text: str) -> str:
