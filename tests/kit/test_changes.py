@@ -6,10 +6,12 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import select, text, update
 from sqlalchemy.ext.asyncio import create_async_engine
 
+from switchboard.kit.driver import Runner
 from switchboard.runtime import Runtime
+from switchboard.tenants.models import Tenant
 from tests import factories
 
 
@@ -38,6 +40,33 @@ async def test_writes_move_the_version_and_reads_do_not(runtime: Runtime) -> Non
             await stranger.dispose()
         await runtime.db.changes.caught_up()
         assert runtime.db.changes.version() != seen  # another connection's write
+    finally:
+        await runtime.stop()
+
+
+async def test_a_unit_on_the_driver_is_a_change_only_if_it_wrote(runtime: Runtime) -> None:
+    """A worker's claim that locked candidates and found none to take changes nothing, so it
+    does not move the version (decision 0222); one that updated a row does."""
+    runtime.watch_changes = True
+    await runtime.start(run_workers=False)
+    try:
+        await factories.tenant(runtime, "zeta", ["zeta.test"])
+        await runtime.db.changes.caught_up()
+        before = runtime.db.changes.version()
+        locked = select(Tenant.id).where(Tenant.name == "zeta").with_for_update(skip_locked=True)
+
+        def claim_nothing(runner: Runner) -> int:
+            return len(runner.rows(locked, {}))
+
+        assert await runtime.db.write_on_driver(claim_nothing) == 1
+        await runtime.db.changes.caught_up()
+        assert runtime.db.changes.version() == before
+
+        def rename(runner: Runner) -> None:
+            runner.execute(update(Tenant).where(Tenant.name == "zeta").values(name="omega"), {})
+
+        await runtime.db.write_on_driver(rename)
+        assert runtime.db.changes.version() != before
     finally:
         await runtime.stop()
 

@@ -286,23 +286,28 @@ async def test_an_idle_sender_reads_nothing_until_its_retry_falls_due(
             polled.clear()
             await asyncio.wait_for(polled.wait(), timeout=10)
 
-    stop = asyncio.Event()
-    task = asyncio.create_task(sender(runtime, stop))
+    runtime.watch_changes = True  # PostgreSQL: the LISTEN that tells other processes' commits
+    await runtime.start(run_workers=False)
+    await changes.caught_up()
     try:
-        await fire(runtime, org)
-        await receiver.wait_for(lambda: len(receiver.requests) == 1)  # answered 500
-        await polls_go_by(5)  # the failure written back, a claim found nothing since
-        work.clear()
-        await polls_go_by(5)
-        if db.dialect == "sqlite":  # PostgreSQL's driver transactions count as changes
+        stop = asyncio.Event()
+        task = asyncio.create_task(sender(runtime, stop))
+        try:
+            await fire(runtime, org)
+            await receiver.wait_for(lambda: len(receiver.requests) == 1)  # answered 500
+            await polls_go_by(5)  # the failure written back, a claim found nothing since
+            work.clear()
+            await polls_go_by(5)
             assert work == []
-        clock.advance(1)  # the retry (0.2 s after the failure) is due
-        await receiver.wait_for(lambda: len(receiver.requests) == 2)
+            clock.advance(1)  # the retry (0.2 s after the failure) is due
+            await receiver.wait_for(lambda: len(receiver.requests) == 2)
+        finally:
+            stop.set()
+            await asyncio.wait_for(task, timeout=10)
+        async with runtime.db.transaction() as session:
+            assert [d.status for d in await session.scalars(select(Delivery))] == ["succeeded"]
     finally:
-        stop.set()
-        await asyncio.wait_for(task, timeout=10)
-    async with runtime.db.transaction() as session:
-        assert [d.status for d in await session.scalars(select(Delivery))] == ["succeeded"]
+        await runtime.stop()
 
 
 def _counted(method: Any, name: str, into: list[str]) -> Any:

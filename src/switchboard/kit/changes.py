@@ -60,7 +60,9 @@ def notify_trigger_sql(table: str) -> list[str]:
     ]
 
 
-def _writes(statement: str) -> bool:
+def writes(statement: str) -> bool:
+    """Whether ``statement`` may change rows: any verb but a read's (``SELECT ... FOR UPDATE``
+    locks and changes nothing)."""
     verb = statement.lstrip()[:9].split(None, 1)
     return not verb or verb[0].upper() not in READ_ONLY_VERBS
 
@@ -163,7 +165,7 @@ class Changes:
             arrived.set_result(None)
 
     def _after_execute(self, conn: Connection, _c: Any, statement: str, *_: Any) -> None:
-        if _writes(statement):
+        if writes(statement):
             conn.info[_WROTE] = True
 
     def _commit(self, conn: Connection) -> None:

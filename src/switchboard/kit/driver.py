@@ -33,7 +33,7 @@ from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.expression import ClauseElement
 from sqlalchemy.util import await_, greenlet_spawn
 
-from switchboard.kit.changes import Changes
+from switchboard.kit.changes import Changes, writes
 
 Processor = Callable[[Any], Any] | None
 T = TypeVar("T")
@@ -206,21 +206,28 @@ class _PostgresRunner:
     def __init__(self, connection: asyncpg.Connection, statements: Statements) -> None:
         self._connection = connection
         self._statements = statements
+        self.wrote = False  # a statement that may change rows was sent
 
     def rows(self, statement: ClauseElement, params: Mapping[str, Any]) -> list[tuple[Any, ...]]:
-        compiled = self._statements.compile_for(statement, params)
+        compiled = self._compiled(statement, params)
         records = await_(self._connection.fetch(compiled.sql, *compiled.arguments(params)))
         return [compiled.row(record) for record in records]
 
     def execute(self, statement: ClauseElement, params: Mapping[str, Any]) -> None:
-        compiled = self._statements.compile_for(statement, params)
+        compiled = self._compiled(statement, params)
         await_(self._connection.execute(compiled.sql, *compiled.arguments(params)))
 
     def execute_many(self, statement: ClauseElement, rows: Sequence[Mapping[str, Any]]) -> None:
         if not rows:
             return
-        compiled = self._statements.compile_for(statement, rows[0])
+        compiled = self._compiled(statement, rows[0])
         await_(self._connection.executemany(compiled.sql, [compiled.arguments(r) for r in rows]))
+
+    def _compiled(self, statement: ClauseElement, params: Mapping[str, Any]) -> Compiled:
+        compiled = self._statements.compile_for(statement, params)
+        if not self.wrote and writes(compiled.sql):
+            self.wrote = True
+        return compiled
 
 
 class DriverStatements:
@@ -252,19 +259,25 @@ class DriverStatements:
         loop, as SQLAlchemy's ``run_sync`` does). Committed when ``work`` returns, rolled back
         when it raises."""
         connection = await self._engine.raw_connection()
-        self._changes.bump()
+        runner: _PostgresRunner | None = None
         try:
             driver = connection.driver_connection
             assert driver is not None
+            runner = _PostgresRunner(driver, self._statements)
             async with driver.transaction():
-                return await greenlet_spawn(work, _PostgresRunner(driver, self._statements))
+                done = await greenlet_spawn(work, runner)
+                if runner.wrote:
+                    self._changes.bump()  # before the COMMIT, as ``Changes`` does for sessions
+                return done
         except asyncpg.PostgresError:  # the server refused a statement: the connection is fine
             raise
         except BaseException as exc:  # the connection may be broken or mid-statement: drop it
             connection.invalidate(exc if isinstance(exc, Exception) else None)
             raise
         finally:
-            self._changes.bump()  # what was read before the commit is not current
+            # A unit that only read (a claim that found nothing) is no change (decision 0222).
+            if runner is None or runner.wrote:
+                self._changes.bump()  # what was read before the commit is not current
             connection.close()
 
     async def _run(self, method: str, compiled: Compiled, params: Mapping[str, Any]) -> Any:
