@@ -197,17 +197,18 @@ class Quiet:
 
     def __init__(self, changes: Changes) -> None:
         self._changes = changes
+        self._looking: tuple[int, int] | None = None  # the version when the last look began
         self._version: tuple[int, int] | None = None
         self._due: dt.datetime | None = None
 
-    def version(self) -> tuple[int, int] | None:
-        """The version to hand to ``found_nothing``: read it before the look."""
-        return self._changes.version()
+    def looking(self) -> None:
+        """A look begins: call it before the look's first read."""
+        self._looking = self._changes.version()
 
-    def found_nothing(self, version: tuple[int, int] | None, due: dt.datetime | None) -> None:
-        """The look that began at ``version`` found nothing due; ``due`` is when something
-        will be (``None``: nothing is waiting)."""
-        self._version, self._due = version, due
+    def found_nothing(self, due: dt.datetime | None) -> None:
+        """The last look found nothing due; ``due`` is when something will be (``None``:
+        nothing is waiting)."""
+        self._version, self._due = self._looking, due
 
     def forget(self) -> None:
         """The last look found work: the next one must run."""

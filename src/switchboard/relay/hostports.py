@@ -13,6 +13,7 @@ from __future__ import annotations
 import ipaddress
 from pathlib import Path
 
+PROC_NET = Path("/proc/net")
 # (file, protocol, state): TCP_LISTEN is 0A; an unconnected UDP socket is in state 07.
 TABLES = (
     ("tcp", "TCP", "0A"),
@@ -22,13 +23,13 @@ TABLES = (
 )
 
 
-def listening_in(low: int, high: int, proc: Path = Path("/proc/net")) -> list[str]:
+def listening_in(low: int, high: int) -> list[str]:
     """Each socket listening on a port from ``low`` to ``high`` on a non-loopback address, as
     ``"UDP 0.0.0.0:50000"``, in the order the kernel lists them, without repeats."""
     found: list[str] = []
     for name, protocol, listening in TABLES:
         try:
-            lines = (proc / name).read_text().splitlines()[1:]
+            lines = (PROC_NET / name).read_text().splitlines()[1:]
         except OSError:  # no IPv6 on this host
             continue
         for line in lines:

@@ -298,10 +298,10 @@ async def dispatch_if_due(runtime: Runtime, quiet: Quiet) -> int:
     now = runtime.clock.now()
     if quiet.holds(now):
         return 0
-    version = quiet.version()
+    quiet.looking()
     due = await runtime.db.read(repository.system_next_due)
     if due is None or due > now:
-        quiet.found_nothing(version, due)
+        quiet.found_nothing(due)
         return 0
     quiet.forget()
     return await dispatch_due(runtime)

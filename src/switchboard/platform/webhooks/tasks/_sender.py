@@ -110,7 +110,6 @@ class Sender:
         self._more = True  # the last claim was full: more may be due right now
         self._poll_at = 0.0
         self._quiet = Quiet(runtime.db.changes)  # an idle poll skips an unchanged database
-        self._looked_at: tuple[int, int] | None = None  # the version before the last claim
 
     async def __aenter__(self) -> Sender:
         self.poster.open()
@@ -179,7 +178,7 @@ class Sender:
         if room.free <= 0:
             return []
         self._wake.clear()
-        self._looked_at = self._quiet.version()
+        self._quiet.looking()
         now, db = self.runtime.clock.now(), self.runtime.db
         if self.postgres:
             claim = await db.write_on_driver(functools.partial(self._claim_in, now=now, room=room))
@@ -388,7 +387,7 @@ class Sender:
     async def _idle_timeout(self) -> float:
         poll = self._idle_poll
         due = await self.runtime.db.read(queue.next_due)
-        self._quiet.found_nothing(self._looked_at, due)
+        self._quiet.found_nothing(due)
         if due is None:
             return poll
         wait = (due - self.runtime.clock.now()).total_seconds()
