@@ -2,8 +2,8 @@
 
 A port is free for TCP and UDP on every address and is drawn from a slice of 10000-19999 that
 belongs to this xdist worker: below the kernel's ephemeral range (32768 and up), so no outgoing
-connection of another test can hold it, and apart from the other worker's slice, so two workers
-never hand out the same port. ``SWITCHBOARD_TEST_PORTS=20000-24000`` moves the whole range, so that
+connection of another test can hold it, and apart from the other workers' slices, so no two workers
+hand out the same port. ``SWITCHBOARD_TEST_PORTS=20000-24000`` moves the whole range, so that
 suites of two checkouts can run side by side on one machine. Within a process, ports are handed
 out in turn, so a port given to a process that has not bound it yet is not given again soon.
 """
