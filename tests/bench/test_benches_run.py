@@ -59,7 +59,7 @@ SMALLEST: dict[str, tuple[list[str], set[str], bool]] = {
     ),
     "bench_vad.py": ([], set(), False),
     "bench_webhooks.py": (
-        ["--events", "50", "--seconds", "1"],
+        ["--events", "50", "--seconds", "1", "--rounds", "2"],
         {"webhooks.ratio", "webhooks.rate", "webhooks.first_attempt_p99"},
         False,
     ),
