@@ -29,6 +29,7 @@ from sqlalchemy import (
     delete,
     func,
     insert,
+    literal_column,
     or_,
     select,
     text,
@@ -148,21 +149,27 @@ class Candidate:
     url: str
     secret_sealed: str
     active: bool
+    place: Any = None  # on PostgreSQL, where the locked row is (its ``ctid``)
 
 
 @functools.cache
 def _due_statement(*, excluding: bool, postgres: bool) -> Select[Any]:
-    """Built once per shape (building the ordering subquery costs more than running it). On
-    PostgreSQL the rows are locked as read, skipping those another sender holds.
+    """Built once per shape (building it costs more than running it). On
+    PostgreSQL the rows are locked as read, skipping those another sender holds, and each
+    row's place is read with it for the lease.
 
-    The due deliveries are limited before their subscriptions are joined: the oldest are read
-    in the order of the due index (pending rows by ``next_attempt_at``) and the scan stops at
-    the limit, whatever the statistics say of how many are pending (joined first, PostgreSQL
-    may read, join and sort every pending row to keep a few; decisions 0216 and 0220)."""
-    d, s = _deliveries_table, _subscriptions_table
+    The oldest are read in the order of the due index (pending rows by ``next_attempt_at``)
+    and the scan stops at the limit, whatever the statistics say of how many are pending
+    (decisions 0216 and 0220). Their subscriptions are read apart, once a claim (decision
+    0223): joined here, each row would carry its subscription's URL and sealed secret, a
+    kilobyte sorted and sent a row."""
+    d = _deliveries_table
     now = bindparam("now", type_=UtcDateTime)
+    columns: list[Any] = [d.c.id, d.c.subscription_id]
+    if postgres:
+        columns.append(literal_column("webhook_deliveries.ctid"))
     due = (
-        select(d.c.id, d.c.subscription_id, d.c.next_attempt_at)
+        select(*columns)
         .where(
             status_is(d.c.status, PENDING),
             d.c.next_attempt_at <= now,
@@ -176,11 +183,14 @@ def _due_statement(*, excluding: bool, postgres: bool) -> Select[Any]:
         due = due.where(~_listed(d.c.subscription_id, "exclude", postgres=postgres))
     if postgres:
         due = due.with_for_update(skip_locked=True, of=d)
-    oldest = due.subquery("due")
-    return (
-        select(oldest.c.id, oldest.c.subscription_id, s.c.url, s.c.secret_sealed, s.c.active)
-        .join(s, s.c.id == oldest.c.subscription_id)
-        .order_by(oldest.c.next_attempt_at)
+    return due
+
+
+@functools.cache
+def _subscriptions_statement(*, postgres: bool) -> Select[Any]:
+    s = _subscriptions_table
+    return select(s.c.id, s.c.url, s.c.secret_sealed, s.c.active).where(
+        _listed(s.c.id, "ids", postgres=postgres)
     )
 
 
@@ -196,17 +206,31 @@ def due_candidates(
     params: dict[str, Any] = {"now": now, "limit": limit}
     if exclude:
         params["exclude"] = list(exclude)
-    return [Candidate(*row) for row in runner.rows(stmt, params)]
+    due = runner.rows(stmt, params)
+    if not due:
+        return []
+    ids = list({row[1]: None for row in due})
+    subscriptions = {
+        row[0]: row[1:]
+        for row in runner.rows(_subscriptions_statement(postgres=runner.postgres), {"ids": ids})
+    }
+    return [
+        Candidate(row[0], row[1], *sub, *row[2:])
+        for row in due
+        if (sub := subscriptions.get(row[1])) is not None
+    ]
 
 
 @functools.cache
-def _lease_statement(*, postgres: bool) -> Update:
+def _lease_statement() -> Update:
+    """SQLite: the candidates were read in another transaction, so each is leased only if it
+    is still due and unleased."""
     d = _deliveries_table
     now = bindparam("b_now", type_=UtcDateTime)
     return (
         update(d)
         .where(
-            _listed(d.c.id, "ids", postgres=postgres),
+            _listed(d.c.id, "ids", postgres=False),
             # Not through the due index (pending rows by time), which SQLite would otherwise
             # pick and walk every pending row for: the ids reach each row by its key.
             (d.c.status + "") == PENDING,
@@ -220,6 +244,27 @@ def _lease_statement(*, postgres: bool) -> Update:
     )
 
 
+# PostgreSQL: the rows this transaction has just read and locked, reached where they lie
+# rather than through the key's index again; locked, they are still as read (decision 0223).
+_LEASE_LOCKED = (
+    text(
+        """
+        UPDATE webhook_deliveries SET lease_token = :b_token, lease_until = :b_until
+        WHERE ctid = ANY(CAST(:places AS TID[]))
+        RETURNING id, tenant_id, event, body, attempts
+        """
+    )
+    .bindparams(bindparam("b_until", type_=UtcDateTime))
+    .columns(
+        _deliveries_table.c.id,
+        _deliveries_table.c.tenant_id,
+        _deliveries_table.c.event,
+        _deliveries_table.c.body,
+        _deliveries_table.c.attempts,
+    )
+)
+
+
 def lease(
     runner: Runner,
     candidates: Sequence[Candidate],
@@ -228,12 +273,20 @@ def lease(
     until: dt.datetime,
     token: str,
 ) -> list[Claimed]:
-    """Lease ``candidates`` still due and unleased (a conditional UPDATE: one winner per row)
-    and read what sending them needs in the same statement; in the candidates' order."""
+    """Lease ``candidates`` still due and unleased (a conditional UPDATE: one winner per row;
+    on PostgreSQL the rows locked when read) and read what sending them needs in the same
+    statement; in the candidates' order."""
     if not candidates:
         return []
-    params = {"ids": [c.id for c in candidates], "b_now": now, "b_token": token, "b_until": until}
-    won = {row[0]: row for row in runner.rows(_lease_statement(postgres=runner.postgres), params)}
+    if runner.postgres:
+        places = [c.place for c in candidates]
+        params: dict[str, Any] = {"places": places, "b_token": token, "b_until": until}
+        rows = runner.rows(_LEASE_LOCKED, params)
+    else:
+        ids = [c.id for c in candidates]
+        params = {"ids": ids, "b_now": now, "b_token": token, "b_until": until}
+        rows = runner.rows(_lease_statement(), params)
+    won = {row[0]: row for row in rows}
     return [
         Claimed(
             id=c.id,
@@ -284,11 +337,10 @@ def next_due(session: Session) -> dt.datetime | None:
     return cast("dt.datetime | None", session.scalar(stmt))
 
 
+# What an attempt's log row takes from the sender; its tenant, subscription and event come
+# from the delivery row, read as the statement checks that the delivery still exists.
 _ATTEMPT_COLUMNS = (
-    "tenant_id",
-    "subscription_id",
     "delivery_id",
-    "event",
     "attempt",
     "started_at",
     "status_code",
@@ -300,27 +352,28 @@ _ATTEMPT_COLUMNS = (
 # 0221), and a subscription deleted while its delivery was in flight has taken its log along.
 _slots = {name: bindparam(name, type_=_attempts_table.c[name].type) for name in _ATTEMPT_COLUMNS}
 _INSERT_ATTEMPTS = insert(_attempts_table).from_select(
-    list(_ATTEMPT_COLUMNS),
-    select(*_slots.values()).where(
-        select(_deliveries_table.c.id)
-        .where(_deliveries_table.c.id == _slots["delivery_id"])
-        .exists()
-    ),
+    ["tenant_id", "subscription_id", "event", *_ATTEMPT_COLUMNS],
+    select(
+        _deliveries_table.c.tenant_id,
+        _deliveries_table.c.subscription_id,
+        _deliveries_table.c.event,
+        *_slots.values(),
+    ).where(_deliveries_table.c.id == _slots["delivery_id"]),
 )
 # One statement text whatever the batch size, so PostgreSQL reuses one prepared statement
 # (a multi-row VALUES list would be a new statement for every batch size).
 _INSERT_ATTEMPTS_UNNEST = text(
     """
-    INSERT INTO webhook_attempts (tenant_id, subscription_id, delivery_id, event, attempt,
+    INSERT INTO webhook_attempts (tenant_id, subscription_id, event, delivery_id, attempt,
         started_at, status_code, latency_ms, error, response_snippet)
-    SELECT * FROM unnest(CAST(:tenant_id AS INTEGER[]), CAST(:subscription_id AS VARCHAR[]),
-        CAST(:delivery_id AS VARCHAR[]), CAST(:event AS VARCHAR[]), CAST(:attempt AS INTEGER[]),
+    SELECT d.tenant_id, d.subscription_id, d.event, a.*
+    FROM unnest(CAST(:delivery_id AS VARCHAR[]), CAST(:attempt AS INTEGER[]),
         CAST(:started_at AS TIMESTAMPTZ[]), CAST(:status_code AS INTEGER[]),
         CAST(:latency_ms AS INTEGER[]), CAST(:error AS VARCHAR[]),
         CAST(:response_snippet AS VARCHAR[]))
-        AS a(tenant_id, subscription_id, delivery_id, event, attempt, started_at, status_code,
-            latency_ms, error, response_snippet)
-    WHERE EXISTS (SELECT 1 FROM webhook_deliveries AS d WHERE d.id = a.delivery_id)
+        AS a(delivery_id, attempt, started_at, status_code, latency_ms, error,
+            response_snippet)
+    JOIN webhook_deliveries AS d ON d.id = a.delivery_id
     """
 )
 

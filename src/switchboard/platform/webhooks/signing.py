@@ -34,3 +34,26 @@ def standard_key(secret: str) -> bytes:
 def standard_signature(key: bytes, message_id: str, timestamp: int, body: bytes) -> str:
     signed = f"{message_id}.{timestamp}.".encode() + body
     return "v1," + base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
+
+
+class Signer:
+    """Both signatures under one secret, as the functions above make them, with each key's
+    HMAC state set up once and copied for every body (setting up the key costs as much as
+    hashing a kilobyte)."""
+
+    __slots__ = ("_platform", "_standard")
+
+    def __init__(self, secret: str) -> None:
+        self._platform = hmac.new(secret.encode(), digestmod=hashlib.sha256)
+        self._standard = hmac.new(standard_key(secret), digestmod=hashlib.sha256)
+
+    def platform(self, body: bytes) -> str:
+        mac = self._platform.copy()
+        mac.update(body)
+        return "sha256=" + mac.hexdigest()
+
+    def standard(self, message_id: str, timestamp: int, body: bytes) -> str:
+        mac = self._standard.copy()
+        mac.update(f"{message_id}.{timestamp}.".encode())
+        mac.update(body)
+        return "v1," + base64.b64encode(mac.digest()).decode()

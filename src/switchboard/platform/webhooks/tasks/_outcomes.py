@@ -78,10 +78,7 @@ class Writes:
             if o.sent:
                 w.attempts.append(
                     {
-                        "tenant_id": c.tenant_id,
-                        "subscription_id": c.subscription_id,
                         "delivery_id": c.id,
-                        "event": c.event,
                         "attempt": min(c.attempt, service.MAX_ATTEMPTS),
                         "started_at": o.started_at,
                         "status_code": o.status_code,

@@ -13,11 +13,7 @@ from switchboard.kit.destinations import IPNetwork, RefusedDestination
 from switchboard.kit.posting import PostClient
 from switchboard.platform.webhooks import service
 from switchboard.platform.webhooks.queue import Claimed
-from switchboard.platform.webhooks.signing import (
-    platform_signature,
-    standard_key,
-    standard_signature,
-)
+from switchboard.platform.webhooks.signing import Signer
 from switchboard.platform.webhooks.tasks._outcomes import Outcome
 
 log = logging.getLogger("switchboard.webhooks")
@@ -47,7 +43,7 @@ class Poster:
         self.timeout = timeout
         self.limit = limit
         self._http: PostClient | None = None
-        self._secrets: dict[str, tuple[str, bytes]] = {}
+        self._signers: dict[str, Signer] = {}
 
     def open(self) -> None:
         self._http = PostClient(
@@ -63,27 +59,26 @@ class Poster:
         if self._http is not None:
             await self._http.close()
 
-    def _keys(self, sealed: str) -> tuple[str, bytes]:
-        keys = self._secrets.get(sealed)
-        if keys is None:
-            secret = self.box.open(sealed)
-            keys = (secret, standard_key(secret))
-            if len(self._secrets) > CACHE_MAX:
-                self._secrets.clear()
-            self._secrets[sealed] = keys
-        return keys
+    def _signer(self, sealed: str) -> Signer:
+        signer = self._signers.get(sealed)
+        if signer is None:
+            signer = Signer(self.box.open(sealed))
+            if len(self._signers) > CACHE_MAX:
+                self._signers.clear()
+            self._signers[sealed] = signer
+        return signer
 
     def headers(self, item: Claimed, timestamp: int) -> dict[str, str]:
-        secret, key = self._keys(item.secret_sealed)
+        signer = self._signer(item.secret_sealed)
         return {
             "Content-Type": "application/json",
             "X-Platform-Event": item.event,
-            "X-Platform-Signature": platform_signature(secret, item.body),
+            "X-Platform-Signature": signer.platform(item.body),
             "X-Platform-Delivery-Id": item.id,
             "X-Platform-Attempt": str(min(item.attempt, service.MAX_ATTEMPTS)),
             "webhook-id": item.id,
             "webhook-timestamp": str(timestamp),
-            "webhook-signature": standard_signature(key, item.id, timestamp, item.body),
+            "webhook-signature": signer.standard(item.id, timestamp, item.body),
         }
 
     async def post(self, item: Claimed, started_at: dt.datetime) -> Outcome:
