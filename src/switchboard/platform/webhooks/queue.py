@@ -221,6 +221,13 @@ def due_candidates(
     ]
 
 
+# What a lease reads back of each row it takes, by either statement below (``lease`` reads
+# the rows in this order).
+_LEASED = tuple(
+    _deliveries_table.c[name] for name in ("id", "tenant_id", "event", "body", "attempts")
+)
+
+
 @functools.cache
 def _lease_statement() -> Update:
     """SQLite: the candidates were read in another transaction, so each is leased only if it
@@ -240,7 +247,7 @@ def _lease_statement() -> Update:
             lease_token=bindparam("b_token", type_=String),
             lease_until=bindparam("b_until", type_=UtcDateTime),
         )
-        .returning(d.c.id, d.c.tenant_id, d.c.event, d.c.body, d.c.attempts)
+        .returning(*_LEASED)
     )
 
 
@@ -255,13 +262,7 @@ _LEASE_LOCKED = (
         """
     )
     .bindparams(bindparam("b_until", type_=UtcDateTime))
-    .columns(
-        _deliveries_table.c.id,
-        _deliveries_table.c.tenant_id,
-        _deliveries_table.c.event,
-        _deliveries_table.c.body,
-        _deliveries_table.c.attempts,
-    )
+    .columns(*_LEASED)
 )
 
 
