@@ -171,10 +171,14 @@ async def test_pages_report_their_connections_and_a_stressed_room_moves_to_the_s
             (degraded,) = named(events, "room.bandwidth.degraded")
             assert (degraded["stressedCount"], degraded["humanCount"]) == (2, 2)
             sample = degraded["sampleMetrics"]
-            # Real measures of a loopback path: some bitrate, no loss to speak of, a short RTT.
+            # Real measures of a loopback path: some bitrate, no loss to speak of, an RTT in
+            # milliseconds. The sample is the largest RTT of its window, and on a machine busy
+            # with the rest of the suite (three workers on two cores, two pages encoding video)
+            # RTCP's round trips have measured up to 443 ms (a figure in microseconds would still
+            # fail).
             assert 0.01 < sample["abrMbps"] < 1000
             assert 0 <= sample["lossPct"] <= 5
-            assert 0 <= sample["rttMs"] < 300
+            assert 0 <= sample["rttMs"] < 3000
             (promoted,) = named(events, "room.cascade.promoted")
             assert (promoted["trigger"], promoted["reason"]) == (
                 "auto-bandwidth", "auto-promote-bandwidth-degraded-stressed-2-of-2",
