@@ -38,7 +38,8 @@ from switchboard.platform.app import create_platform_app
 from switchboard.platform.backlog import read_backlog
 from switchboard.platform.bridging.client import bridge_readiness, close_bridge, run_in_process
 from switchboard.platform.callbacks.local import in_process_simulator, mounted_simulator
-from switchboard.platform.catalogue.fastpath import ServeCatalogue
+from switchboard.platform.catalogue.endpoints import CATALOGUE_PATH
+from switchboard.platform.catalogue.fastpath import catalogue_answer
 from switchboard.platform.whitelist.endpoints import MAX_BODY_BYTES as WHITELIST_LIMIT
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
@@ -90,8 +91,8 @@ def create_app(
     ]
     app = LayeredStarlette(
         routes=routes,
+        front=(CATALOGUE_PATH, catalogue_answer(platform, metrics)),
         outer=[
-            Middleware(ServeCatalogue, platform=platform, metrics=metrics),
             Middleware(AccessLogMiddleware, metrics=metrics),
             Middleware(
                 ReadCache,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 
 import pytest
 from httpx import AsyncClient
@@ -221,8 +222,15 @@ async def test_the_catalogue_answers_like_every_route(
     refused = await app_client.post("/api.ashx/v1")
     assert refused.status_code == 405
     assert refused.json()["error"] == "method_not_allowed"
+    malformed = await app_client.get("/api.ashx/v1", headers={"X-Request-Id": "no spaces"})
+    assert re.fullmatch(r"[0-9a-f]{16}", malformed.headers["x-request-id"])
     scrape = (await app_client.get("/metrics")).text
-    assert 'route="/api.ashx/v1",status="200"' in scrape
+    series = 'method="{}",route="/api.ashx/v1",status="200"'
+    # Two GETs ahead of the routing and the queried one through the access log: one series.
+    get_count = f"switchboard_http_request_duration_seconds_count{{{series.format('GET')}}} 3.0"
+    head_count = f"switchboard_http_request_duration_seconds_count{{{series.format('HEAD')}}} 1.0"
+    assert get_count in scrape.splitlines()
+    assert head_count in scrape.splitlines()
 
 
 async def test_openapi_served_at_both_paths(app_client: AsyncClient) -> None:

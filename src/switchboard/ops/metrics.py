@@ -5,7 +5,6 @@ calls, deliveries and lateness, whichever of them did the work)."""
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import itertools
 from bisect import bisect_left
 from collections.abc import Awaitable, Callable, Iterator, Sequence
@@ -26,11 +25,6 @@ if TYPE_CHECKING:
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 Labels = tuple[str, str, int]
-
-
-def _count(series: list[float], seconds: float) -> None:
-    series[bisect_left(LATENCY_BUCKETS, seconds)] += 1
-    series[-1] += seconds
 
 
 class RequestLatency(Collector):
@@ -60,11 +54,6 @@ class RequestLatency(Collector):
         series = self._series.get(labels) or self.series(labels)
         series[bisect_left(LATENCY_BUCKETS, seconds)] += 1
         series[-1] += seconds
-
-    def bound(self, labels: Labels) -> Callable[[float], None]:
-        """``observe`` with ``labels`` looked up once, for a route that always answers the same
-        status (the catalogue): its series is bound ahead of the requests."""
-        return functools.partial(_count, self.series(labels))
 
     def collect(self) -> Iterator[HistogramMetricFamily]:
         family = HistogramMetricFamily(
@@ -159,9 +148,11 @@ class Metrics:
     def observe(self, method: str, route: str, status: int, seconds: float) -> None:
         self.requests.observe((method, route, status), seconds)
 
-    def latency(self, method: str, route: str, status: int) -> Callable[[float], None]:
-        """The latency observation of one method, route and status, bound ahead."""
-        return self.requests.bound((method, route, status))
+    def latency_series(self, method: str, route: str, status: int) -> list[float]:
+        """The latency series of one method, route and status, for a route that always answers
+        the same status (the catalogue) and counts into it itself, as ``RequestLatency.observe``
+        does: ``series[bisect_left(LATENCY_BUCKETS, seconds)] += 1; series[-1] += seconds``."""
+        return self.requests.series((method, route, status))
 
     async def scrape(self, runtime: Runtime) -> bytes:
         await self._read_database(runtime)

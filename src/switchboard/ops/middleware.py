@@ -19,7 +19,7 @@ from switchboard.ops.metrics import Metrics
 log = logging.getLogger("switchboard.access")
 
 REQUEST_ID_HEADER = b"x-request-id"
-_VALID_ID = re.compile(rb"^[A-Za-z0-9._:-]{1,128}$")
+VALID_REQUEST_ID = re.compile(rb"^[A-Za-z0-9._:-]{1,128}$")
 UNMATCHED = "(unmatched)"
 # Request ids made here: a random prefix per process and a counter, 16 hex characters; unique
 # within the process and across processes, and cheaper than fresh randomness per request. The
@@ -81,7 +81,7 @@ def request_id(scope: Scope) -> str:
     """The request's well-formed ``X-Request-Id`` (the last one sent), or a new one."""
     given = ""
     for name, value in scope["headers"]:
-        if name == REQUEST_ID_HEADER and _VALID_ID.match(value):
+        if name == REQUEST_ID_HEADER and VALID_REQUEST_ID.match(value):
             given = value.decode()
     return given or new_request_id()
 

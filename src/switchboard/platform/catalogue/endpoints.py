@@ -48,7 +48,7 @@ def catalogue_routes(openapi: dict[str, Any]) -> list[CatalogueRoute]:
     tags=["catalogue"],
 )
 async def catalogue(request: Request) -> Response:
-    """Served by ``fastpath.ServeCatalogue`` in the full application; here for the standalone
+    """Served by ``fastpath.catalogue_answer`` in the full application; here for the standalone
     platform app, the OpenAPI description and any request the fast path passes on."""
     return Response(rendered_catalogue(request.app), media_type="application/json")
 
