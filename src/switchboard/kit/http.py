@@ -427,7 +427,7 @@ class BodyLimitMiddleware:
 
 
 FrontAnswer = Callable[[Scope, Send], Awaitable[None]]
-_SAFE_METHODS = ("GET", "HEAD")
+FRONT_METHODS = ("GET", "HEAD")  # the methods a front answer is given
 
 
 async def _no_front(_scope: Scope, _send: Send) -> None:
@@ -461,7 +461,7 @@ class LayeredStarlette(Starlette):
             scope["type"] == "http"
             and scope["path"] == self.front_path
             and not scope["query_string"]
-            and scope["method"] in _SAFE_METHODS
+            and scope["method"] in FRONT_METHODS
         ):
             await self.front_answer(scope, send)
             return

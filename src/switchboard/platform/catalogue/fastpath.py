@@ -30,7 +30,7 @@ from bisect import bisect_left
 from fastapi import FastAPI
 from starlette.types import Scope, Send
 
-from switchboard.kit.http import FrontAnswer
+from switchboard.kit.http import FRONT_METHODS, FrontAnswer
 from switchboard.ops.metrics import LATENCY_BUCKETS, Metrics
 from switchboard.ops.middleware import (
     REQUEST_ID_HEADER,
@@ -41,17 +41,10 @@ from switchboard.ops.middleware import (
 from switchboard.ops.middleware import log as access_log
 from switchboard.platform.catalogue.endpoints import CATALOGUE_PATH, rendered_catalogue
 
-_METHODS = ("GET", "HEAD")
 
-
-def catalogue_answer(platform: FastAPI, metrics: Metrics | None = None) -> FrontAnswer:
+def catalogue_answer(platform: FastAPI, metrics: Metrics) -> FrontAnswer:
     """The front answer for ``CATALOGUE_PATH`` (a ``GET`` or ``HEAD`` without a query)."""
-    latency = {
-        method: metrics.latency_series(method, CATALOGUE_PATH, 200)
-        if metrics is not None
-        else [0.0] * (len(LATENCY_BUCKETS) + 2)
-        for method in _METHODS
-    }
+    latency = {m: metrics.latency_series(m, CATALOGUE_PATH, 200) for m in FRONT_METHODS}
     clock = time.perf_counter
     logs = access_log.isEnabledFor
     info = logging.INFO
