@@ -4,6 +4,9 @@ not with reads; a transaction cut short mid-statement ends as it would without i
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from sqlalchemy import select, text, update
@@ -13,6 +16,20 @@ from switchboard.kit.driver import Runner
 from switchboard.runtime import Runtime
 from switchboard.tenants.models import Tenant
 from tests import factories
+
+ANOTHER_PROCESS_WRITES = """
+import asyncio, sys
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import create_async_engine
+
+async def main() -> None:
+    engine = create_async_engine(sys.argv[1])
+    async with engine.begin() as conn:
+        await conn.execute(text("UPDATE tenants SET name = 'omega' WHERE name = 'zeta'"))
+    await engine.dispose()
+
+asyncio.run(main())
+"""
 
 
 async def test_writes_move_the_version_and_reads_do_not(runtime: Runtime) -> None:
@@ -124,4 +141,33 @@ async def test_another_connections_statements_move_the_version_only_when_they_ch
         )
     finally:
         await stranger.dispose()
+        await runtime.stop()
+
+
+async def test_the_version_holds_for_a_turn_of_the_loop_and_moves_in_the_next(
+    runtime: Runtime,
+) -> None:
+    """Another process commits while this one's event loop is in the middle of a turn: every
+    request whose work runs in that turn arrived before it, so the version the turn first saw
+    holds for all of it; the next turn sees the commit (on PostgreSQL, once its notification
+    has arrived). A thread, outside the loop's turns, asks afresh."""
+    runtime.watch_changes = True
+    await runtime.start(run_workers=False)
+    try:
+        await factories.tenant(runtime, "zeta", ["zeta.test"])
+        await runtime.db.changes.caught_up()
+        before = runtime.db.changes.version()
+        assert before is not None
+        # Blocking on purpose: the other process commits while this turn holds the loop.
+        url = runtime.settings.resolved_database_url
+        subprocess.run([sys.executable, "-c", ANOTHER_PROCESS_WRITES, url], check=True)  # noqa: ASYNC221
+        assert runtime.db.changes.version() == before
+        with ThreadPoolExecutor(1) as thread:
+            asked_outside = thread.submit(runtime.db.changes.version).result()
+        if runtime.db.dialect == "sqlite":  # PostgreSQL's notification waits for the loop
+            assert asked_outside != before
+        await asyncio.sleep(0)
+        await runtime.db.changes.caught_up()
+        assert runtime.db.changes.version() != before
+    finally:
         await runtime.stop()

@@ -7,7 +7,10 @@ what this process knows first hand and what it learns of every other writer:
   COMMIT, and again once the connection is back in the pool, after it);
 - on a SQLite file: ``PRAGMA data_version`` of a connection of our own, which SQLite moves when
   any other connection, of this process or another, commits to the file (a few microseconds, no
-  I/O, so it is asked inline and exact);
+  I/O, so it is asked inline), once per turn of the event loop: the requests whose work runs in
+  one turn were all received before it began, so the turn's first answer holds for every one
+  of them, and a callback queued with it forgets it ahead of the next turn's work (decision
+  0960);
 - on PostgreSQL: a count of the notifications the database sends on channel
   ``switchboard_changes`` when any transaction that changed a row commits (a trigger on every
   table, ``NOTIFY_FUNCTION``, but the few marked ``kit.models.UNWATCHED``), received on a
@@ -79,6 +82,9 @@ class Changes:
         self._markers: dict[str, asyncio.Future[None]] = {}
         self._up = asyncio.Event()
         self._sqlite: sqlite3.Connection | None = None
+        # The SQLite data version asked in the current turn of the loop ``_turn_loop``.
+        self._turn_loop: asyncio.AbstractEventLoop | None = None
+        self._turn_data = 0
         self._sqlite_path = (
             self._url.database
             if not self._postgres and self._url.database not in (None, "", ":memory:")
@@ -95,18 +101,37 @@ class Changes:
         this process cannot currently tell (PostgreSQL without its LISTEN connection)."""
         if self._postgres:
             return (self.generation, self._notified) if self._listening is not None else None
-        if self._sqlite_path is None:
+        path = self._sqlite_path
+        if path is None:
             return (self.generation, 0)
+        try:
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:  # a thread, or before the loop: asked afresh, kept for nobody
+            loop = None
+        if loop is not None and self._turn_loop is loop:
+            return (self.generation, self._turn_data)
+        data = self._data_version(path)
+        if data is None:
+            return None
+        if loop is not None:
+            self._turn_loop, self._turn_data = loop, data
+            loop.call_soon(self._turn_over)  # queued ahead of all the next turn brings
+        return (self.generation, data)
+
+    def _turn_over(self) -> None:
+        self._turn_loop = None
+
+    def _data_version(self, path: str) -> int | None:
         if self._sqlite is None:
             # No busy timeout: this runs on the event loop, which must never wait on a lock.
             self._sqlite = sqlite3.connect(
-                self._sqlite_path, timeout=0, check_same_thread=False, isolation_level=None
+                path, timeout=0, check_same_thread=False, isolation_level=None
             )
         try:
             row = self._sqlite.execute("PRAGMA data_version").fetchone()
         except sqlite3.OperationalError:  # busy, or the file is gone: unknown, serve nothing
             return None
-        return (self.generation, int(row[0]))
+        return int(row[0])
 
     def bump(self) -> None:
         self.generation += 1
@@ -152,6 +177,7 @@ class Changes:
             del self._markers[marker]
 
     def close(self) -> None:
+        self._turn_loop = None
         if self._sqlite is not None:
             self._sqlite.close()
             self._sqlite = None
