@@ -5,6 +5,7 @@ token are all seen by the next read; callers never see each other's answers."""
 from __future__ import annotations
 
 import ast
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,32 @@ async def test_a_repeated_read_is_answered_without_the_database(
     scrape = (await app_client.get("/metrics")).text
     assert 'switchboard_read_cache_answers_total{outcome="hit"} 1.0' in scrape
     assert 'switchboard_read_cache_answers_total{outcome="kept"} 2.0' in scrape
+
+
+async def test_requests_that_miss_together_share_one_answer(
+    app_client: AsyncClient, runtime: Runtime, org: Org, statements: list[str]
+) -> None:
+    """Once a kept answer has ended (here a write committed), the requests that ask for it
+    while it is being answered again wait for that answer instead of each going to the
+    database."""
+
+    async def a_write_then_lists(count: int) -> list[dict[str, Any]]:
+        await place(app_client, org.headers)
+        await settle(runtime)
+        await runtime.db.changes.caught_up()
+        statements.clear()
+        return await asyncio.gather(*(_list(app_client, org.headers) for _ in range(count)))
+
+    await a_write_then_lists(1)  # kept
+    [alone] = await a_write_then_lists(1)  # the entry ended: answered again, alone
+    one_answer = len(statements)
+    assert one_answer > 0
+    together = await a_write_then_lists(8)
+    assert len(statements) == one_answer
+    assert all(answer == together[0] for answer in together)
+    assert together[0]["total"] == alone["total"] + 1
+    scrape = (await app_client.get("/metrics")).text
+    assert 'switchboard_read_cache_answers_total{outcome="hit"} 7.0' in scrape
 
 
 async def test_a_write_of_this_process_is_seen_by_the_next_read(

@@ -12,10 +12,19 @@ database, so a committed write anywhere is a change: on SQLite it is seen before
 request, on PostgreSQL when its notification arrives. An entry lives at most ``MAX_AGE``
 seconds, the cache holds at most ``entries`` answers of at most ``MAX_BODY`` bytes each, and an
 answer that sets a cookie is never kept.
+
+Requests that miss together share one answer: while a request whose answer was kept before is
+answered again (its entry ended: a write committed, or the caller's verdict expired, every two
+seconds for an API key), the same request arriving at the same version waits for it and is sent
+what it keeps. Nothing committed between the first one's start and its end (or it keeps
+nothing), and the later one arrived in between, so the answer holds for it too. Without that,
+every such request in flight went through the application at once. Only an answer kept before
+is waited for: a request never waits on one that might be long (a stream).
 """
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -76,6 +85,8 @@ class ReadCache:
         self.clock = clock
         self.capacity = entries
         self._entries: OrderedDict[Key, _Entry] = OrderedDict()
+        # The requests being answered, with the version each began at and its end.
+        self._making: dict[Key, tuple[tuple[int, int], asyncio.Event]] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "GET" or self.capacity <= 0:
@@ -93,15 +104,29 @@ class ReadCache:
             return
         key = (scope["path"], scope["query_string"], authorization, host)
         now = self.clock.now().timestamp()
+        making = self._making.get(key)
+        if making is not None and making[0] == version:
+            await making[1].wait()
         entry = self._entries.get(key)
+        lead = False  # only a request whose answer was kept before: others may be streams
         if entry is not None:
             if entry.version == version and now < entry.until:
                 self.counts.hits += 1
                 await self._repeat(entry, scope, send)
                 return
             del self._entries[key]
+            lead = key not in self._making
         self.counts.misses += 1
-        await self._answer_and_keep(key, version, now, scope, receive, send)
+        if not lead:
+            await self._answer_and_keep(key, version, now, scope, receive, send)
+            return
+        done = asyncio.Event()
+        self._making[key] = (version, done)
+        try:
+            await self._answer_and_keep(key, version, now, scope, receive, send)
+        finally:
+            del self._making[key]
+            done.set()
 
     async def _repeat(self, entry: _Entry, scope: Scope, send: Send) -> None:
         scope["route"] = entry.route
