@@ -205,7 +205,7 @@ async def test_sfu_mode_by_signature_and_bearer(
     body = orjson.dumps({"reason": "town hall"})
     signature = whitelist.sign(secret, canonical_string("acme", "x", "sfu", len(body)))
     base = f"http://127.0.0.1:{server.port}"
-    async with httpx.AsyncClient(base_url=base, headers={"Host": acme.host}) as http:
+    async with httpx.AsyncClient(base_url=base, headers={"Host": acme.host}, timeout=30) as http:
         refused = await http.post("/signal.ashx?sfu-mode=sfu&room=x", content=body,
                                   headers={"X-Platform-Admin-Signature": "0" * 64})  # fmt: skip
         assert refused.status_code == 401
@@ -241,7 +241,7 @@ async def test_sfu_mode_without_a_bridge_is_503_and_keeps_the_mode(
     await join(server, acme.host, "A")
     key = await factories.api_key(runtime, acme)
     base = f"http://127.0.0.1:{server.port}"
-    async with httpx.AsyncClient(base_url=base, headers={"Host": acme.host}) as http:
+    async with httpx.AsyncClient(base_url=base, headers={"Host": acme.host}, timeout=30) as http:
         answer = await http.post("/signal.ashx?sfu-mode=sfu&room=x",
                                  headers={"Authorization": f"Bearer {key}"})  # fmt: skip
     assert answer.status_code == 503  # spec 7: no bridge configured (502: unreachable)
@@ -264,7 +264,7 @@ async def test_room_events_from_the_bridge(
         publisher_peer_id="p_1", subscriber_peer_id="p_2",
         connected_utc="2026-01-01T12:00:01Z", packets_forwarded_at_conn=40,
     )  # fmt: skip
-    async with httpx.AsyncClient(base_url=base) as http:
+    async with httpx.AsyncClient(base_url=base, timeout=30) as http:
         for message in (published, subscribed):
             body = orjson.dumps(message.model_dump(mode="json"))
             headers = {protocol.SIGNATURE_HEADER: protocol.sign(secret, body)}
