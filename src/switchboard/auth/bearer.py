@@ -186,7 +186,7 @@ class Authenticator:
         issuer's token counts only where the tenant serving the Host trusts its issuer."""
         if token.startswith(API_KEY_PREFIX):
             return await self._api_key(session, token)
-        now = self._clock.now().timestamp()
+        now = self._clock.timestamp()
         verified = self._tokens.get(token)
         if verified is not None and verified.expires <= now:
             del self._tokens[token]
@@ -232,7 +232,7 @@ class Authenticator:
         due. None otherwise (then ``authenticate`` in a transaction)."""
         if not token.startswith(API_KEY_PREFIX):
             return None
-        stamp = self._clock.now().timestamp()
+        stamp = self._clock.timestamp()
         entry = self._api_keys.get(sha256_hex(token), stamp)
         if entry is None or _touch_due(entry, stamp):
             return None

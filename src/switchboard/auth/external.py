@@ -106,7 +106,7 @@ class ExternalKeys:
         self._flights: dict[str, asyncio.Task[None]] = {}
 
     def _now(self) -> float:
-        return self._clock.now().timestamp()
+        return self._clock.timestamp()
 
     def at_hand(self, url: str) -> KeySet | None:
         """The keys a check may use now, with no I/O."""

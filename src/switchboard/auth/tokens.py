@@ -64,7 +64,7 @@ class TokenIssuer:
         ``sid``: the browser session signed in with, if any; the ID token carries it (OpenID
         Connect Front-/Back-Channel Logout's ``sid``) and the refresh token remembers it."""
         kid, key = await self._keyring.ensure_signer(session)
-        now = int(self._clock.now().timestamp())
+        now = int(self._clock.timestamp())
         scope = " ".join(scopes)
         common = {
             "iss": issuer,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import time
 from typing import Protocol
 
 UTC = dt.UTC
@@ -13,10 +14,17 @@ class Clock(Protocol):
         """The current instant, timezone-aware UTC."""
         ...
 
+    def timestamp(self) -> float:
+        """The current instant as a Unix time (``now().timestamp()``, without the datetime)."""
+        ...
+
 
 class SystemClock:
     def now(self) -> dt.datetime:
         return dt.datetime.now(UTC)
+
+    def timestamp(self) -> float:
+        return time.time()
 
 
 class ManualClock:
@@ -27,6 +35,9 @@ class ManualClock:
 
     def now(self) -> dt.datetime:
         return self._now
+
+    def timestamp(self) -> float:
+        return self._now.timestamp()
 
     def advance(self, seconds: float) -> None:
         self._now += dt.timedelta(seconds=seconds)

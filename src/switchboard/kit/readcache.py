@@ -103,7 +103,7 @@ class ReadCache:
             await self.app(scope, receive, send)
             return
         key = (scope["path"], scope["query_string"], authorization, host)
-        now = self.clock.now().timestamp()
+        now = self.clock.timestamp()
         making = self._making.get(key)
         if making is not None and making[0] == version:
             await making[1].wait()

@@ -38,7 +38,7 @@ def turn_credentials(
         raise ValueError("the relay's shared secret is not configured")
     if ":" in label:
         raise ValueError("the label may not contain ':'")
-    expiry = int(clock.now().timestamp()) + ttl
+    expiry = int(clock.timestamp()) + ttl
     username = f"{expiry}:{label}"
     return username, turn_password(secret, username)
 

@@ -127,7 +127,7 @@ class Guard:
         if is_exempt(address) or self._held < self.max_connections:
             return False
         self.stats.cap_rejects[path] += 1
-        now = self.clock.now().timestamp()
+        now = self.clock.timestamp()
         if self._warned_at is None or now - self._warned_at >= CAP_WARNING_EVERY:
             self._warned_at = now
             log.warning(

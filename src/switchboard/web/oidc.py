@@ -126,7 +126,7 @@ class RelyingParty:
         except (JoseError, ValueError) as exc:
             raise SignInFailed("the ID token's signature does not verify") from exc
         claims = token.claims
-        now = int(self._clock.now().timestamp())
+        now = int(self._clock.timestamp())
         checks = {
             "iss": claims.get("iss") == issuer,
             "aud": claims.get("aud") == self.client_id

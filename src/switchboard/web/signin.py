@@ -77,7 +77,7 @@ async def signed_in_user(
     """The session cookie's user, while the session is not signed out and the user is still
     enabled, of the same tenant and with the password and security stamp it signed in with, and
     its identity provider session is live (decision 0605); else NotSignedIn."""
-    now = int(runtime.clock.now().timestamp())
+    now = int(runtime.clock.timestamp())
     jar = cookie_jar(request)
     found = jar.session(request.cookies.get(jar.session_cookie), now=now)
     if found is None:
@@ -114,7 +114,7 @@ def signin_router(
         except SignInFailed as exc:
             raise ApiError(str(exc), code="sign_in_failed", status=404) from exc
         response = RedirectResponse(started.url, status_code=303)
-        now = int(runtime.clock.now().timestamp())
+        now = int(runtime.clock.timestamp())
         pending = PendingLogin(
             state=started.state, nonce=started.nonce, verifier=started.verifier,
             expires=now + LOGIN_SECONDS, next=local_target(web.mount, next) or "",
@@ -135,7 +135,7 @@ def signin_router(
         if error:
             raise ApiError(error_description or error, code="sign_in_failed")
         jar = cookie_jar(request)
-        now = int(runtime.clock.now().timestamp())
+        now = int(runtime.clock.timestamp())
         pending = jar.pending(request.cookies.get(jar.login_cookie), now=now)
         if pending is None or not state or not constant_time_equals(state, pending.state):
             raise ApiError("the sign-in's state does not match; start again", code="sign_in_failed")

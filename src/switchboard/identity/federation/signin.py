@@ -235,7 +235,7 @@ async def redeem(
     provider = answer.provider
     try:
         async with _oauth(provider, redirect_uri, cache) as oauth:
-            now = int(clock.now().timestamp())
+            now = int(clock.timestamp())
             metadata = await cache.metadata(oauth, provider.issuer, now=now)
             id_token = await broker.exchange_code(
                 oauth, metadata, code=answer.code, verifier=answer.verifier

@@ -163,7 +163,7 @@ async def response(request: Request, runtime: RuntimeDep) -> dict[str, Any]:
                 verifier=verifier(runtime, request), now=runtime.clock.now(),
             )  # fmt: skip
     if uri is not None:
-        await status_lists(runtime).fetch(uri, now=int(runtime.clock.now().timestamp()))
+        await status_lists(runtime).fetch(uri, now=int(runtime.clock.timestamp()))
     async with runtime.db.transaction() as session:
         tenant = await tenants.resolve_host(session, request_host(request))
         if tenant is None:

@@ -182,7 +182,7 @@ async def _bearer_or_cookie(
         jar = CookieJar(
             runtime.settings.secret_key, name=CONSOLE_COOKIE, path="/admin", secure=False
         )
-        now = int(runtime.clock.now().timestamp())
+        now = int(runtime.clock.timestamp())
         found = jar.session(websocket.cookies.get(CONSOLE_COOKIE), now=now)
         if found is not None:
             user = await web_sessions.session_user(session, found, now=runtime.clock.now())

@@ -30,7 +30,7 @@ _CALL_ID_OF_FILE = re.compile(r"^(?P<call_id>.+)-\d{8}T\d{6}Z-[0-9a-f]{6}\.json$
 
 def _old_enough(path: Path, clock: Clock, min_age: float) -> bool:
     try:
-        return clock.now().timestamp() - path.stat().st_mtime >= min_age
+        return clock.timestamp() - path.stat().st_mtime >= min_age
     except FileNotFoundError:
         return False
 
