@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -32,60 +33,62 @@ asyncio.run(main())
 """
 
 
-async def test_writes_move_the_version_and_reads_do_not(runtime: Runtime) -> None:
-    runtime.watch_changes = True  # as an application with a read cache sets it
-    await runtime.start(run_workers=False)
-    try:
-        await factories.tenant(runtime, "zeta", ["zeta.test"])
-        await runtime.db.changes.caught_up()
-        before = runtime.db.changes.version()
-        assert before is not None
-        async with runtime.db.transaction(read_only=True) as session:
-            await session.execute(text("SELECT count(*) FROM tenants"))
-        await runtime.db.changes.caught_up()
-        assert runtime.db.changes.version() == before
-        async with runtime.db.transaction() as session:
-            await session.execute(text("UPDATE tenants SET name = 'omega' WHERE name = 'zeta'"))
-        assert runtime.db.changes.version() != before  # this process's write: at once
-        await runtime.db.changes.caught_up()
-        seen = runtime.db.changes.version()
-        stranger = create_async_engine(runtime.settings.resolved_database_url)
-        try:
-            async with stranger.begin() as conn:
-                await conn.execute(text("UPDATE tenants SET name = 'zeta' WHERE name = 'omega'"))
-        finally:
-            await stranger.dispose()
-        await runtime.db.changes.caught_up()
-        assert runtime.db.changes.version() != seen  # another connection's write
-    finally:
-        await runtime.stop()
-
-
-async def test_a_unit_on_the_driver_is_a_change_only_if_it_wrote(runtime: Runtime) -> None:
-    """A worker's claim that locked candidates and found none to take changes nothing, so it
-    does not move the version (decision 0222); one that updated a row does."""
+@pytest.fixture
+async def watching(runtime: Runtime) -> AsyncIterator[Runtime]:
+    """The runtime started as an application with a read cache starts it (it watches for
+    changes), holding tenant ``zeta``, every notification of that write arrived."""
     runtime.watch_changes = True
     await runtime.start(run_workers=False)
     try:
         await factories.tenant(runtime, "zeta", ["zeta.test"])
         await runtime.db.changes.caught_up()
-        before = runtime.db.changes.version()
-        locked = select(Tenant.id).where(Tenant.name == "zeta").with_for_update(skip_locked=True)
-
-        def claim_nothing(runner: Runner) -> int:
-            return len(runner.rows(locked, {}))
-
-        assert await runtime.db.write_on_driver(claim_nothing) == 1
-        await runtime.db.changes.caught_up()
-        assert runtime.db.changes.version() == before
-
-        def rename(runner: Runner) -> None:
-            runner.execute(update(Tenant).where(Tenant.name == "zeta").values(name="omega"), {})
-
-        await runtime.db.write_on_driver(rename)
-        assert runtime.db.changes.version() != before
+        yield runtime
     finally:
         await runtime.stop()
+
+
+async def test_writes_move_the_version_and_reads_do_not(watching: Runtime) -> None:
+    runtime = watching
+    before = runtime.db.changes.version()
+    assert before is not None
+    async with runtime.db.transaction(read_only=True) as session:
+        await session.execute(text("SELECT count(*) FROM tenants"))
+    await runtime.db.changes.caught_up()
+    assert runtime.db.changes.version() == before
+    async with runtime.db.transaction() as session:
+        await session.execute(text("UPDATE tenants SET name = 'omega' WHERE name = 'zeta'"))
+    assert runtime.db.changes.version() != before  # this process's write: at once
+    await runtime.db.changes.caught_up()
+    seen = runtime.db.changes.version()
+    stranger = create_async_engine(runtime.settings.resolved_database_url)
+    try:
+        async with stranger.begin() as conn:
+            await conn.execute(text("UPDATE tenants SET name = 'zeta' WHERE name = 'omega'"))
+    finally:
+        await stranger.dispose()
+    await runtime.db.changes.caught_up()
+    assert runtime.db.changes.version() != seen  # another connection's write
+
+
+async def test_a_unit_on_the_driver_is_a_change_only_if_it_wrote(watching: Runtime) -> None:
+    """A worker's claim that locked candidates and found none to take changes nothing, so it
+    does not move the version (decision 0222); one that updated a row does."""
+    runtime = watching
+    before = runtime.db.changes.version()
+    locked = select(Tenant.id).where(Tenant.name == "zeta").with_for_update(skip_locked=True)
+
+    def claim_nothing(runner: Runner) -> int:
+        return len(runner.rows(locked, {}))
+
+    assert await runtime.db.write_on_driver(claim_nothing) == 1
+    await runtime.db.changes.caught_up()
+    assert runtime.db.changes.version() == before
+
+    def rename(runner: Runner) -> None:
+        runner.execute(update(Tenant).where(Tenant.name == "zeta").values(name="omega"), {})
+
+    await runtime.db.write_on_driver(rename)
+    assert runtime.db.changes.version() != before
 
 
 async def test_a_cancelled_statement_ends_its_transaction_cleanly(runtime: Runtime) -> None:
@@ -145,29 +148,23 @@ async def test_another_connections_statements_move_the_version_only_when_they_ch
 
 
 async def test_the_version_holds_for_a_turn_of_the_loop_and_moves_in_the_next(
-    runtime: Runtime,
+    watching: Runtime,
 ) -> None:
     """Another process commits while this one's event loop is in the middle of a turn: every
     request whose work runs in that turn arrived before it, so the version the turn first saw
     holds for all of it; the next turn sees the commit (on PostgreSQL, once its notification
     has arrived). A thread, outside the loop's turns, asks afresh."""
-    runtime.watch_changes = True
-    await runtime.start(run_workers=False)
-    try:
-        await factories.tenant(runtime, "zeta", ["zeta.test"])
-        await runtime.db.changes.caught_up()
-        before = runtime.db.changes.version()
-        assert before is not None
-        # Blocking on purpose: the other process commits while this turn holds the loop.
-        url = runtime.settings.resolved_database_url
-        subprocess.run([sys.executable, "-c", ANOTHER_PROCESS_WRITES, url], check=True)  # noqa: ASYNC221
-        assert runtime.db.changes.version() == before
-        with ThreadPoolExecutor(1) as thread:
-            asked_outside = thread.submit(runtime.db.changes.version).result()
-        if runtime.db.dialect == "sqlite":  # PostgreSQL's notification waits for the loop
-            assert asked_outside != before
-        await asyncio.sleep(0)
-        await runtime.db.changes.caught_up()
-        assert runtime.db.changes.version() != before
-    finally:
-        await runtime.stop()
+    runtime = watching
+    before = runtime.db.changes.version()
+    assert before is not None
+    # Blocking on purpose: the other process commits while this turn holds the loop.
+    url = runtime.settings.resolved_database_url
+    subprocess.run([sys.executable, "-c", ANOTHER_PROCESS_WRITES, url], check=True)  # noqa: ASYNC221
+    assert runtime.db.changes.version() == before
+    with ThreadPoolExecutor(1) as thread:
+        asked_outside = thread.submit(runtime.db.changes.version).result()
+    if runtime.db.dialect == "sqlite":  # PostgreSQL's notification waits for the loop
+        assert asked_outside != before
+    await asyncio.sleep(0)
+    await runtime.db.changes.caught_up()
+    assert runtime.db.changes.version() != before
