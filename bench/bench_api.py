@@ -184,9 +184,9 @@ def run(args: argparse.Namespace) -> None:
             ("list.oidc", url, oidc),
             ("list.key", url, key),
         ]
-        rounds = [
-            interleaved(f"http://127.0.0.1:{hello_port}/", subjects, **load)
-            for _ in range(args.rounds)
+        rounds = [  # the first round warms every server up first
+            interleaved(f"http://127.0.0.1:{hello_port}/", subjects, warmup=0 if n else 2, **load)
+            for n in range(args.rounds)
         ]
     finally:
         app.terminate()

@@ -188,11 +188,21 @@ class Compared:
 
 
 def interleaved(
-    baseline: str, subjects: list[tuple[str, str, dict[str, str]]], **load: Any
+    baseline: str,
+    subjects: list[tuple[str, str, dict[str, str]]],
+    warmup: float = 2,
+    **load: Any,
 ) -> list[Compared]:
     """Run baseline, subject, baseline, subject, ..., baseline with wrk: each subject is compared
     with the baseline runs on either side of it, so a change in the machine's load cancels.
-    ``subjects`` are (name, url, headers); ``load`` goes to every ``wrk`` call alike."""
+    ``subjects`` are (name, url, headers); ``load`` goes to every ``wrk`` call alike.
+
+    Every URL is first loaded for ``warmup`` seconds and that run discarded: a server's first
+    seconds under load (the interpreter's caches, the CPU's clock coming up) are slower, and a
+    cold first baseline would flatter the subject measured after it."""
+    if warmup > 0:
+        for url, headers in [(baseline, {}), *((url, headers) for _, url, headers in subjects)]:
+            wrk(url, headers=headers, **{**load, "duration": warmup})
     runs = [wrk(baseline, **load)]
     compared = []
     for name, url, headers in subjects:
