@@ -184,8 +184,10 @@ def run(args: argparse.Namespace) -> None:
             ("list.oidc", url, oidc),
             ("list.key", url, key),
         ]
-        rounds = [  # the first round warms every server up first
-            interleaved(f"http://127.0.0.1:{hello_port}/", subjects, warmup=0 if n else 2, **load)
+        hello_url = f"http://127.0.0.1:{hello_port}/"
+        warmup = min(2, args.duration)  # before the first round only
+        rounds = [
+            interleaved(hello_url, subjects, warmup=0 if n else warmup, **load)
             for n in range(args.rounds)
         ]
     finally:
