@@ -39,11 +39,13 @@ class Received:
 @dataclass
 class Receiver:
     """Records every POST; ``status[path]`` (a list consumed in order, or a code) decides the
-    answer, ``gate[path]`` (an event) holds the answer until the test releases it."""
+    answer, ``text[path]`` its body (else ``answer <code>``), ``gate[path]`` (an event) holds
+    the answer until the test releases it."""
 
     base: str = ""
     requests: list[Received] = field(default_factory=list)
     status: dict[str, Any] = field(default_factory=dict)
+    text: dict[str, str] = field(default_factory=dict)
     gate: dict[str, asyncio.Event] = field(default_factory=dict)
     arrived: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -72,7 +74,7 @@ class Receiver:
             raise web.HTTPFound(self.url("/target"))
         answer = self.status.get(request.path, 200)
         code = (answer.pop(0) if answer else 200) if isinstance(answer, list) else answer
-        return web.Response(status=int(code), text=f"answer {code}")
+        return web.Response(status=int(code), text=self.text.get(request.path, f"answer {code}"))
 
     async def wait_for(self, predicate: Callable[[], bool], within: float = 10.0) -> None:
         async with asyncio.timeout(within):

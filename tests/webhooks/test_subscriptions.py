@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import socket
 
 import orjson
 import pytest
@@ -171,6 +172,35 @@ async def test_cli_manages_subscriptions_end_to_end(
         {"id": sub_id, "deleted": True}
     ]
     assert await cli.json("list", "--tenant", org.name) == []
+
+
+async def test_the_delivery_log_keeps_each_attempt_as_it_was(
+    cli: Cli, runtime: Runtime, clock: ManualClock, org: TenantFixture, receiver: Receiver
+) -> None:
+    """Every field of an attempt reads back as the sender saw it: the answer's text with
+    quotes, a backslash, a line break and non-ASCII characters, the start time, and for a
+    destination that refuses the connection, no status and the error."""
+    said = 'said "ok" \\ then\nünïcödé ✓ {"not": "json"}'
+    receiver.text["/log"] = said
+    answered, _ = await subscribe(runtime, org, receiver.url("/log"), ["call.started"])
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        refused_url = f"http://127.0.0.1:{closed.getsockname()[1]}/gone"
+    refused, _ = await subscribe(runtime, org, refused_url, ["call.started"])
+    await fire(runtime, org, "call.started")
+    started = (clock.now() + dt.timedelta(seconds=1)).replace(microsecond=0)  # whole seconds
+    clock.set(started)
+    assert await deliver_due(runtime) == 2
+
+    [ok] = await cli.json("deliveries", "--tenant", org.name, answered)
+    assert ok["event"] == "call.started"
+    assert (ok["attempt"], ok["statusCode"], ok["error"]) == (1, 200, None)
+    assert ok["response"] == said
+    assert dt.datetime.fromisoformat(str(ok["startedUtc"])) == started
+    [failed] = await cli.json("deliveries", "--tenant", org.name, refused)
+    assert (failed["attempt"], failed["statusCode"], failed["response"]) == (1, None, "")
+    assert "refused" in str(failed["error"]).lower() or "connect" in str(failed["error"]).lower()
+    assert dt.datetime.fromisoformat(str(failed["startedUtc"])) == started
 
 
 async def test_cli_refuses_bad_input_and_changes_nothing(

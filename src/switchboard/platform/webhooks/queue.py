@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -28,13 +28,13 @@ from sqlalchemy import (
     case,
     delete,
     func,
-    insert,
     literal_column,
     or_,
     select,
     text,
     update,
 )
+from sqlalchemy.dialects import sqlite
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -351,16 +351,43 @@ _ATTEMPT_COLUMNS = (
 )
 # An attempt is logged only while its delivery exists: the log has no foreign key (decision
 # 0221), and a subscription deleted while its delivery was in flight has taken its log along.
-_slots = {name: bindparam(name, type_=_attempts_table.c[name].type) for name in _ATTEMPT_COLUMNS}
-_INSERT_ATTEMPTS = insert(_attempts_table).from_select(
-    ["tenant_id", "subscription_id", "event", *_ATTEMPT_COLUMNS],
-    select(
-        _deliveries_table.c.tenant_id,
-        _deliveries_table.c.subscription_id,
-        _deliveries_table.c.event,
-        *_slots.values(),
-    ).where(_deliveries_table.c.id == _slots["delivery_id"]),
+# On SQLite the batch is one JSON array read by ``json_each`` in one statement. Run once per
+# row (``executemany``: each row bound, stepped and reset by the driver, the interpreter's lock
+# released and taken again around every step), the same log cost the sender's writer 4-14 us
+# more a delivery (docs/benchmarks/webhooks.md). ``CROSS JOIN`` keeps the array the outer
+# loop, so each delivery is found by its key and the log's ids follow the batch's order.
+_INSERT_ATTEMPTS_JSON = text(
+    """
+    INSERT INTO webhook_attempts (tenant_id, subscription_id, event, delivery_id, attempt,
+        started_at, status_code, latency_ms, error, response_snippet)
+    SELECT d.tenant_id, d.subscription_id, d.event, json_extract(a.value, '$[0]'),
+        json_extract(a.value, '$[1]'), json_extract(a.value, '$[2]'),
+        json_extract(a.value, '$[3]'), json_extract(a.value, '$[4]'),
+        json_extract(a.value, '$[5]'), json_extract(a.value, '$[6]')
+    FROM json_each(:rows) AS a CROSS JOIN webhook_deliveries AS d
+    WHERE d.id = json_extract(a.value, '$[0]')
+    """
 )
+# ``started_at`` as SQLite stores a ``UtcDateTime`` (naive UTC text), made by the type itself.
+_SQLITE = sqlite.dialect()
+_sqlite_time = cast(
+    "Callable[[dt.datetime], str]", UtcDateTime().dialect_impl(_SQLITE).bind_processor(_SQLITE)
+)
+
+
+def _sqlite_attempt(row: dict[str, Any]) -> tuple[Any, ...]:
+    """One attempt as an element of ``_INSERT_ATTEMPTS_JSON``'s array (``_ATTEMPT_COLUMNS``)."""
+    return (
+        row["delivery_id"],
+        row["attempt"],
+        _sqlite_time(row["started_at"]),
+        row["status_code"],
+        row["latency_ms"],
+        row["error"],
+        row["response_snippet"],
+    )
+
+
 # One statement text whatever the batch size, so PostgreSQL reuses one prepared statement
 # (a multi-row VALUES list would be a new statement for every batch size).
 _INSERT_ATTEMPTS_UNNEST = text(
@@ -390,7 +417,8 @@ def record_attempts(runner: Runner, rows: Sequence[dict[str, Any]]) -> None:
         columns = {name: [row[name] for row in rows] for name in _ATTEMPT_COLUMNS}
         runner.execute(_INSERT_ATTEMPTS_UNNEST, columns)
         return
-    runner.execute_many(_INSERT_ATTEMPTS, rows)
+    batch = orjson.dumps([_sqlite_attempt(row) for row in rows]).decode()
+    runner.execute(_INSERT_ATTEMPTS_JSON, {"rows": batch})
 
 
 @functools.cache
