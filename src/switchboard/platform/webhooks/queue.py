@@ -351,11 +351,10 @@ _ATTEMPT_COLUMNS = (
 )
 # An attempt is logged only while its delivery exists: the log has no foreign key (decision
 # 0221), and a subscription deleted while its delivery was in flight has taken its log along.
-# On SQLite the batch is one JSON array read by ``json_each`` in one statement. Run once per
-# row (``executemany``: each row bound, stepped and reset by the driver, the interpreter's lock
-# released and taken again around every step), the same log cost the sender's writer 4-14 us
-# more a delivery (docs/benchmarks/webhooks.md). ``CROSS JOIN`` keeps the array the outer
-# loop, so each delivery is found by its key and the log's ids follow the batch's order.
+# On SQLite the batch is one JSON array read by ``json_each`` in one statement: run once per
+# row (``executemany``), the same log cost the sender's writer 4-14 us more a delivery
+# (docs/benchmarks/webhooks.md). ``CROSS JOIN`` keeps the array the outer loop, so each
+# delivery is found by its key and the log's ids follow the batch's order.
 _INSERT_ATTEMPTS_JSON = text(
     """
     INSERT INTO webhook_attempts (tenant_id, subscription_id, event, delivery_id, attempt,
