@@ -194,6 +194,13 @@ def _subscriptions_statement(*, postgres: bool) -> Select[Any]:
     )
 
 
+# PostgreSQL plans a prepared statement's first five runs on each connection with their values
+# (custom plans), from the statistics: of a table filled and not yet analyzed, these read every
+# pending row and sort them (50 ms a claim of 20,000 pending). The plan made without the values
+# reads the due index in order and stops at the limit, whatever the statistics (decision 0224).
+_GENERIC_PLANS = text("SET LOCAL plan_cache_mode = force_generic_plan")
+
+
 def due_candidates(
     runner: Runner,
     *,
@@ -201,8 +208,11 @@ def due_candidates(
     limit: int,
     exclude: Sequence[str],
 ) -> list[Candidate]:
-    """Due, unleased deliveries, oldest first, with their subscription's current state."""
+    """Due, unleased deliveries, oldest first, with their subscription's current state. On
+    PostgreSQL the rest of the transaction runs generic plans (``_GENERIC_PLANS``)."""
     stmt = _due_statement(excluding=bool(exclude), postgres=runner.postgres)
+    if runner.postgres:
+        runner.execute(_GENERIC_PLANS, {})
     params: dict[str, Any] = {"now": now, "limit": limit}
     if exclude:
         params["exclude"] = list(exclude)
