@@ -1,4 +1,4 @@
-"""The sender's SQL: claiming, completing and pruning the deliveries of every tenant.
+"""The sender's SQL: claiming and completing the deliveries of every tenant.
 
 Cross-tenant by nature: these statements serve every tenant's outbox and never reach an API
 caller (the tenant-facing reads are in ``repository.py``). They run through a ``Runner``, which
@@ -26,7 +26,6 @@ from sqlalchemy import (
     any_,
     bindparam,
     case,
-    delete,
     func,
     literal_column,
     or_,
@@ -37,18 +36,15 @@ from sqlalchemy import (
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.engine import Dialect
-from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.expression import type_coerce
 from sqlalchemy.types import TypeDecorator
 
 from switchboard.kit.driver import Runner
 from switchboard.kit.models import UtcDateTime
-from switchboard.platform.events.models import Event
 from switchboard.platform.webhooks.models import (
     FAILED,
     PENDING,
-    SUCCEEDED,
     Attempt,
     Delivery,
     Subscription,
@@ -534,15 +530,3 @@ def add_failures(
         return False
     runner.execute(_pause_statement(), {"b_id": subscription_id, "b_pause": pause_at})
     return True
-
-
-async def prune(session: AsyncSession, *, before: dt.datetime) -> int:
-    """Drop finished deliveries, their log and events older than ``before``."""
-    await session.execute(delete(Attempt).where(Attempt.started_at < before))
-    result = await session.execute(
-        delete(Delivery).where(
-            Delivery.status.in_((SUCCEEDED, FAILED)), Delivery.completed_at < before
-        )
-    )
-    await session.execute(delete(Event).where(Event.created_at < before))
-    return int(getattr(result, "rowcount", 0) or 0)

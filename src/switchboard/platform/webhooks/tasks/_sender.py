@@ -22,7 +22,7 @@ from switchboard.kit.changes import Quiet
 from switchboard.kit.destinations import parse_networks
 from switchboard.kit.driver import Runner
 from switchboard.kit.listen import listen
-from switchboard.platform.webhooks import queue, service
+from switchboard.platform.webhooks import queue, retention, service
 from switchboard.platform.webhooks.queue import Candidate, Claimed
 from switchboard.platform.webhooks.tasks._outcomes import Outcome, Writes
 from switchboard.platform.webhooks.tasks._post import Poster
@@ -396,8 +396,7 @@ class Sender:
     async def prune(self) -> int:
         days = self.runtime.settings.webhook_log_retention_days
         before = self.runtime.clock.now() - dt.timedelta(days=days)
-        async with self.runtime.db.transaction() as session:
-            return await queue.prune(session, before=before)
+        return await retention.prune(self.runtime.db, before=before)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Until ``stop``: write outcomes back and refill free slots once per tick while busy;
