@@ -5,11 +5,11 @@ Each table is walked in the order its rows were written, from the oldest: by the
 the log and the events take from a sequence (SQLite's rowid), and by the rowid for the
 deliveries on SQLite. Each step reads the next ``chunk`` keys, then deletes what is old among
 them in a transaction of its own, so SQLite's single writer is held a chunk's work at a time,
-never for a scan of the whole history, and PostgreSQL never runs one long transaction. Where
-the write order follows the age (the log's ``started_at``, the events' and, on SQLite, the
-deliveries' ``created_at``), the walk stops at the first chunk that begins with a row too young
-to go: it reads what it deletes and a chunk more. A row written out of order (an attempt logged
-after a long POST) is left to the next prune.
+never for a scan of the whole history. The write order follows the age (the log's
+``started_at``, the events' and, on SQLite, the deliveries' ``created_at``), so the walk stops
+at the first chunk that begins with a row too young to go: it reads what it deletes, what it
+keeps among those rows (pending deliveries) and a chunk more. A row written out of order (an
+attempt logged after a long POST) is left to the next prune.
 
 PostgreSQL's deliveries have no key in write order (their ids are random): one statement deletes
 them, reading the table once in its physical order. Writers do not wait for it there, as
