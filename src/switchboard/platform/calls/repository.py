@@ -14,10 +14,11 @@ from typing import Any, NamedTuple, cast
 from sqlalchemy import (
     Select,
     Table,
-    and_,
+    any_,
     bindparam,
     case,
     delete,
+    func,
     insert,
     select,
     true,
@@ -28,6 +29,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
+from switchboard.kit.connections import GENERIC_PLANS
 from switchboard.kit.db import Database
 from switchboard.kit.paging import read_page_with_total
 from switchboard.platform.calls.models import (
@@ -212,24 +214,32 @@ async def system_claim_due(
 ) -> list[int]:
     """Claim up to ``limit`` calls to dial from the ``CLAIM_QUEUES``, each due call in the order
     it fell due. ``FOR UPDATE SKIP LOCKED`` on PostgreSQL lets several workers claim side by
-    side; SQLite serialises writers anyway."""
+    side, with the plans made without the values (``GENERIC_PLANS``); SQLite serialises writers
+    anyway."""
     is_retry = Call.status == RETRY_PENDING
+    postgres = session.get_bind().dialect.name == "postgresql"
+    if postgres:
+        await session.execute(GENERIC_PLANS)  # the index's order whatever the statistics
     claimed: list[int] = []
     for status, order in CLAIM_QUEUES:
         if len(claimed) >= limit:
             break
-        due = and_(Call.status == status, order <= now)
-        candidates = (
+        due = (
             select(Call.id)
-            .where(due)
+            .where(Call.status == status, order <= now)
             .order_by(order)
             .limit(limit - len(claimed))
             .with_for_update(skip_locked=True)
             .scalar_subquery()
         )
+        # PostgreSQL: the due calls as one array, read once. As ``IN (subquery)`` it may plan a
+        # semi join that runs the limited subquery again for every due call, each run adding
+        # rows, until every due call is claimed at once (decision 0224). Locked as read, they
+        # are still due when updated. SQLite reads ``IN (subquery)`` once, under the write lock.
+        chosen = Call.id == any_(func.array(due)) if postgres else Call.id.in_(due)
         stmt = (
             update(Call)
-            .where(Call.id.in_(candidates), due)
+            .where(chosen)
             .values(
                 status=DISPATCHING,
                 lease_owner=owner,

@@ -40,6 +40,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.sql.expression import type_coerce
 from sqlalchemy.types import TypeDecorator
 
+from switchboard.kit.connections import GENERIC_PLANS
 from switchboard.kit.driver import Runner
 from switchboard.kit.models import UtcDateTime
 from switchboard.platform.webhooks.models import (
@@ -190,13 +191,6 @@ def _subscriptions_statement(*, postgres: bool) -> Select[Any]:
     )
 
 
-# PostgreSQL plans a prepared statement's first five runs on each connection with their values
-# (custom plans), from the statistics: of a table filled and not yet analyzed, these read every
-# pending row and sort them (50 ms a claim of 20,000 pending). The plan made without the values
-# reads the due index in order and stops at the limit, whatever the statistics (decision 0224).
-_GENERIC_PLANS = text("SET LOCAL plan_cache_mode = force_generic_plan")
-
-
 def due_candidates(
     runner: Runner,
     *,
@@ -205,10 +199,10 @@ def due_candidates(
     exclude: Sequence[str],
 ) -> list[Candidate]:
     """Due, unleased deliveries, oldest first, with their subscription's current state. On
-    PostgreSQL the rest of the transaction runs generic plans (``_GENERIC_PLANS``)."""
+    PostgreSQL the rest of the transaction runs generic plans (``GENERIC_PLANS``)."""
     stmt = _due_statement(excluding=bool(exclude), postgres=runner.postgres)
     if runner.postgres:
-        runner.execute(_GENERIC_PLANS, {})
+        runner.execute(GENERIC_PLANS, {})
     params: dict[str, Any] = {"now": now, "limit": limit}
     if exclude:
         params["exclude"] = list(exclude)
