@@ -73,7 +73,8 @@ def _through_a_session(session: SyncSession) -> list[tuple[object, ...]]:
 
 async def test_a_unit_of_work_writes_and_reads_as_a_session_does(database: Database) -> None:
     def work(runner: Runner) -> list[tuple[object, ...]]:
-        runner.execute_many(INSERT, [{"name": "a", "at": AT}, {"name": "b", "at": None}])
+        runner.execute(INSERT, {"name": "a", "at": AT})
+        runner.execute(INSERT, {"name": "b", "at": None})
         runner.execute(INSERT, {"name": "c", "at": AT, "flag": True, "body": "y"})
         return runner.rows(FLAG, {"b_name": "a", "b_at": AT + dt.timedelta(seconds=1)})
 

@@ -133,10 +133,6 @@ class Runner(Protocol):
 
     def execute(self, statement: ClauseElement, params: Mapping[str, Any]) -> None: ...
 
-    def execute_many(self, statement: ClauseElement, rows: Sequence[Mapping[str, Any]]) -> None:
-        """One statement, once per parameter set of ``rows`` (all with the same keys)."""
-        ...
-
 
 class SqliteRunner:
     """A ``Runner`` on a ``sqlite3`` connection, inside the transaction it is in."""
@@ -156,12 +152,6 @@ class SqliteRunner:
         compiled = self._statements.compile_for(statement, params)
         self._connection.execute(compiled.sql, compiled.arguments(params))
 
-    def execute_many(self, statement: ClauseElement, rows: Sequence[Mapping[str, Any]]) -> None:
-        if not rows:
-            return
-        compiled = self._statements.compile_for(statement, rows[0])
-        self._connection.executemany(compiled.sql, [compiled.arguments(row) for row in rows])
-
 
 class SessionRunner:
     """A ``Runner`` through a session, where no driver connection of our own serves (an
@@ -177,10 +167,6 @@ class SessionRunner:
 
     def execute(self, statement: ClauseElement, params: Mapping[str, Any]) -> None:
         self._session.execute(statement, params)  # type: ignore[call-overload]
-
-    def execute_many(self, statement: ClauseElement, rows: Sequence[Mapping[str, Any]]) -> None:
-        if rows:
-            self._session.execute(statement, list(rows))  # type: ignore[call-overload]
 
 
 def in_session(work: Callable[[Runner], T], statements: Statements) -> Callable[[Session], T]:
@@ -216,12 +202,6 @@ class _PostgresRunner:
     def execute(self, statement: ClauseElement, params: Mapping[str, Any]) -> None:
         compiled = self._compiled(statement, params)
         await_(self._connection.execute(compiled.sql, *compiled.arguments(params)))
-
-    def execute_many(self, statement: ClauseElement, rows: Sequence[Mapping[str, Any]]) -> None:
-        if not rows:
-            return
-        compiled = self._compiled(statement, rows[0])
-        await_(self._connection.executemany(compiled.sql, [compiled.arguments(r) for r in rows]))
 
     def _compiled(self, statement: ClauseElement, params: Mapping[str, Any]) -> Compiled:
         compiled = self._statements.compile_for(statement, params)
