@@ -7,12 +7,12 @@ import datetime as dt
 
 import asyncpg
 import pytest
-from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
 from switchboard.platform.calls import repository
 from switchboard.runtime import Runtime
 from tests.calls.conftest import Org
+from tests.pgstats import rows_read
 
 HISTORY = 4000  # ended calls, none waiting, when the statistics are taken
 DUE = 3000  # then as many scheduled calls fall due, unknown to the statistics
@@ -28,9 +28,6 @@ SELECT 'oac-' || g, $1, 'test', '+14155550100', 'n', '', 'v', 'en', 'm', '', '',
     '', false, 0, ''
 FROM generate_series($3::int, $4::int) AS g
 """
-_READ_IN_TRANSACTION = text(
-    "SELECT idx_tup_fetch + seq_tup_read FROM pg_stat_xact_user_tables WHERE relname = 'calls'"
-)
 
 
 async def test_calls_due_unknown_to_the_statistics_are_claimed_by_index(
@@ -51,7 +48,7 @@ async def test_calls_due_unknown_to_the_statistics_are_claimed_by_index(
         claimed = await repository.system_claim_due(
             session, now=now, owner="test", lease_until=now, limit=100
         )
-        read = await session.scalar(_READ_IN_TRANSACTION)
+        read = await session.scalar(rows_read("calls"))
     # The hundred that fell due first (ids follow due times here), not every due call (planned
     # from these statistics, the limited subquery inside ``IN`` ran again for each due call) ...
     assert len(claimed) == 100

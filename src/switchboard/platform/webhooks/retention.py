@@ -51,7 +51,7 @@ from switchboard.platform.webhooks.models import (
 CHUNK = 1000  # rows a step reads and at most deletes
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # SQL expressions: compared by identity
 class _Walk:
     """One table's prune: which rows are old enough to go and, where the table has a key in write
     order, that key and the age it follows (neither: one statement reads the table whole)."""
