@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
 import orjson
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
@@ -35,6 +36,15 @@ def settings(settings: Settings) -> Settings:
 class Server:
     port: int
     runtime: Runtime
+
+    def http(self, host: str | None = None) -> httpx.AsyncClient:
+        """An HTTP client of this server, ``Host: host`` when given. The server shares this
+        test's event loop, and on a loaded run that loop has gone more than httpx's default 5 s
+        without answering: the timeout is as generous as the peers' (``open_timeout`` below)."""
+        headers = {"Host": host} if host else {}
+        return httpx.AsyncClient(
+            base_url=f"http://127.0.0.1:{self.port}", headers=headers, timeout=30
+        )
 
     def peer(
         self, host: str, room: str = "x", query: str = "", cookie: str = "", forwarded: str = ""

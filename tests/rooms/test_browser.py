@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import httpx
 import pytest
 
 from switchboard.runtime import Runtime
@@ -121,7 +120,7 @@ async def test_joining_a_room_on_the_sfu_waits_quietly_for_feeds_not_yet_live(
             assert {e["code"] for e in named(events, "sfu.subscribe.received")} == {"unknown_peer"}
             # A message after them on the page's socket: once it shows, they were handled.
             key = await factories.api_key(runtime, meet)
-            async with httpx.AsyncClient(base_url=f"http://{host}") as http:
+            async with server.http() as http:
                 demoted = await http.post(
                     "/signal.ashx?sfu-mode=mesh&room=x", headers={"Authorization": f"Bearer {key}"}
                 )

@@ -6,7 +6,6 @@ from __future__ import annotations
 import socket
 from typing import Any
 
-import httpx
 import orjson
 from sqlalchemy import event
 
@@ -204,8 +203,7 @@ async def test_sfu_mode_by_signature_and_bearer(
         secret = runtime.box.open(row.signaling_secret)
     body = orjson.dumps({"reason": "town hall"})
     signature = whitelist.sign(secret, canonical_string("acme", "x", "sfu", len(body)))
-    base = f"http://127.0.0.1:{server.port}"
-    async with httpx.AsyncClient(base_url=base, headers={"Host": acme.host}, timeout=30) as http:
+    async with server.http(acme.host) as http:
         refused = await http.post("/signal.ashx?sfu-mode=sfu&room=x", content=body,
                                   headers={"X-Platform-Admin-Signature": "0" * 64})  # fmt: skip
         assert refused.status_code == 401
@@ -240,8 +238,7 @@ async def test_sfu_mode_without_a_bridge_is_503_and_keeps_the_mode(
     runtime.settings = runtime.settings.model_copy(update={"bridge_url": "none"})
     await join(server, acme.host, "A")
     key = await factories.api_key(runtime, acme)
-    base = f"http://127.0.0.1:{server.port}"
-    async with httpx.AsyncClient(base_url=base, headers={"Host": acme.host}, timeout=30) as http:
+    async with server.http(acme.host) as http:
         answer = await http.post("/signal.ashx?sfu-mode=sfu&room=x",
                                  headers={"Authorization": f"Bearer {key}"})  # fmt: skip
     assert answer.status_code == 503  # spec 7: no bridge configured (502: unreachable)
@@ -253,7 +250,6 @@ async def test_sfu_mode_without_a_bridge_is_503_and_keeps_the_mode(
 async def test_room_events_from_the_bridge(
     server: Server, acme: factories.TenantFixture, hooks: Any, runtime: Runtime
 ) -> None:
-    base = f"http://127.0.0.1:{server.port}"
     secret = bridge_secret(runtime)
     published = protocol.RoomCallback(
         event_id="e1", tenant="acme", room="x", type="publisher-connected", peer_id="p_1",
@@ -264,7 +260,7 @@ async def test_room_events_from_the_bridge(
         publisher_peer_id="p_1", subscriber_peer_id="p_2",
         connected_utc="2026-01-01T12:00:01Z", packets_forwarded_at_conn=40,
     )  # fmt: skip
-    async with httpx.AsyncClient(base_url=base, timeout=30) as http:
+    async with server.http() as http:
         for message in (published, subscribed):
             body = orjson.dumps(message.model_dump(mode="json"))
             headers = {protocol.SIGNATURE_HEADER: protocol.sign(secret, body)}

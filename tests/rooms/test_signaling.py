@@ -8,7 +8,6 @@ from typing import Any
 
 import orjson
 import pytest
-from httpx import AsyncClient
 from websockets.exceptions import ConnectionClosed
 
 from switchboard.platform.numbers import service as numbers
@@ -184,9 +183,7 @@ async def test_a_signed_out_console_session_no_longer_verifies_a_peer(
     admin signs out, a copy of the cookie is an anonymous peer's, which waits."""
     await with_lobby(runtime, acme.id, "x")
     await console_clients(runtime, acme)
-    async with AsyncClient(
-        base_url=f"http://127.0.0.1:{server.port}", headers={"Host": acme.host}
-    ) as console:
+    async with server.http(acme.host) as console:
         assert (await sign_in(console)).status_code == 303
         cookie = f"sb_console={console.cookies['sb_console']}"
         admin = Client(await server.peer(acme.host, cookie=cookie))
