@@ -45,7 +45,7 @@ class RawServer:
     changed: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def until(self, predicate: Callable[[], bool]) -> None:
-        async with asyncio.timeout(5):
+        async with asyncio.timeout(30):
             while not predicate():
                 self.changed.clear()
                 await self.changed.wait()
