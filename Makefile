@@ -53,7 +53,7 @@ test: install ## Run the whole suite (SQLite, and PostgreSQL when SWITCHBOARD_TE
 	@# after the parallel suite, one at a time
 	SWITCHBOARD_TEST_ALONE=1 $(BIN)/pytest -q -n 0 -m alone
 
-check: install lint typecheck ## ruff (format + lint), the import contracts and mypy --strict on src/ and bench/
+check: install lint typecheck ## ruff (format + lint), the import contracts and mypy --strict on src/, tests/ and bench/
 
 lint:
 	$(BIN)/ruff format --check src tests bench scripts

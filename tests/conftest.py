@@ -19,6 +19,7 @@ import pytest
 from click.testing import CliRunner
 from httpx import ASGITransport, AsyncClient
 from sqlalchemy import (
+    ColumnElement,
     CompoundSelect,
     Table,
     cast,
@@ -160,11 +161,11 @@ def _emptied_tables() -> list[Table]:
 
 
 @functools.cache
-def _used_tables_query() -> CompoundSelect:
+def _used_tables_query() -> CompoundSelect[str]:
     """Which tables an earlier test touched: rows in them, or their id sequence moved."""
     checks = []
     for table in _emptied_tables():
-        used = exists(select(literal(1)).select_from(table))
+        used: ColumnElement[bool] = exists(select(literal(1)).select_from(table))
         if _has_id_sequence(table):
             sequence = cast(func.pg_get_serial_sequence(table.name, "id"), REGCLASS)
             used = or_(used, func.pg_sequence_last_value(sequence).is_not(None))

@@ -11,6 +11,7 @@ from httpx import AsyncClient, Response
 
 from switchboard.bridge import protocol
 from switchboard.identity import service as identity
+from switchboard.kit.errors import BadRequest
 from switchboard.platform.bridging.client import bridge_secret
 from switchboard.platform.numbers import service as numbers
 from switchboard.runtime import Runtime
@@ -221,7 +222,7 @@ async def test_a_bad_sip_address_is_refused_and_changes_nothing(
     runtime: Runtime, acme: TenantFixture, uri: str
 ) -> None:
     await add_user(runtime, acme, "anna", "sip:anna@pbx.acme.test")
-    with pytest.raises(identity.BadRequest):
+    with pytest.raises(BadRequest):
         async with runtime.db.transaction() as session:
             await identity.set_sip_uri(session, tenant_id=acme.id, username="anna", uri=uri)
     async with runtime.db.transaction() as session:

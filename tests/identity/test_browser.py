@@ -88,7 +88,7 @@ def _authorize_url(base: str, **extra: str) -> str:
 
 
 def test_sign_in_then_open_a_share_in_a_fresh_context(server: Server) -> None:
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import Dialog, sync_playwright
 
     base = server.base
     callback = f"{base}/admin/callback"
@@ -137,7 +137,12 @@ def test_sign_in_then_open_a_share_in_a_fresh_context(server: Server) -> None:
         stranger = browser.new_context()  # no cookies, no session
         dialogs: list[str] = []
         viewer = stranger.new_page()
-        viewer.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+
+        def dismissed(dialog: Dialog) -> None:
+            dialogs.append(dialog.message)
+            dialog.dismiss()
+
+        viewer.on("dialog", dismissed)
         viewer.goto(share["url"])
         turns = viewer.locator(".turn p").all_inner_texts()
         assert turns == ["Hello from Acme.", HOSTILE]

@@ -15,6 +15,7 @@ from aiohttp import web
 from httpx import AsyncClient
 from joserfc import jwt
 from joserfc.jwk import RSAKey
+from sqlalchemy.pool import QueuePool
 
 from switchboard.auth.external import UNAVAILABLE, UNTRUSTED
 from switchboard.kit.clock import ManualClock
@@ -277,7 +278,9 @@ async def test_a_slow_jwks_holds_no_transaction_and_no_other_tenants_write(
         slow_jwks.release.clear()
         pending = asyncio.create_task(app_client.post(path, json=body, headers=_bearer(forged)))
         await asyncio.wait_for(slow_jwks.asked.wait(), timeout=30)
-        assert runtime.db.engine.pool.checkedout() == 0, path
+        pool = runtime.db.engine.pool
+        assert isinstance(pool, QueuePool)
+        assert pool.checkedout() == 0, path
         assert await asyncio.wait_for(globex.token(app_client), timeout=30)
         assert not pending.done(), path  # the other tenant's write did not wait for the fetch
         slow_jwks.release.set()

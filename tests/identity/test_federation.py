@@ -265,9 +265,10 @@ async def test_first_sign_in_creates_the_user_and_later_ones_find_it(
         if cookie.domain.startswith(PRIMARY_HOST):
             browser.cookies.delete(cookie.name, domain=cookie.domain, path=cookie.path)
     started = await to_broker(browser)
-    back = await browser.get(started.headers["location"])  # the broker's session is still there
-    assert back.status_code == 302, back.text
-    tokens = await console_tokens(browser, await browser.get(back.headers["location"]))
+    # the broker's session is still there: it sends the browser back at once
+    returned = await browser.get(started.headers["location"])
+    assert returned.status_code == 302, returned.text
+    tokens = await console_tokens(browser, await browser.get(returned.headers["location"]))
     again = await local_claims(browser, str(tokens["access_token"]))
     assert again["sub"] == claims["sub"]
 

@@ -83,7 +83,9 @@ async def lock_out(browser: AsyncClient, host: str, username: str = "admin") -> 
 
 
 def device_cookie(browser: AsyncClient) -> str:
-    return next(c.value for c in browser.cookies.jar if c.name == lockout.DEVICE_COOKIE)
+    value = next(c.value for c in browser.cookies.jar if c.name == lockout.DEVICE_COOKIE)
+    assert value is not None
+    return value
 
 
 async def password_grant(browser: AsyncClient, host: str) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 from collections.abc import AsyncIterator
+from typing import Any
 from urllib.parse import urlencode
 
 import pytest
@@ -71,7 +72,9 @@ async def get_code(browser: AsyncClient, **overrides: str | None) -> str:
     return params["code"]
 
 
-async def exchange(browser: AsyncClient, code: str, **overrides: str | None) -> tuple[int, dict]:
+async def exchange(
+    browser: AsyncClient, code: str, **overrides: str | None
+) -> tuple[int, dict[str, Any]]:
     form: dict[str, str | None] = {
         "grant_type": "authorization_code",
         "client_id": "console",

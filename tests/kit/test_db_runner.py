@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import pytest
 from sqlalchemy import (
@@ -132,8 +133,10 @@ async def test_a_unit_cancelled_mid_way_leaves_the_pool_usable(database: Databas
         with pytest.raises(asyncio.CancelledError):
             await task
     one = select(bindparam("n", type_=Integer))
-    answers = await asyncio.gather(
-        *(database.read_on_driver(lambda r, n=n: r.rows(one, {"n": n})) for n in range(30))
-    )
+
+    def numbered(n: int) -> Callable[[Runner], list[tuple[Any, ...]]]:
+        return lambda runner: runner.rows(one, {"n": n})
+
+    answers = await asyncio.gather(*(database.read_on_driver(numbered(n)) for n in range(30)))
     assert answers == [[(n,)] for n in range(30)]
     assert await database.read(_through_a_session) == []  # the cancelled units wrote nothing

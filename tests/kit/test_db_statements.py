@@ -129,7 +129,7 @@ async def test_a_connection_the_server_dropped_is_not_handed_out_again(
     )
     await other.read(lambda session: session.execute(kill).all())
     await other.dispose()
-    outcomes = []
+    outcomes: list[object] = []
     for n in range(3):
         try:
             outcomes.append(await database.first(one, {"n": n}))

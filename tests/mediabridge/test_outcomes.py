@@ -154,8 +154,8 @@ async def test_every_row_of_the_outcome_table(
         assert answered["answerMs"] > 0
 
     # the same, as a real HTTP receiver got the webhooks
-    answered = {"finished", "alaw", "far-hangup", "failover", "max-duration", "tcp", "hangup"}
-    expected = 3 * len(answered) + len(set(ids) - answered)  # unanswered: "finished" only
+    picked_up = {"finished", "alaw", "far-hangup", "failover", "max-duration", "tcp", "hangup"}
+    expected = 3 * len(picked_up) + len(set(ids) - picked_up)  # unanswered: "finished" only
     bodies = await deliver_until(
         platform.runtime, receiver, lambda bodies: len(bodies) >= expected, path="/hooks"
     )
@@ -169,11 +169,11 @@ async def test_every_row_of_the_outcome_table(
 
     # RTP flowed both ways (the echo trunks return what they hear), DTMF was received
     for name in ("finished", "alaw", "max-duration", "tcp"):
-        status = await bridge_status(bridge, ids[name])
+        log = await bridge_status(bridge, ids[name])
         # the attempt's own log, what a platform that lost callbacks recovers from
-        assert [e["type"] for e in status["events"]] == ["answered", "ai-started", "ended"]
-        assert status["events"][-1]["ended"] == status["ended"]
-        ended = status["ended"]
+        assert [e["type"] for e in log["events"]] == ["answered", "ai-started", "ended"]
+        assert log["events"][-1]["ended"] == log["ended"]
+        ended = log["ended"]
         assert ended["rtpPacketsSent"] > 50, ended
         assert ended["rtpPacketsReceived"] > 50, ended
     assert "DTMF digit 1 received" in bridge.process.output()

@@ -38,7 +38,7 @@ async def fence(caller: Caller) -> list[str]:
     caller.cseq += 1
     probe = {"Call-ID": f"fence-{caller.cseq}", "To": f"<sip:{caller.did}@127.0.0.1>"}
     caller.send(caller.wire("OPTIONS", headers=probe))
-    before = []
+    before: list[str] = []
     while True:
         reply = await caller.reply()
         cseq = reply.headers.get_first("cseq")

@@ -178,7 +178,7 @@ async def test_bad_input_is_refused_and_changes_nothing(
     for result, message in refusals:
         assert result.exit_code == 2, result.output
         assert message in result.stderr
-    rules = [
+    rules: list[tuple[dict[str, Any], str]] = [
         ({"language": "english!"}, "language"),
         ({"max_duration_sec": 5}, "maxDurationSec"),
         ({"max_duration_sec": 3601}, "maxDurationSec"),

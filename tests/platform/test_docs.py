@@ -10,7 +10,8 @@ from urllib.parse import urlsplit
 import pytest
 from httpx import AsyncClient
 
-from tests.linen.test_docs_browser import ARGS, CHROMIUM, server  # noqa: F401 (a fixture)
+from tests.browser import ARGS, CHROMIUM
+from tests.linen.test_docs_browser import server  # noqa: F401 (a fixture)
 
 
 async def test_the_catalogue_links_the_reference(app_client: AsyncClient) -> None:

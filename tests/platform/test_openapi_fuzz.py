@@ -10,12 +10,14 @@ checks and more.
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import hypothesis
 import pytest
 import schemathesis
 from httpx import ASGITransport, AsyncClient
 from schemathesis.checks import not_a_server_error
+from schemathesis.core.result import Ok
 from schemathesis.specs.openapi import checks as openapi_checks
 
 from switchboard.app import create_app
@@ -58,6 +60,7 @@ def test_every_operation_conforms(settings: Settings, document: str) -> None:
     schema = schemathesis.openapi.from_asgi(document, create_app(settings))
     tested = 0
     for result in schema.get_all_operations():
+        assert isinstance(result, Ok), result.err()
         operation = result.ok()
 
         @hypothesis.given(case=operation.as_strategy())
@@ -69,7 +72,7 @@ def test_every_operation_conforms(settings: Settings, document: str) -> None:
             suppress_health_check=list(hypothesis.HealthCheck),
             phases=[hypothesis.Phase.explicit, hypothesis.Phase.generate],
         )
-        def run(case: schemathesis.Case) -> None:
+        def run(case: schemathesis.Case[Any]) -> None:
             case.call_and_validate(headers=headers, checks=CHECKS)
 
         run()

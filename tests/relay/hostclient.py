@@ -13,6 +13,19 @@ import socket
 import ssl
 import struct
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the checker reads it as the tests package's module
+    from tests.relay.turnclient import (
+        CONNECTION_BIND,
+        CONNECTION_ID,
+        TCP,
+        Connection,
+        TurnClient,
+        TurnError,
+    )
+else:  # run as ``python hostclient.py``: turnclient.py is beside it, first on sys.path
+    from turnclient import CONNECTION_BIND, CONNECTION_ID, TCP, Connection, TurnClient, TurnError
 
 TIMEOUT = 2.0
 # The address a test host sends from (one of several of its /64), or the kernel's choice.
@@ -178,7 +191,6 @@ def turn_send(host: str, port: int, transport: str, username: str, password: str
               peer_port: int, family: int) -> str:  # fmt: skip
     """Allocate (address family 1: IPv4, 2: IPv6), permit ``peer`` and send it one datagram
     through the relay: 'sent <relayed ip> <relayed port>' or 'refused <STUN error code>'."""
-    from turnclient import Connection, TurnClient, TurnError
 
     connection = Connection(host, port, transport, _client_context())
     client = TurnClient(connection, username, password)
@@ -214,7 +226,6 @@ def turn_permits(host: str, port: int, transport: str, username: str, password: 
                  family: int, peers: list[str]) -> list[str]:  # fmt: skip
     """One allocation (family 1: IPv4, 2: IPv6) asks a permission for each peer: 'ok' or the
     STUN error code, per peer; or 'allocation refused <code>'."""
-    from turnclient import Connection, TurnClient, TurnError
 
     connection = Connection(host, port, transport, _client_context())
     client = TurnClient(connection, username, password)
@@ -240,7 +251,6 @@ def turn_permits(host: str, port: int, transport: str, username: str, password: 
 def turn_pair(host: str, port: int, transport: str, username: str, password: str) -> str:
     """Two allocations on the relay, the second reached from the first through the relay's own
     address (two peers that both need the relay): 'delivered' or 'lost'."""
-    from turnclient import Connection, TurnClient
 
     first, second = (TurnClient(Connection(host, port, transport, _client_context()),
                                 username, password) for _ in range(2))  # fmt: skip
@@ -264,7 +274,6 @@ def turn_tcp(host: str, port: int, transport: str, username: str, password: str,
              peer_port: int) -> str:  # fmt: skip
     """An RFC 6062 TCP allocation that connects to ``peer`` and writes one line there:
     'connected', or 'refused <STUN error code>'."""
-    from turnclient import CONNECTION_BIND, CONNECTION_ID, TCP, Connection, TurnClient, TurnError
 
     control = Connection(host, port, transport, _client_context())
     client = TurnClient(control, username, password)
@@ -308,18 +317,21 @@ def main() -> None:
         elif action == "turn":
             results.append(asyncio.run(turn_allocate(host, int(port), *rest)))
         elif action == "turn-send":
-            *auth, peer, peer_port, family = rest
-            results.append(turn_send(host, int(port), *auth, peer, int(peer_port), int(family)))
+            transport, username, password, peer, peer_port, family = rest
+            results.append(turn_send(host, int(port), transport, username, password, peer,
+                                     int(peer_port), int(family)))  # fmt: skip
         elif action == "udp-sink":
             results.append(udp_sink(host, int(port), float(rest[0])))
         elif action == "turn-permits":
-            *auth, family = rest[:4]
-            results.extend(turn_permits(host, int(port), *auth, int(family), rest[4:]))
+            transport, username, password, family = rest[:4]
+            results.extend(turn_permits(host, int(port), transport, username, password,
+                                        int(family), rest[4:]))  # fmt: skip
         elif action == "turn-pair":
             results.append(turn_pair(host, int(port), *rest))
         elif action == "turn-tcp":
-            *auth, peer, peer_port = rest
-            results.append(turn_tcp(host, int(port), *auth, peer, int(peer_port)))
+            transport, username, password, peer, peer_port = rest
+            results.append(turn_tcp(host, int(port), transport, username, password, peer,
+                                    int(peer_port)))  # fmt: skip
     print(json.dumps(results), flush=True)
 
 

@@ -79,12 +79,12 @@ async def test_an_allocation_reaches_no_service_of_the_relay_host(
     assert stats.relay_to_self_drops == 9
     assert "relay_to_self_drops=9" in stats.line()
     # A peer outside the host still gets what an allocation sends it.
-    sink = await b.start("udp-sink", b.address, 40000, 5)
-    await b.ready(sink)
+    outside = await b.start("udp-sink", b.address, 40000, 5)
+    await b.ready(outside)
     [sent] = await a.run("turn-send", a.gateway, relay.settings.turn_port, "udp", *credentials(),
                          b.address, 40000, 1)  # fmt: skip
     assert sent.startswith("sent ")
-    assert await b.finish(sink) == [f"relayed-by-turn from {a.gateway}"]
+    assert await b.finish(outside) == [f"relayed-by-turn from {a.gateway}"]
 
 
 async def test_two_peers_relayed_by_the_same_relay_still_reach_each_other(

@@ -79,7 +79,8 @@ def encode(method: int, klass: int, attrs: Attributes, tid: bytes, key: bytes | 
 def decode(data: bytes) -> tuple[int, bytes, dict[int, bytes]]:
     """(message type, transaction id, attributes) of one STUN message."""
     kind, length = struct.unpack("!HH", data[:4])
-    tid, attrs, offset = data[8:20], {}, 20
+    tid, offset = data[8:20], 20
+    attrs: dict[int, bytes] = {}
     while offset < 20 + length:
         attr, size = struct.unpack("!HH", data[offset : offset + 4])
         attrs.setdefault(attr, data[offset + 4 : offset + 4 + size])

@@ -97,7 +97,8 @@ def hooks_of(runtime: Runtime, receiver: Receiver) -> Callable[..., Any]:
 @pytest.fixture
 async def hooks(acme: factories.TenantFixture, hooks_of: Callable[..., Any]) -> Callable[..., Any]:
     """``await hooks(count)``: the bodies of acme's events once the receiver holds ``count``."""
-    return await hooks_of(acme)
+    delivered: Callable[..., Any] = await hooks_of(acme)
+    return delivered
 
 
 @dataclass

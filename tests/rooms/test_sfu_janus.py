@@ -14,12 +14,13 @@ from typing import Any
 import pytest
 
 from switchboard.mediabridge.rooms.process import JANUS
+from switchboard.platform.rooms.simpeer import RoomPeer
 from switchboard.runtime import Runtime
 from tests import factories
 from tests.browser import ARGS, CHROMIUM, needs_chromium
 from tests.mediabridge.components import SECRET, BridgeProcess, free_port
 from tests.rooms.conftest import Server
-from tests.rooms.peers import RoomPeer, describe, three_peers_move_to_the_sfu, until
+from tests.rooms.peers import describe, three_peers_move_to_the_sfu, until
 from tests.rooms.test_browser import INBOUND_BYTES, MEDIA_ARGS, TRACK_PCS
 from tests.rooms.test_cascade import set_sfu
 

@@ -14,13 +14,14 @@ from switchboard.kit.clock import ManualClock
 from switchboard.mediabridge.engines.speech import espeak_voice, synthesize
 from switchboard.platform.numbers import service as numbers
 from switchboard.platform.rooms import vnum
+from switchboard.platform.rooms.simpeer import RoomPeer
 from switchboard.runtime import Runtime
 from tests import factories
 from tests.browser import ARGS, CHROMIUM, needs_chromium
 from tests.mediabridge.components import BridgeProcess
 from tests.mediabridge.rooms.test_ai_peer import SpeechTrack
 from tests.rooms.conftest import Client, Server
-from tests.rooms.peers import RoomPeer, call_connected, media_arrives
+from tests.rooms.peers import call_connected, media_arrives
 from tests.rooms.test_browser import INBOUND_BYTES, MEDIA_ARGS, TRACK_PCS
 from tests.rooms.test_sfu_janus import bridge
 from tests.webhooks.conftest import Receiver, deliver_until, subscribe
@@ -40,6 +41,7 @@ async def delivered(runtime: Runtime, receiver: Receiver, event: str) -> list[di
 
 def finished(events: list[dict[str, Any]], call_id: str, number: str = NUMBER) -> dict[str, Any]:
     """The ``call.ended`` of a finished call from room ``desk``, with its ``transcript.saved``."""
+    ended: dict[str, Any]
     [ended] = [e["data"] for e in events if e["event"] == "call.ended"]
     assert ended == {
         "callId": call_id, "number": number, "room": "desk", "outcome": "finished",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from httpx import AsyncClient
+from sqlalchemy import delete
 
 from switchboard.platform.routing.models import InboundRoute
 from switchboard.runtime import Runtime
@@ -204,11 +205,7 @@ async def test_the_catchall_is_reinserted_when_missing(
     headers = await acme.auth(app_client)
     await app_client.post(URL, headers=headers, json={"Did": "100", "User": "alice"})
     async with runtime.db.transaction() as session:  # an operator's manual SQL
-        for row in (await session.execute(InboundRoute.__table__.select())).all():
-            if row.did == "*":
-                await session.execute(
-                    InboundRoute.__table__.delete().where(InboundRoute.id == row.id)
-                )
+        await session.execute(delete(InboundRoute).where(InboundRoute.did == "*"))
     assert await _rows(app_client, headers) == [
         {"did": "100", "fromNumber": "", "user": "alice"},
         {"did": "*", "fromNumber": "", "user": "admin"},

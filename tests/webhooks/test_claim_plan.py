@@ -143,7 +143,7 @@ async def test_sqlite_claims_by_the_due_index_of_pending_rows(
     args = compiled.arguments({"now": dt.datetime.now(dt.UTC), "limit": 128})
     async with runtime.db.engine.connect() as conn:
         result = await conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {compiled.sql}", tuple(args))
-        details = [str(row[3]) for row in result]
+        details = [str(detail) for detail in result.scalars(3)]
     assert any("USING INDEX ix_webhook_deliveries_due" in d for d in details), details
     assert not any(d.startswith("SCAN webhook_deliveries") for d in details), details
 

@@ -10,6 +10,7 @@ import os
 import random
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -100,16 +101,14 @@ async def test_sigkilled_workers_deliver_every_event_at_least_once(
             for _ in range(EVENTS // 50):
                 await fire(runtime, org, "call.started", count=50)
 
+        def reached(target: int) -> Callable[[], bool]:
+            return lambda: len(receiver.requests) >= target or len(_ids(receiver)) >= EVENTS * 2
+
         async def kill_randomly() -> None:
             for _ in range(KILLS):
                 # Each kill lands at a random point of the flow, on a worker that is sending.
                 target = len(receiver.requests) + chaos.randint(100, 600)
-                await receiver.wait_for(
-                    lambda target=target: (
-                        len(receiver.requests) >= target or len(_ids(receiver)) >= EVENTS * 2
-                    ),
-                    within=60,
-                )
+                await receiver.wait_for(reached(target), within=60)
                 running = [w for w in workers if w.ready.is_set()]
                 victim = chaos.choice(running or workers)
                 await victim.kill()

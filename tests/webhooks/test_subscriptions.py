@@ -241,8 +241,9 @@ async def test_cli_redelivers_everything_failed_since_a_time(
     assert await deliver_due(runtime) == 3
     assert [r.headers["X-Platform-Attempt"] for r in receiver.requests[12:]] == ["1"] * 3
     later = (clock.now() + dt.timedelta(minutes=5)).isoformat()
+    subscription = str(created["id"])
     assert await cli.json(
-        "redeliver", "--tenant", org.name, "--failed-since", later, "--subscription", created["id"]
+        "redeliver", "--tenant", org.name, "--failed-since", later, "--subscription", subscription
     ) == [{"requeued": 0}]
     result = await cli("redeliver", "--tenant", org.name)
     assert result.exit_code == 2

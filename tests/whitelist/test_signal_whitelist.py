@@ -109,7 +109,7 @@ async def test_bad_input_is_400_and_changes_nothing(
     assert (wrong_method.status_code, wrong_method.headers["allow"]) == (405, "POST")
     post_list = await app_client.post(URL, params={"whitelist": "list"}, headers=headers)
     assert post_list.status_code == 405
-    for body in (
+    for refused in (
         {"numbers": [{"number": "1" * 33}]},
         {"numbers": [{"comment": "x"}]},
         {"numbers": "+49"},
@@ -117,9 +117,9 @@ async def test_bad_input_is_400_and_changes_nothing(
         {},
     ):
         response = await app_client.post(
-            URL, params={"whitelist": "write"}, headers=headers, json=body
+            URL, params={"whitelist": "write"}, headers=headers, json=refused
         )
-        assert response.status_code == 400, body
+        assert response.status_code == 400, refused
     assert (await _list(app_client, headers))["numbers"] == [
         {"number": "+4930111", "comment": "office"}
     ]

@@ -60,7 +60,7 @@ async def test_bad_key_proofs_are_refused(
     fields: dict[str, object] = {"aud": ISSUER, "nonce": nonce, **change}
     iat = holder.now + int(str(fields.pop("iat"))) if "iat" in fields else None
     proof = holder.proof(
-        aud=str(fields["aud"]), nonce=fields["nonce"] and str(fields["nonce"]),
+        aud=str(fields["aud"]), nonce=None if fields["nonce"] is None else str(fields["nonce"]),
         typ=str(fields.get("typ", "openid4vci-proof+jwt")), iat=iat,
     )  # fmt: skip
     answer = await holder.request_credential(device, issuance, token=token, proof=proof)

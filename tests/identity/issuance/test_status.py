@@ -23,6 +23,7 @@ from click.testing import CliRunner, Result
 from httpx import AsyncClient, Response
 from joserfc import jwt
 from joserfc.jwk import ECKey, KeySet
+from sqlalchemy.pool import QueuePool
 from starlette.applications import Starlette
 
 from switchboard.cli import main
@@ -209,7 +210,7 @@ async def test_a_list_is_served_on_its_tenants_host_only(
     credential = await holder.receive(device, offer.link, tx_code=offer.tx_code)
     path = payload(credential)["status"]["status_list"]["uri"].removeprefix(BASE)
     assert (await device.get(path)).status_code == 200
-    async with client(app, f"http://{globex.host}") as other:  # type: ignore[arg-type]
+    async with client(app, f"http://{globex.host}") as other:
         assert (await other.get(path)).status_code == 404
     assert (await device.get("/oidc.ashx/status/unknown")).status_code == 404
 
@@ -439,7 +440,9 @@ async def test_a_slow_list_holds_no_transaction_and_no_other_tenants_write(
         )  # fmt: skip
         pending = asyncio.create_task(answer(device, started, "pid", presentation))
         await asyncio.wait_for(lists.asked.wait(), timeout=30)
-        assert runtime.db.engine.pool.checkedout() == 0
+        pool = runtime.db.engine.pool
+        assert isinstance(pool, QueuePool)
+        assert pool.checkedout() == 0
         assert await asyncio.wait_for(globex.token(browser), timeout=30)
         assert not pending.done()  # the other tenant's write did not wait for the fetch
         lists.gate.set()

@@ -344,6 +344,7 @@ async def test_the_environment_points_the_engine_at_another_endpoint(
         engine = create_engine("gemini", environ)
         assert engine.name == "gemini"
         session = engine.session(conversation())
+        assert isinstance(session, GeminiSession)
         await session.start()
         await eventually(lambda: session.record.output_turns == 1, "the model's turn")
         record = await session.finish("cancelled")

@@ -19,6 +19,7 @@ from switchboard.mediabridge.engines.base import (
     Record,
 )
 from switchboard.mediabridge.engines.offline import (
+    DEFAULT_SILENCE_TIMEOUT_SEC,
     ECHO_GUARD_FRAMES,
     SCRIPTS,
     OfflineEngine,
@@ -114,8 +115,8 @@ def conversation(language: str = "en-US", voice: str = "Kore") -> Conversation:
     )  # fmt: skip
 
 
-def engine(**kwargs: float) -> OfflineEngine:
-    return OfflineEngine(now=lambda: T0, **kwargs)
+def engine(silence_timeout_sec: float = DEFAULT_SILENCE_TIMEOUT_SEC) -> OfflineEngine:
+    return OfflineEngine(now=lambda: T0, silence_timeout_sec=silence_timeout_sec)
 
 
 async def started(eng: OfflineEngine, conv: Conversation | None = None) -> Call:

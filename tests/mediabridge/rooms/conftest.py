@@ -9,7 +9,7 @@ import shutil
 import socket
 import subprocess
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -110,7 +110,7 @@ async def room_events(platform_port: int) -> AsyncIterator[RoomEvents]:
         yield received
 
 
-async def signed(client: httpx.AsyncClient, url: str, payload: dict[str, object],
+async def signed(client: httpx.AsyncClient, url: str, payload: Mapping[str, object],
                  secret: str = SECRET) -> httpx.Response:  # fmt: skip
     body = orjson.dumps({"protocol": 1, **payload})
     headers = {protocol.SIGNATURE_HEADER: protocol.sign(secret, body),

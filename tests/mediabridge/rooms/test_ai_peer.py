@@ -123,6 +123,7 @@ async def test_a_browser_talks_to_the_ai_peer(
                 frame = await track.recv()
             except MediaStreamError:
                 return
+            assert isinstance(frame, AudioFrame)
             samples = frame.to_ndarray().astype(np.float64)
             heard.append(float(np.sqrt(np.mean(samples**2))))
 
