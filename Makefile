@@ -53,7 +53,7 @@ test: install ## Run the whole suite (SQLite, and PostgreSQL when SWITCHBOARD_TE
 	@# after the parallel suite, one at a time
 	SWITCHBOARD_TEST_ALONE=1 $(BIN)/pytest -q -n 0 -m alone
 
-check: install lint typecheck ## ruff (format + lint), the import contracts and mypy --strict on src/, tests/ and bench/
+check: install lint typecheck ## ruff (format + lint), the import contracts and mypy --strict on src/, tests/, bench/ and scripts/
 
 lint:
 	$(BIN)/ruff format --check src tests bench scripts
@@ -68,6 +68,7 @@ typecheck:
 	$(BIN)/mypy
 	@# the benchmarks too, so that a renamed function fails the check, not the next `make bench`
 	MYPYPATH=bench $(BIN)/mypy bench/*.py
+	$(BIN)/mypy scripts/*.py
 
 BENCH_POSTGRES ?= postgresql+asyncpg://127.0.0.1:5432/test
 # Benches with a goal in the table run on both backends (a scratch database on BENCH_POSTGRES).

@@ -8,7 +8,7 @@ import socket
 import tempfile
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -34,7 +34,7 @@ def free_port() -> int:
 
 @contextmanager
 def served(
-    seed: Callable[[Settings, str], Awaitable[Seeded]], **settings: Any
+    seed: Callable[[Settings, str], Coroutine[Any, Any, Seeded]], **settings: Any
 ) -> Iterator[tuple[str, Seeded]]:
     """The application on a free port over a scratch SQLite database, seeded by
     ``seed(settings, host)``; yields the base URL and what the seed returned."""
