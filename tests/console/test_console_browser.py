@@ -23,7 +23,7 @@ from switchboard.platform.transcripts.service import Turn, save_transcript
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
 from tests import factories
-from tests.browser import ARGS, CHROMIUM, needs_chromium
+from tests.browser import ARGS, CHROMIUM, HTTP_TIMEOUT, needs_chromium
 from tests.console.conftest import Receiver, run, serve
 from tests.console.signin import console_clients
 from tests.ports import free_port
@@ -185,6 +185,7 @@ def test_calls_webhooks_keys_and_transcripts(
     hung = httpx.post(
         f"{world.base}/api.ashx/v1/calls/{call_id}/hangup",
         headers={"Authorization": f"Bearer {world.api_key}"},
+        timeout=HTTP_TIMEOUT,
     )
     assert hung.status_code == 200, hung.text
     expect(status).to_have_text("cancelled", timeout=TIMEOUT)
@@ -201,12 +202,14 @@ def test_calls_webhooks_keys_and_transcripts(
         "phone": "+14155550101", "email": "ops@acme.test", "apiKey": "sk-engine-secret",
         "systemPrompt": "Remind Dana of the renewal.",
         "scheduleAtUtc": later.strftime("%Y-%m-%dT%H:%M:%SZ"),
-    })  # fmt: skip
+    }, timeout=HTTP_TIMEOUT)  # fmt: skip
     assert placed.status_code == 200, placed.text
     early = placed.json()["callId"]
 
     def hang_up_first(route: Route) -> None:
-        hung = httpx.post(f"{world.base}/api.ashx/v1/calls/{early}/hangup", headers=api)
+        hung = httpx.post(
+            f"{world.base}/api.ashx/v1/calls/{early}/hangup", headers=api, timeout=HTTP_TIMEOUT
+        )
         assert hung.status_code == 200, hung.text
         route.continue_()
 
@@ -279,7 +282,9 @@ def test_calls_webhooks_keys_and_transcripts(
     assert page.locator("[data-secret]").count() == 0
     expect(page.locator("#keys tr", has_text="billing")).to_have_count(1)
     used = httpx.get(
-        f"{world.base}/api.ashx/v1/calls", headers={"Authorization": f"Bearer {minted}"}
+        f"{world.base}/api.ashx/v1/calls",
+        headers={"Authorization": f"Bearer {minted}"},
+        timeout=HTTP_TIMEOUT,
     )
     assert used.status_code == 200
     page.goto(f"{world.base}/admin/api-keys")
@@ -289,7 +294,9 @@ def test_calls_webhooks_keys_and_transcripts(
     billing.locator("button", has_text="Revoke").click()
     expect(page.locator("#keys tr", has_text="billing").locator(".revoked")).not_to_have_text("")
     refused = httpx.get(
-        f"{world.base}/api.ashx/v1/calls", headers={"Authorization": f"Bearer {minted}"}
+        f"{world.base}/api.ashx/v1/calls",
+        headers={"Authorization": f"Bearer {minted}"},
+        timeout=HTTP_TIMEOUT,
     )
     assert refused.status_code == 401
 
@@ -452,6 +459,7 @@ def test_numbers_routing_whitelist_users_and_settings(world: World, browser: Any
         f"{world.base}/oidc.ashx/token",
         data={"grant_type": "password", "client_id": "cli", "username": "sam",
               "password": new_password},
+        timeout=HTTP_TIMEOUT,
     )  # fmt: skip
     assert token.status_code == 200, token.text
     for _ in range(6):  # lock sam out with wrong passwords
@@ -459,6 +467,7 @@ def test_numbers_routing_whitelist_users_and_settings(world: World, browser: Any
             f"{world.base}/oidc.ashx/token",
             data={"grant_type": "password", "client_id": "cli", "username": "sam",
                   "password": "wrong"},
+            timeout=HTTP_TIMEOUT,
         )  # fmt: skip
     page.goto(f"{world.base}/admin/users")
     expect(page.locator('tr[data-user="sam"] .lock')).to_contain_text("locked until")

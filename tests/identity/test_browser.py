@@ -23,7 +23,7 @@ from switchboard.settings import Settings
 from switchboard.tenants import service as tenants
 from tests import ports
 from tests.asgiserve import serving_in_thread
-from tests.browser import ARGS, CHROMIUM, needs_chromium
+from tests.browser import ARGS, CHROMIUM, HTTP_TIMEOUT, needs_chromium
 from tests.factories import PASSWORD
 from tests.transcripts.helpers import T0, outbound
 
@@ -120,6 +120,7 @@ def test_sign_in_then_open_a_share_in_a_fresh_context(server: Server) -> None:
                 "redirect_uri": callback,
                 "code_verifier": VERIFIER,
             },
+            timeout=HTTP_TIMEOUT,
         ).json()
         bearer = {"Authorization": f"Bearer {token['access_token']}"}
         # Signed in: the next authorization goes straight back with a code.
@@ -131,6 +132,7 @@ def test_sign_in_then_open_a_share_in_a_fresh_context(server: Server) -> None:
             f"{base}/api.ashx/v1/transcripts/oac-b10e50000001/shares",
             json={"ttlHours": 1},
             headers=bearer,
+            timeout=HTTP_TIMEOUT,
         ).json()
         assert share["url"].startswith(f"{base}/share/")
 

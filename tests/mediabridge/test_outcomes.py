@@ -27,7 +27,7 @@ SIPP_LIFETIME = 90  # seconds: a bound on a stuck sipp, not a timing
 
 async def bridge_status(bridge: Bridge, call_id: str, attempt: int = 1) -> dict[str, Any]:
     body = orjson.dumps({"protocol": 1, "callId": call_id, "attempt": attempt})
-    async with httpx.AsyncClient(base_url=bridge.process.url) as http:
+    async with httpx.AsyncClient(base_url=bridge.process.url, timeout=30) as http:
         response = await http.post(
             f"/v1/calls/{call_id}/status", content=body,
             headers={protocol.SIGNATURE_HEADER: protocol.sign(SECRET, body)},

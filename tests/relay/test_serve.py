@@ -103,7 +103,7 @@ async def test_serve_runs_coturn_behind_the_guard_and_cleans_up(
         assert relayed.startswith("relayed 127.0.0.1 ")
         [relayed] = await loopback.run("turn", "127.0.0.1", turn, "tcp", user, password)
         assert relayed.startswith("relayed 127.0.0.1 ")
-        async with httpx.AsyncClient() as client:
+        async with httpx.AsyncClient(timeout=30) as client:
             body = (await client.get(f"http://127.0.0.1:{metrics}/metrics")).text
         assert "switchboard_relay_tls_accepted_total 2.0" in body
         config = (tmp_path / "run" / "turnserver.conf").stat()

@@ -25,7 +25,7 @@ from switchboard.linen.laundries.models import Laundry
 from switchboard.runtime import Runtime
 from switchboard.settings import Settings
 from tests import factories
-from tests.browser import ARGS, CHROMIUM, needs_chromium
+from tests.browser import ARGS, CHROMIUM, HTTP_TIMEOUT, needs_chromium
 from tests.console.conftest import run, serve
 from tests.console.signin import console_clients
 from tests.linen.helpers import make_pdf
@@ -142,13 +142,17 @@ def test_a_turnover_day_in_the_browser(seeded: Seeded, browser: Any) -> None:
 
     # The laundry reports its counts and uploads its invoice through the Laundry API.
     headers = {"Authorization": f"Bearer {seeded.key}"}
-    jobs = httpx.get(f"{base}/api/laundry/jobs", headers=headers).json()["data"]
+    listed = httpx.get(f"{base}/api/laundry/jobs", headers=headers, timeout=HTTP_TIMEOUT)
+    jobs = listed.json()["data"]
     job = next(j for j in jobs if str(j["id"]) == sheet_id)
     counts = [{"itemTypeId": x["itemTypeId"], "qtyDelivered": x["qtyOrdered"],
                "qtyCollected": x["qtyOrdered"], "qtyRejected": 1 if i == 0 else 0}
               for i, x in enumerate(job["lines"])]  # fmt: skip
     reported = httpx.post(
-        f"{base}/api/laundry/jobs/{sheet_id}/delivery", json={"lines": counts}, headers=headers
+        f"{base}/api/laundry/jobs/{sheet_id}/delivery",
+        json={"lines": counts},
+        headers=headers,
+        timeout=HTTP_TIMEOUT,
     )
     assert reported.status_code == 200, reported.text
     page.reload()
@@ -166,6 +170,7 @@ def test_a_turnover_day_in_the_browser(seeded: Seeded, browser: Any) -> None:
         f"{base}/api/laundry/invoices", headers=headers,
         files={"file": ("inv.pdf", make_pdf(), "application/pdf"),
                "metadata": (None, json.dumps(meta), "application/json")},
+        timeout=HTTP_TIMEOUT,
     )  # fmt: skip
     assert uploaded.status_code == 201, uploaded.text
     page.reload()
@@ -263,7 +268,10 @@ def test_the_back_office_in_the_browser(seeded: Seeded, browser: Any, tmp_path: 
     assert "admin" in facts
     assert "14.76 EUR" in facts
     pdf_link = page.locator("a[href$='/pdf?download=1']").get_attribute("href")
-    assert httpx.get(f"{base}{pdf_link}", cookies=_cookies(page)).content == pdf.read_bytes()
+    assert (
+        httpx.get(f"{base}{pdf_link}", cookies=_cookies(page), timeout=HTTP_TIMEOUT).content
+        == pdf.read_bytes()
+    )
 
     page.click("header >> text=Statistics")
     page.select_option('select[name="groupBy"]', "property")
