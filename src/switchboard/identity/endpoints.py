@@ -74,6 +74,16 @@ async def token(
     issuer = _issuer(runtime, request)
     result: TokenSet | None = None
     failure: OAuthError | None = None
+    # Argon2 before the write transaction, which would otherwise hold it (decision 0032).
+    checked = None
+    if grant_type == "password":
+        checked = await service.precheck_password(
+            runtime.db,
+            runtime.passwords,
+            host=request_host(request),
+            username=username,
+            password=password,
+        )
     # Failed attempts must be recorded even though the request fails: commit, then answer.
     async with runtime.db.transaction() as session:
         tenant = await tenants.resolve_host(session, request_host(request))
@@ -95,7 +105,7 @@ async def token(
                 )  # fmt: skip
                 result = await _client_grant(
                     session, runtime, tenant=tenant, issuer=issuer, grant_type=grant_type,
-                    form=form, authorization=authorization,
+                    form=form, authorization=authorization, checked=checked,
                 )  # fmt: skip
         except OAuthError as exc:
             failure = exc
@@ -129,8 +139,10 @@ async def _client_grant(
     grant_type: str,
     form: _ClientForm,
     authorization: str | None,
+    checked: service.PasswordCheck | None,
 ) -> TokenSet:
-    """The authorization_code, password and refresh_token grants: the client authenticates."""
+    """The authorization_code, password and refresh_token grants: the client authenticates.
+    ``checked``: the password grant's password, verified before the transaction."""
     settings = runtime.settings
     client = await clients.authenticate_client(
         session,
@@ -165,6 +177,7 @@ async def _client_grant(
             max_failures=settings.login_max_failures,
             lockout_seconds=settings.login_lockout_seconds,
             passwords=runtime.passwords,
+            checked=checked,
         )
     return await service.refresh_grant(
         session,

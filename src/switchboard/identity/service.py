@@ -6,6 +6,7 @@ import datetime as dt
 import re
 import secrets
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from sqlalchemy import Select, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -25,7 +26,9 @@ from switchboard.identity import lockout
 from switchboard.identity.errors import OAuthError
 from switchboard.kit.clock import Clock
 from switchboard.kit.crypto import random_token, sha256_hex
+from switchboard.kit.db import Database
 from switchboard.kit.errors import BadRequest, Conflict, Forbidden, NotFound
+from switchboard.tenants import service as tenants
 from switchboard.tenants.models import Tenant
 
 SUPPORTED_SCOPES = ("openid", "offline_access", "profile", "email")
@@ -58,7 +61,7 @@ async def create_user(
     user = User(
         tenant_id=tenant.id,
         username=username,
-        password_hash=passwords.hash(password),
+        password_hash=await passwords.hash(password),
         role=role,
         created_at=clock.now(),
     )
@@ -120,7 +123,7 @@ async def set_password(
         raise BadRequest("password must have at least 8 characters")
     user = await get_user(session, tenant_id=tenant_id, username=username)
     _not_self(user, actor_id, "reset the password of")
-    user.password_hash = passwords.hash(password)
+    user.password_hash = await passwords.hash(password)
     user.failed_logins = 0
     user.locked_until = None
     await lockout.forget_devices(session, user)
@@ -256,6 +259,36 @@ def parse_scopes(scope: str | None) -> list[str]:
     return scopes
 
 
+@dataclass(frozen=True, slots=True)
+class PasswordCheck:
+    """A password verified before the request's write transaction, against the hash stored
+    then (``None``: no such user). The verdict is Argon2's for that hash string and that
+    password, so it holds for whatever row still stores exactly that string (decision 0032)."""
+
+    stored: str | None
+    ok: bool
+
+
+async def precheck_password(
+    db: Database, passwords: Passwords, *, host: str, username: str | None, password: str | None
+) -> PasswordCheck | None:
+    """Verify ``password`` outside any transaction: one short read of the hash the Host's
+    tenant keeps for ``username``, then Argon2 on its own threads (decision 0032). ``None``
+    when there is nothing to verify."""
+    if not username or password is None:
+        return None
+    async with db.transaction(read_only=True) as session:
+        tenant = await tenants.resolve_host(session, host)
+        stored = None
+        if tenant is not None:
+            stored = await session.scalar(
+                select(User.password_hash).where(
+                    User.tenant_id == tenant.id, User.username == username
+                )
+            )
+    return PasswordCheck(stored, await passwords.verify(stored, password))
+
+
 async def check_password(
     session: AsyncSession,
     *,
@@ -267,6 +300,7 @@ async def check_password(
     lockout_seconds: int,
     passwords: Passwords,
     devices: Sequence[lockout.Device] = (),
+    checked: PasswordCheck | None = None,
 ) -> User:
     """The user these credentials name; repeated wrong passwords lock the user out for a while
     (the sign-in page and the password grant share this rule, decision 0006).
@@ -274,6 +308,10 @@ async def check_password(
     ``devices``: the entries of the browser's device cookie (the login page only, decision
     0031). When one vouches for the user, the attempt is counted against that device and
     refused only while the device is locked; the user's own tally is neither read nor reset.
+
+    ``checked``: the password verified before the transaction (``precheck_password``); taken
+    when the user's stored hash is still the one it was checked against, and verified here
+    otherwise (the password changed in between, or nothing was checked).
 
     Failures are flushed before the error is raised: the caller commits them.
     """
@@ -295,7 +333,11 @@ async def check_password(
             status=429,
             retry_after=wait,
         )
-    ok = passwords.verify(user.password_hash if user else None, password)
+    stored = user.password_hash if user else None
+    if checked is not None and checked.stored == stored:
+        ok = checked.ok
+    else:
+        ok = await passwords.verify(stored, password)
     if user is None or not ok or user.disabled:
         if user is not None and not ok:
             if device is not None:
@@ -332,12 +374,14 @@ async def password_grant(
     max_failures: int,
     lockout_seconds: int,
     passwords: Passwords,
+    checked: PasswordCheck | None = None,
 ) -> TokenSet:
     """Resource-owner password grant, with the lockout of ``check_password``."""
     scopes = parse_scopes(scope)
     user = await check_password(
         session, tenant=tenant, clock=clock, username=username, password=password,
         max_failures=max_failures, lockout_seconds=lockout_seconds, passwords=passwords,
+        checked=checked,
     )  # fmt: skip
     return await tokens.issue(
         session,

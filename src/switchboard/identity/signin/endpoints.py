@@ -253,13 +253,24 @@ async def authorize_submit(request: Request, runtime: RuntimeDep) -> Response:
     fields = {k: form.get(k) for k in ("username", "password", "csrf_token")}
     values = {k: v if isinstance(v, str) and "\x00" not in v else None for k, v in fields.items()}
     settings = runtime.settings
+    csrf_ok = pages.csrf_ok(request, values["csrf_token"])
+    # Argon2 before the write transaction, which would otherwise hold it (decision 0032).
+    checked = None
+    if csrf_ok:
+        checked = await identity.precheck_password(
+            runtime.db,
+            runtime.passwords,
+            host=request_host(request),
+            username=values["username"],
+            password=values["password"],
+        )
     async with runtime.db.transaction() as session:
         parsed = await parse_authorization(session, request, issuer)
         if isinstance(parsed, Response):
             return parsed
         tenant, auth = parsed
         username = values["username"] or ""
-        if not pages.csrf_ok(request, values["csrf_token"]):
+        if not csrf_ok:
             message = "The form expired. Please sign in again."
             return await login_page(
                 session, request, runtime, tenant, auth, message=message, status=400
@@ -271,7 +282,7 @@ async def authorize_submit(request: Request, runtime: RuntimeDep) -> Response:
                 session, tenant=tenant, clock=runtime.clock, username=username,
                 password=values["password"], max_failures=settings.login_max_failures,
                 lockout_seconds=settings.login_lockout_seconds, passwords=runtime.passwords,
-                devices=devices,
+                devices=devices, checked=checked,
             )  # fmt: skip
         except OAuthError as exc:
             # A rendered page (not a raised error): the failure counted above is committed.
