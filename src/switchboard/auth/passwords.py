@@ -16,22 +16,22 @@ from concurrent.futures import ThreadPoolExecutor
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
+# Hashes running at once: with the default memory cost (64 MiB) at most 512 MiB in use.
+MAX_WORKERS = 8
+
 
 class Passwords:
-    """Hashes and verifies passwords; an unknown user still costs one verification.
+    """Hashes and verifies passwords; an unknown user still costs one verification. One hash
+    runs at once a core, at most ``MAX_WORKERS``: each holds its memory cost while it runs."""
 
-    ``workers``: how many hashes run at once (one a core by default; each holds its memory
-    cost, 64 MiB by default, while it runs)."""
-
-    def __init__(
-        self, *, time_cost: int, memory_kib: int, parallelism: int, workers: int | None = None
-    ) -> None:
+    def __init__(self, *, time_cost: int, memory_kib: int, parallelism: int) -> None:
         self._hasher = PasswordHasher(
             time_cost=time_cost, memory_cost=memory_kib, parallelism=parallelism
         )
         self._dummy = self._hasher.hash("an unguessable placeholder used to even out timing")
         self._pool = ThreadPoolExecutor(
-            max_workers=workers or os.cpu_count() or 2, thread_name_prefix="argon2"
+            max_workers=min(os.cpu_count() or 2, MAX_WORKERS),
+            thread_name_prefix="argon2",
         )
 
     async def hash(self, password: str) -> str:
