@@ -11,9 +11,14 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 from httpx import AsyncClient, Response
+from sqlalchemy.ext.asyncio import AsyncSession
 
+from switchboard.auth.models import User
 from switchboard.auth.passwords import Passwords
 from switchboard.identity import clients
+from switchboard.identity import service as identity
+from switchboard.identity.errors import OAuthError
+from switchboard.identity.service import PasswordCheck
 from switchboard.runtime import Runtime
 from switchboard.tenants import service as tenants
 from tests.factories import PASSWORD, TenantFixture
@@ -88,3 +93,41 @@ async def test_other_requests_are_answered_while_a_password_is_checked(
     refused = await signing_in(app_client, "wrong-password")
     assert refused.status_code == 400, refused.text
     assert held.released_in_time == [True, True]
+
+
+async def test_a_verdict_taken_before_a_password_change_is_not_trusted(
+    runtime: Runtime, acme: TenantFixture
+) -> None:
+    """The transaction takes the verdict checked before it only while the user's stored hash is
+    the one checked against: a password changed in between is verified afresh."""
+    before = await identity.precheck_password(
+        runtime.db, runtime.passwords, host=acme.host, username="admin", password=PASSWORD
+    )
+    assert before is not None
+    assert before.ok
+    async with runtime.db.transaction() as session:
+        await identity.set_password(
+            session, tenant_id=acme.id, username="admin", password="a-new-password",
+            clock=runtime.clock, passwords=runtime.passwords,
+        )  # fmt: skip
+    settings = runtime.settings
+
+    async def check(session: AsyncSession, password: str, checked: PasswordCheck | None) -> User:
+        tenant = await tenants.require_by_name(session, acme.name)
+        return await identity.check_password(
+            session, tenant=tenant, clock=runtime.clock, username="admin", password=password,
+            max_failures=settings.login_max_failures,
+            lockout_seconds=settings.login_lockout_seconds, passwords=runtime.passwords,
+            checked=checked,
+        )  # fmt: skip
+
+    async with runtime.db.transaction() as session:
+        with pytest.raises(OAuthError) as refused:
+            await check(session, PASSWORD, before)
+        assert refused.value.code == "invalid_grant"
+    # ... and a verdict against the hash as it is now is taken.
+    now = await identity.precheck_password(
+        runtime.db, runtime.passwords, host=acme.host, username="admin", password="a-new-password"
+    )
+    async with runtime.db.transaction() as session:
+        assert (await check(session, "a-new-password", now)).username == "admin"
