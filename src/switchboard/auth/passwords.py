@@ -5,12 +5,17 @@ the default parameters on a small server). They run on a few threads of their ow
 releases the GIL), never on the event loop: while one sign-in is checked the process goes on
 serving every other request, and a burst of sign-ins waits for those threads rather than for
 the loop or the default executor the rest of the application shares (decision 0032).
+
+A user can also have no usable password (``Passwords.unusable``: one created at a federated
+first sign-in, whom only the provider signs in). Its stored value is no hash, nothing verifies
+against it, and checking a password for it costs the same verification as for an unknown user.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import secrets
 from concurrent.futures import ThreadPoolExecutor
 
 from argon2 import PasswordHasher
@@ -18,6 +23,9 @@ from argon2.exceptions import InvalidHashError, VerificationError
 
 # Hashes running at once: with the default memory cost (64 MiB) at most 512 MiB in use.
 MAX_WORKERS = 8
+
+# A stored value that starts so is no hash (a PHC string starts with "$"): no password matches.
+UNUSABLE_PREFIX = "!"
 
 
 class Passwords:
@@ -34,6 +42,12 @@ class Passwords:
             thread_name_prefix="argon2",
         )
 
+    @staticmethod
+    def unusable() -> str:
+        """The stored value of a user without a password: computed at no cost, and different for
+        every user (the web apps' session stamps digest it)."""
+        return UNUSABLE_PREFIX + secrets.token_urlsafe(24)
+
     async def hash(self, password: str) -> str:
         return await asyncio.get_running_loop().run_in_executor(
             self._pool, self._hasher.hash, password
@@ -45,7 +59,9 @@ class Passwords:
         )
 
     def _verify(self, stored: str | None, password: str) -> bool:
+        usable = stored is not None and not stored.startswith(UNUSABLE_PREFIX)
+        against = stored if stored is not None and usable else self._dummy
         try:
-            return self._hasher.verify(stored or self._dummy, password) and stored is not None
+            return self._hasher.verify(against, password) and usable
         except (VerificationError, InvalidHashError):
             return False

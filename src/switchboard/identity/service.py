@@ -42,16 +42,18 @@ async def create_user(
     *,
     tenant: Tenant,
     username: str,
-    password: str,
+    password: str | None,
     role: str,
     clock: Clock,
     passwords: Passwords,
 ) -> User:
+    """A new user of ``tenant``; ``password=None`` makes one without a usable password (signed
+    in only through a federated provider until an administrator sets one)."""
     if role not in ROLES:
         raise BadRequest(f"role must be one of {', '.join(ROLES)}")
     if not username or len(username) > 128 or any(c.isspace() for c in username):
         raise BadRequest("username must be 1-128 characters without spaces")
-    if len(password) < 8:
+    if password is not None and len(password) < 8:
         raise BadRequest("password must have at least 8 characters")
     exists = await session.execute(
         select(User.id).where(User.tenant_id == tenant.id, User.username == username)
@@ -61,7 +63,7 @@ async def create_user(
     user = User(
         tenant_id=tenant.id,
         username=username,
-        password_hash=await passwords.hash(password),
+        password_hash=passwords.unusable() if password is None else await passwords.hash(password),
         role=role,
         created_at=clock.now(),
     )

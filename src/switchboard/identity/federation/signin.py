@@ -361,7 +361,7 @@ async def _first_login(
         raise Refused(f"the username {username!r} is taken here; ask an administrator")
     try:
         user = await identity.create_user(
-            session, tenant=tenant, username=username, password=secrets.token_urlsafe(32),
+            session, tenant=tenant, username=username, password=None,  # the provider signs in
             role=role or provider.default_role, clock=clock, passwords=passwords,
         )  # fmt: skip
     except BadRequest as exc:
