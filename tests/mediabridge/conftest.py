@@ -49,6 +49,7 @@ TRUNKS: dict[str, str] = {
     "tcp": 'transport = "tcp"',
     "hold": "",
     "hangup": "",
+    "routed": "",
 }
 TRUNK_PASSWORD = "s3cret-digest"
 # the secrets of Platform.receptionist's number, which the bridge must never log

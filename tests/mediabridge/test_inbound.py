@@ -39,6 +39,17 @@ async def inbound_call(
         await sipp.stop()
 
 
+async def users_phone(platform: Platform) -> int:
+    """The port of the admin's phone, the user an office-tab route rings."""
+    port = free_port()
+    async with platform.runtime.db.transaction() as session:
+        await identity.set_sip_uri(
+            session, tenant_id=platform.tenant_id, username="admin",
+            uri=f"sip:admin@127.0.0.1:{port}",
+        )  # fmt: skip
+    return port
+
+
 async def wait_for_event(platform: Platform, name: str, within: float = 20.0) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + within
@@ -108,12 +119,7 @@ async def test_a_did_with_no_route_is_refused_404_and_reported_nowhere(
 async def test_an_office_tab_route_rings_the_users_phone_and_bridges_the_media(
     bridge: Bridge, platform: Platform, tmp_path: Path
 ) -> None:
-    phone_port = free_port()
-    async with platform.runtime.db.transaction() as session:
-        await identity.set_sip_uri(
-            session, tenant_id=platform.tenant_id, username="admin",
-            uri=f"sip:admin@127.0.0.1:{phone_port}",
-        )  # fmt: skip
+    phone_port = await users_phone(platform)
     phone = await Sipp("uas_echo.xml", phone_port).start(tmp_path, keys={"codec": "0"}, echo=True)
     try:
         code = await inbound_call(
@@ -127,6 +133,26 @@ async def test_an_office_tab_route_rings_the_users_phone_and_bridges_the_media(
     found = inbound_events(await events(platform.runtime))
     assert [name for name, _ in found][:2] == ["call.answered", "call.ended"]
     assert found[1][1]["outcome"] == "far-hangup"
+
+
+async def test_a_proxy_that_record_routes_the_call_stays_on_its_path(
+    bridge: Bridge, platform: Platform, tmp_path: Path
+) -> None:
+    """The caller's INVITE came through a proxy that record-routed it, and the caller's Contact
+    names a port nobody listens at: the bridge's 200 names the proxy again, and its BYE (the
+    user's phone hung up) goes to the proxy with the route in a Route header (the scenario
+    checks both; without them it fails)."""
+    phone_port = await users_phone(platform)
+    phone = await Sipp("uas_answer_bye.xml", phone_port).start(tmp_path, echo=True)
+    try:
+        code = await inbound_call(
+            bridge, tmp_path, "uac_inbound_routed.xml", "+4930200", domain=PRIMARY_HOST
+        )
+        assert code == 0
+        assert await phone.exit_code() == 0  # the phone answered, hung up, had its BYE answered
+    finally:
+        await phone.stop()
+    await wait_for_event(platform, "call.ended")
 
 
 async def test_an_unreachable_platform_gets_the_caller_503_with_retry_after(

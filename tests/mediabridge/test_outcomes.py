@@ -82,6 +82,7 @@ async def test_every_row_of_the_outcome_table(
         "tcp": uas("uas_echo.xml", "tcp", keys={"codec": "0"}, echo=True, extra=["-t", "t1"]),
         "hangup": uas("uas_talk.xml", "hangup", extra=["-mi", "127.0.0.1"]),
         "hold": uas("uas_talk.xml", "hold", echo=False, extra=["-mi", "127.0.0.1"]),
+        "routed": uas("uas_record_route.xml", "routed", keys={"codec": "0"}, echo=True),
     }  # fmt: skip
     started = dict(zip(sipps, await asyncio.gather(*sipps.values()), strict=True))
     rows: dict[str, tuple[str, list[str], dict[str, Any]]] = {
@@ -96,6 +97,7 @@ async def test_every_row_of_the_outcome_table(
         "max-duration": ("+14155550109", ["hold"], {"maxSeconds": 10}),
         "tcp": ("+14155550110", ["tcp"], {}),
         "hangup": ("+14155550111", ["hangup"], {}),
+        "record-route": ("+14155550112", ["routed"], {}),
     }
     try:
         for phone, trunk_ids, _ in rows.values():
@@ -138,6 +140,8 @@ async def test_every_row_of_the_outcome_table(
     assert silent_trunk.invites >= 3  # timer A resent the INVITE until timer B gave up
     assert row("max-duration") == ("ended-success", "max-duration", 200, "")
     assert row("tcp") == ("ended-success", "finished", 200, "")
+    # the ACK and the BYE went through the proxies (sipp checked their Route headers)
+    assert row("record-route") == ("ended-success", "finished", 200, "")
     # the platform hung up an answered call: BYE (sipp's scenario ends with it), outcome cancelled
     assert row("hangup") == ("cancelled", "cancelled", 200, "")
 
@@ -154,7 +158,10 @@ async def test_every_row_of_the_outcome_table(
         assert answered["answerMs"] > 0
 
     # the same, as a real HTTP receiver got the webhooks
-    picked_up = {"finished", "alaw", "far-hangup", "failover", "max-duration", "tcp", "hangup"}
+    picked_up = {
+        "finished", "alaw", "far-hangup", "failover", "max-duration", "tcp", "hangup",
+        "record-route",
+    }  # fmt: skip
     expected = 3 * len(picked_up) + len(set(ids) - picked_up)  # unanswered: "finished" only
     bodies = await deliver_until(
         platform.runtime, receiver, lambda bodies: len(bodies) >= expected, path="/hooks"

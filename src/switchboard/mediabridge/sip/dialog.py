@@ -76,6 +76,9 @@ class Dialog:
     transport: str
     cseq: int = 1
     remote_cseq: int = 0  # the far end's last CSeq (0: none yet, RFC 3261 §12.2.2)
+    # the proxies that record-routed the dialog, nearest first (``messages.route_set``); with
+    # one, ``addr`` is the first proxy's, and a target refresh changes the remote target only
+    route: tuple[str, ...] = ()
     far_bye: asyncio.Event = field(default_factory=asyncio.Event)
     ended: bool = False
     media: SessionMedia | None = None  # set once the call's media is up
@@ -170,7 +173,7 @@ class Dialog:
         target, addr = messages.contact_target(request)
         if target:
             self.remote_target = target
-        if addr is not None and self.transport == "udp":
+        if addr is not None and self.transport == "udp" and not self.route:
             self.addr = addr  # over TCP one connection carries the whole dialog
 
     def _offer_answer(self, request: SipRequest) -> tuple[int, dict[str, str], bytes, bool]:
@@ -227,18 +230,26 @@ class Dialog:
         ours = messages.tag_of(request.headers.get_first("to"))
         return theirs == messages.tag_of(self.remote) and ours == messages.tag_of(self.local)
 
+    def _request(self, method: str, contact: str = "") -> SipRequest:
+        """This side's next request in the dialog: to the remote target, through the route set
+        (RFC 3261 §12.2.1.1)."""
+        self.cseq += 1
+        uri, route = messages.routed(self.remote_target, self.route)
+        return messages.request(
+            method, uri,
+            via_value=messages.via(self.transport, self.endpoint.local, messages.new_branch()),
+            from_value=self.local, to_value=self.remote, call_id=self.call_id, cseq=self.cseq,
+            contact=contact, route=route,
+        )  # fmt: skip
+
     async def bye(self) -> int:
         """End the dialog from this side; returns the status of the BYE's answer (0: none)."""
         if self.ended:
             return 0
         self.ended = True
-        self.cseq += 1
-        request = messages.request(
-            "BYE", self.remote_target,
-            via_value=messages.via(self.transport, self.endpoint.local, messages.new_branch()),
-            from_value=self.local, to_value=self.remote, call_id=self.call_id, cseq=self.cseq,
-        )  # fmt: skip
-        response = await send_request(self.endpoint, request, self.addr, self.transport)
+        response = await send_request(
+            self.endpoint, self._request("BYE"), self.addr, self.transport
+        )
         return response.status_code if response is not None else 0
 
     async def refer(self, refer_to: str, within: float) -> Transfer:
@@ -246,13 +257,7 @@ class Dialog:
         seconds, for the NOTIFY that reports the new call's final status."""
         while not self.notified.empty():
             self.notified.get_nowait()
-        self.cseq += 1
-        request = messages.request(
-            "REFER", self.remote_target,
-            via_value=messages.via(self.transport, self.endpoint.local, messages.new_branch()),
-            from_value=self.local, to_value=self.remote, call_id=self.call_id, cseq=self.cseq,
-            contact=self.endpoint.contact(),
-        )  # fmt: skip
+        request = self._request("REFER", contact=self.endpoint.contact())
         request.headers.set_single("Refer-To", f"<{refer_to}>")
         request.headers.set_single("Referred-By", self.endpoint.contact())
         response = await send_request(self.endpoint, request, self.addr, self.transport)

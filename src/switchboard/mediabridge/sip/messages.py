@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import ipaddress
 import secrets
+from collections.abc import Sequence
 
-from aiosipua import SipRequest, SipResponse, parse_address, parse_uri
+from aiosipua import SipRequest, SipResponse, SipUri, parse_address, parse_uri
 
 USER_AGENT = "switchboard-bridge/1"
 REASONS = {
@@ -49,9 +51,12 @@ def request(
     contact: str = "",
     body: bytes = b"",
     content_type: str = "application/sdp",
+    route: Sequence[str] = (),
 ) -> SipRequest:
     msg = SipRequest(method=method, uri=uri)
     msg.headers.append("Via", via_value)
+    for value in route:
+        msg.headers.append("Route", value)
     msg.headers.set_single("Max-Forwards", "70")
     msg.headers.set_single("From", from_value)
     msg.headers.set_single("To", to_value)
@@ -86,6 +91,9 @@ def response(
     msg.headers.set_single("To", to)
     msg.headers.set_single("Call-ID", req.headers.get_first("call-id") or "")
     msg.headers.set_single("CSeq", req.headers.get_first("cseq") or "")
+    if 100 < status < 300:  # the proxies that record-route stay on the path (RFC 3261 §12.1.1)
+        for value in req.headers.get("record-route"):
+            msg.headers.append("Record-Route", value)
     if contact:
         msg.headers.set_single("Contact", contact)
     msg.headers.set_single("User-Agent", USER_AGENT)
@@ -147,3 +155,52 @@ def tag_of(value: str | None) -> str:
         return parse_address(value).tag or ""
     except ValueError:
         return ""
+
+
+def route_set(msg: SipRequest | SipResponse) -> tuple[str, ...]:
+    """A dialog's route set (RFC 3261 §12.1): the Record-Route values of the INVITE as they are
+    (the bridge answered it), or of the 2xx reversed (the bridge sent it): either way the proxy
+    nearest the bridge first."""
+    values = tuple(msg.headers.get("record-route"))
+    return values if isinstance(msg, SipRequest) else values[::-1]
+
+
+def routed(target: str, route: Sequence[str]) -> tuple[str, tuple[str, ...]]:
+    """The Request-URI and the Route values of a request within a dialog (RFC 3261
+    §12.2.1.1): the remote target through a loose router (``lr``) that heads the route set; a
+    strict router is put in the Request-URI itself and the remote target at the route's end."""
+    if not route:
+        return target, ()
+    first = _route_uri(route[0])
+    if first is None or "lr" in first.params:
+        return target, tuple(route)
+    value = route[0]  # a name-addr (RFC 3261 §20.30): the URI is what its brackets hold
+    return value[value.find("<") + 1 : value.rfind(">")], (*route[1:], f"<{target}>")
+
+
+def next_hop(
+    route: Sequence[str], target: tuple[str, int] | None, source: tuple[str, int]
+) -> tuple[str, int]:
+    """Where the dialog's requests go: the first route's address; without a route set, the
+    remote target's (``target``). ``source`` is where the message that made the dialog came
+    from (the nearest proxy sent it): the fallback when the first route names a host by name
+    (the bridge resolves no names while a call runs: a look-up would hold up its media) or
+    there is no target."""
+    if not route:
+        return target or source
+    first = _route_uri(route[0])
+    if first is None:
+        return source
+    host = first.host.strip("[]")
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return source
+    return host, first.port or 5060
+
+
+def _route_uri(value: str) -> SipUri | None:
+    try:
+        return parse_address(value).uri
+    except ValueError:
+        return None

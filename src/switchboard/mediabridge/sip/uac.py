@@ -206,19 +206,23 @@ class Invite:
 
     def _dialog(self, txn: ClientTransaction, response: SipResponse) -> Dialog:
         target, addr = messages.contact_target(response)
+        route = messages.route_set(response)
         remote = response.headers.get_first("to") or self.to
         cseq = messages.cseq_of(txn.request)[0]
         dialog = Dialog(
             endpoint=self.endpoint, call_id=self.call_id, local=self.local, remote=remote,
-            remote_target=target or self.uri, addr=addr or txn.addr, transport=txn.transport,
-            cseq=cseq,
+            remote_target=target or self.uri,
+            addr=messages.next_hop(route, addr, txn.addr),
+            transport=txn.transport, cseq=cseq, route=route,
         )  # fmt: skip
         if self.trunk.transport == "tcp":
             dialog.addr = txn.addr  # one connection carries the whole dialog
+        uri, ack_route = messages.routed(dialog.remote_target, route)  # the ACK of a 2xx too
         ack = messages.request(
-            "ACK", dialog.remote_target,
+            "ACK", uri,
             via_value=messages.via(txn.transport, self.endpoint.local, messages.new_branch()),
             from_value=self.local, to_value=remote, call_id=self.call_id, cseq=cseq,
+            route=ack_route,
         )  # fmt: skip
         txn.send_ack(ack, dialog.addr)
         return dialog

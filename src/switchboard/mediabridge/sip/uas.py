@@ -116,11 +116,16 @@ class ServerInvite:
 
     def _make_dialog(self, response: SipResponse) -> Dialog:
         target, addr = messages.contact_target(self.request)
+        route = messages.route_set(self.request)
+        # over TCP one connection carries the whole dialog
+        tcp = self.transport == "tcp"
+        addr = self.addr if tcp else messages.next_hop(route, addr, self.addr)
         return Dialog(
             endpoint=self.endpoint, call_id=self.call_id,
             local=response.headers.get_first("to") or "",
             remote=self.request.headers.get_first("from") or "",
             remote_target=target or self.request.uri,
-            addr=self.addr if self.transport == "tcp" or addr is None else addr,
+            addr=addr,
             transport=self.transport, cseq=0, remote_cseq=messages.cseq_of(self.request)[0],
+            route=route,
         )  # fmt: skip

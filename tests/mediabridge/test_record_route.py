@@ -1,0 +1,72 @@
+"""The route set of a dialog whose INVITE came through proxies that record-routed it (RFC 3261
+§12, decision 0330), at the edges sipp does not reach: a proxy named by a host name, a strict
+router, a target refresh behind a proxy. The caller's Contact names a port nobody listens at, so
+the bridge's BYE (the caller sends no media: the module's bridge hangs up after 1 s) reaches the
+caller's socket only by the route. Loose routing through addresses is in test_inbound.py and
+test_outcomes.py, with sipp."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.mediabridge.conftest import BRIDGE_ONLY, Platform
+from tests.mediabridge.rawsip import Caller, Udp, sdp
+from tests.mediabridge.test_inbound import inbound_ended
+
+pytestmark = [pytest.mark.slow, BRIDGE_ONLY]
+
+DID = "+4930177"
+RTP_TIMEOUT_SEC = 1
+UNREACHABLE = "<sip:+14155550199@127.0.0.1:9>"  # the discard port: nobody answers there
+
+
+@pytest.fixture(scope="module")
+def bridge_options() -> list[str]:
+    return ["--rtp-timeout-sec", str(RTP_TIMEOUT_SEC)]
+
+
+async def test_a_proxy_named_by_a_host_name_is_reached_where_the_invite_came_from(
+    receptionist: Platform, caller: Caller, phone: Udp
+) -> None:
+    """The bridge looks up no names during a call: the nearest proxy is the one that sent it
+    the INVITE."""
+    route = "<sip:edge.proxy.invalid;lr;x-sb=edge>"
+    ok = await caller.answered(phone.port, headers={"Record-Route": route, "Contact": UNREACHABLE})
+    assert ok.headers.get("record-route") == [route]  # repeated in the 200
+    bye = await caller.request("BYE", within=30)
+    caller.respond(bye)
+    assert bye.uri == "sip:+14155550199@127.0.0.1:9"  # the remote target
+    assert bye.headers.get("route") == [route]
+    assert (await inbound_ended(receptionist))["outcome"] == ""  # the media timed out
+
+
+async def test_a_strict_router_gets_its_own_uri_and_the_target_last(
+    receptionist: Platform, caller: Caller, phone: Udp
+) -> None:
+    strict = f"sip:127.0.0.1:{caller.udp.port};x-sb=strict"  # no lr: RFC 2543 routing
+    ok = await caller.answered(
+        phone.port, headers={"Record-Route": f"<{strict}>", "Contact": UNREACHABLE}
+    )
+    assert ok.headers.get("record-route") == [f"<{strict}>"]
+    bye = await caller.request("BYE", within=30)
+    caller.respond(bye)
+    assert bye.uri == strict
+    assert bye.headers.get("route") == ["<sip:+14155550199@127.0.0.1:9>"]
+    await inbound_ended(receptionist)
+
+
+async def test_a_target_refresh_behind_a_proxy_changes_the_uri_not_the_next_hop(
+    receptionist: Platform, caller: Caller, phone: Udp
+) -> None:
+    proxy = f"<sip:127.0.0.1:{caller.udp.port};lr;x-sb=edge>"
+    await caller.answered(phone.port, headers={"Record-Route": proxy, "Contact": UNREACHABLE})
+    moved = "<sip:+14155550199@127.0.0.1:7>"  # a new Contact, also unreachable
+    refreshed = await caller.reinvite(
+        sdp(port=phone.port), headers={"Record-Route": proxy, "Contact": moved}
+    )
+    assert refreshed.status_code == 200
+    bye = await caller.request("BYE", within=30)
+    caller.respond(bye)
+    assert bye.uri == "sip:+14155550199@127.0.0.1:7"
+    assert bye.headers.get("route") == [proxy]
+    await inbound_ended(receptionist)
