@@ -195,9 +195,10 @@ async def app(
 
 @pytest.fixture
 async def browser(app: Starlette) -> AsyncIterator[AsyncClient]:
-    """This identity provider through ASGI; the provider over the network."""
+    """This identity provider through ASGI; the provider over the network. The provider shares
+    the test's event loop: on a loaded run the wait is bounded at 30 s, not httpx's 5 s."""
     mounts = {f"all://{PRIMARY_HOST}": ASGITransport(app=app)}
-    async with AsyncClient(mounts=mounts, base_url=BASE) as client:
+    async with AsyncClient(mounts=mounts, base_url=BASE, timeout=30) as client:
         yield client
 
 

@@ -335,7 +335,7 @@ async def test_a_bad_or_replayed_state_and_another_browser_are_refused(
     await refused(browser, await browser.get(with_query(back, state="forged")), 400, "unknown")
     # The same answer in another browser (no binding cookie) is refused and burns the state.
     mounts = {f"all://{PRIMARY_HOST}": ASGITransport(app=app)}
-    async with AsyncClient(mounts=mounts) as other:
+    async with AsyncClient(mounts=mounts, timeout=30) as other:
         await refused(other, await other.get(back), 400, "another browser")
     await refused(browser, await browser.get(back), 400, "used or expired")
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from httpx import AsyncClient
 
 from switchboard.platform.numbers import service as numbers
 from switchboard.platform.rooms.simpeer import RoomPeer
@@ -84,7 +83,7 @@ async def test_the_simulated_ai_peer_answers_a_call_from_a_room(
     ended = finished(events, started["callId"], NUMBER)
     assert ended["durationSec"] >= SCRIPT_SEC
     assert ended["tokens"] > 0
-    async with AsyncClient(base_url=f"http://{meet.host}") as client:
+    async with server.http() as client:  # the tenant's host is the server's address
         transcript = (await client.get(
             f"/api.ashx/v1/transcripts/{started['callId']}", headers=await meet.auth(client)
         )).json()  # fmt: skip
