@@ -1,6 +1,6 @@
 """The route set of a dialog whose INVITE came through proxies that record-routed it (RFC 3261
 §12, decision 0330), at the edges sipp does not reach: a proxy named by a host name, a strict
-router, a target refresh behind a proxy. The caller's Contact names a port nobody listens at, so
+router, a target refresh behind a proxy, host names. The caller's Contact names a port nobody listens at, so
 the bridge's BYE (the caller sends no media: the module's bridge hangs up after 1 s) reaches the
 caller's socket only by the route. Loose routing through addresses is in test_inbound.py and
 test_outcomes.py, with sipp."""
@@ -25,11 +25,10 @@ def bridge_options() -> list[str]:
     return ["--rtp-timeout-sec", str(RTP_TIMEOUT_SEC)]
 
 
-async def test_a_proxy_named_by_a_host_name_is_reached_where_the_invite_came_from(
+async def test_a_proxy_whose_name_does_not_resolve_is_reached_where_the_invite_came_from(
     receptionist: Platform, caller: Caller, phone: Udp
 ) -> None:
-    """The bridge looks up no names during a call: the nearest proxy is the one that sent it
-    the INVITE."""
+    """The nearest proxy is the one that sent the bridge the INVITE."""
     route = "<sip:edge.proxy.invalid;lr;x-sb=edge>"
     ok = await caller.answered(phone.port, headers={"Record-Route": route, "Contact": UNREACHABLE})
     assert ok.headers.get("record-route") == [route]  # repeated in the 200
@@ -69,4 +68,27 @@ async def test_a_target_refresh_behind_a_proxy_changes_the_uri_not_the_next_hop(
     caller.respond(bye)
     assert bye.uri == "sip:+14155550199@127.0.0.1:7"
     assert bye.headers.get("route") == [proxy]
+    await inbound_ended(receptionist)
+
+
+@pytest.mark.parametrize("routed", [False, True], ids=["contact", "route"])
+async def test_a_host_name_is_looked_up_and_its_address_used(
+    receptionist: Platform, caller: Caller, phone: Udp, routed: bool
+) -> None:
+    """A Contact's or a proxy's host name (``localhost``) is looked up (off the event loop) and
+    the BYE goes to its address: to a socket of its own, not where the INVITE came from."""
+    there = await Udp.open()
+    try:
+        named = f"<sip:+14155550199@localhost:{there.port}>"
+        headers = (
+            {"Record-Route": f"<sip:localhost:{there.port};lr>", "Contact": UNREACHABLE}
+            if routed
+            else {"Contact": named}
+        )
+        await caller.answered(phone.port, headers=headers)
+        bye = await Caller(there, caller.bridge_port).request("BYE", within=30)
+        caller.respond(bye)
+        assert bye.uri == ("sip:+14155550199@127.0.0.1:9" if routed else named[1:-1])
+    finally:
+        there.close()
     await inbound_ended(receptionist)

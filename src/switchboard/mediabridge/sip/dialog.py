@@ -79,6 +79,9 @@ class Dialog:
     # the proxies that record-routed the dialog, nearest first (``messages.route_set``); with
     # one, ``addr`` is the first proxy's, and a target refresh changes the remote target only
     route: tuple[str, ...] = ()
+    # where the message that made the dialog came from: the next hop when ``addr`` names a host
+    # that does not resolve
+    source: tuple[str, int] | None = None
     far_bye: asyncio.Event = field(default_factory=asyncio.Event)
     ended: bool = False
     media: SessionMedia | None = None  # set once the call's media is up
@@ -230,6 +233,15 @@ class Dialog:
         ours = messages.tag_of(request.headers.get_first("to"))
         return theirs == messages.tag_of(self.remote) and ours == messages.tag_of(self.local)
 
+    async def next_hop(self) -> tuple[str, int]:
+        """The address this side's requests go to: ``addr``, its host looked up when it is a
+        name (and kept), or ``source`` when it does not resolve."""
+        if self.transport == "tcp":
+            return self.addr  # the dialog's connection
+        resolved = await self.endpoint.resolve(self.addr)
+        self.addr = resolved or self.source or self.addr
+        return self.addr
+
     def _request(self, method: str, contact: str = "") -> SipRequest:
         """This side's next request in the dialog: to the remote target, through the route set
         (RFC 3261 §12.2.1.1)."""
@@ -248,7 +260,7 @@ class Dialog:
             return 0
         self.ended = True
         response = await send_request(
-            self.endpoint, self._request("BYE"), self.addr, self.transport
+            self.endpoint, self._request("BYE"), await self.next_hop(), self.transport
         )
         return response.status_code if response is not None else 0
 
@@ -260,7 +272,7 @@ class Dialog:
         request = self._request("REFER", contact=self.endpoint.contact())
         request.headers.set_single("Refer-To", f"<{refer_to}>")
         request.headers.set_single("Referred-By", self.endpoint.contact())
-        response = await send_request(self.endpoint, request, self.addr, self.transport)
+        response = await send_request(self.endpoint, request, await self.next_hop(), self.transport)
         if response is None:
             return Transfer(0, 0, "no answer to the REFER")
         if response.status_code >= 300:

@@ -5,7 +5,9 @@ has judged it (decision 0325)."""
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
+import socket
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
@@ -19,6 +21,7 @@ log = logging.getLogger("switchboard.mediabridge.sip")
 
 T1 = 0.5
 T2 = 4.0
+RESOLVE_SECONDS = 2.0  # a host name's look-up, at most
 
 
 class ResponseSink(Protocol):
@@ -98,6 +101,26 @@ class SipEndpoint:
     @property
     def local(self) -> tuple[str, int]:
         return (self.advertise, self.port)
+
+    async def resolve(self, addr: tuple[str, int]) -> tuple[str, int] | None:
+        """``addr`` with an address for its host. A name (a trunk's, a Contact's, a proxy's) is
+        looked up off the event loop, at most ``RESOLVE_SECONDS``: a look-up on the loop (a
+        socket's own, as it sends) would hold up every call's media. None: it did not resolve."""
+        host, port = addr
+        try:
+            ipaddress.ip_address(host)
+            return addr
+        except ValueError:
+            pass
+        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+        loop = asyncio.get_running_loop()
+        try:
+            async with asyncio.timeout(RESOLVE_SECONDS):
+                found = await loop.getaddrinfo(host, port, family=family, type=socket.SOCK_DGRAM)
+        except (OSError, TimeoutError) as exc:
+            log.info("cannot resolve SIP host %s: %s", host, exc or "timed out")
+            return None
+        return (str(found[0][4][0]), int(found[0][4][1])) if found else None
 
     def contact(self, user: str = "bridge") -> str:
         return f"<sip:{user}@{messages.host_port(*self.local)}>"

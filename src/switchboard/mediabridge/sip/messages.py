@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import secrets
 from collections.abc import Sequence
 
@@ -181,22 +180,15 @@ def routed(target: str, route: Sequence[str]) -> tuple[str, tuple[str, ...]]:
 def next_hop(
     route: Sequence[str], target: tuple[str, int] | None, source: tuple[str, int]
 ) -> tuple[str, int]:
-    """Where the dialog's requests go: the first route's address; without a route set, the
-    remote target's (``target``). ``source`` is where the message that made the dialog came
-    from (the nearest proxy sent it): the fallback when the first route names a host by name
-    (the bridge resolves no names while a call runs: a look-up would hold up its media) or
-    there is no target."""
+    """Where the dialog's requests go: the first route's host and port; without a route set, the
+    remote target's (``target``), else ``source``, where the message that made the dialog came
+    from. The host may be a name (``SipEndpoint.resolve`` looks it up)."""
     if not route:
         return target or source
     first = _route_uri(route[0])
     if first is None:
         return source
-    host = first.host.strip("[]")
-    try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        return source
-    return host, first.port or 5060
+    return first.host.strip("[]"), first.port or 5060
 
 
 def _route_uri(value: str) -> SipUri | None:

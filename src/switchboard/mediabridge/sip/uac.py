@@ -71,8 +71,11 @@ class Invite:
     async def run(self) -> InviteResult:
         trunk, endpoint = self.trunk, self.endpoint
         started = time.monotonic()
+        address = await endpoint.resolve(trunk.address)
+        if address is None:
+            return InviteResult(status=0, reason=f"cannot resolve {trunk.host}")
         try:
-            await endpoint.connect(trunk.address, trunk.transport)
+            await endpoint.connect(address, trunk.transport)
         except OSError as exc:
             return InviteResult(status=0, reason=f"cannot connect ({exc.strerror or exc})")
         ring_deadline = started + trunk.ring_timeout_sec
@@ -89,7 +92,7 @@ class Invite:
             request.headers.set_single("Allow", checks.ALLOW)
             if auth is not None:
                 request.headers.set_single(*auth)
-            txn = ClientTransaction(endpoint, request, trunk.address, trunk.transport)
+            txn = ClientTransaction(endpoint, request, address, trunk.transport)
             txn.start()
             try:
                 result = await self._await_final(txn, ring_deadline, started)
@@ -161,7 +164,7 @@ class Invite:
                     early = _sdp(response) or early
                     continue
                 if status < 300:
-                    dialog = self._dialog(txn, response)
+                    dialog = await self._dialog(txn, response)
                     answer = _sdp(response) or early
                     if cancel_task is not None:
                         # the callee answered as the CANCEL crossed: end the call at once
@@ -204,7 +207,7 @@ class Invite:
         )  # fmt: skip
         txn.send_ack(ack)
 
-    def _dialog(self, txn: ClientTransaction, response: SipResponse) -> Dialog:
+    async def _dialog(self, txn: ClientTransaction, response: SipResponse) -> Dialog:
         target, addr = messages.contact_target(response)
         route = messages.route_set(response)
         remote = response.headers.get_first("to") or self.to
@@ -213,7 +216,7 @@ class Invite:
             endpoint=self.endpoint, call_id=self.call_id, local=self.local, remote=remote,
             remote_target=target or self.uri,
             addr=messages.next_hop(route, addr, txn.addr),
-            transport=txn.transport, cseq=cseq, route=route,
+            transport=txn.transport, cseq=cseq, route=route, source=txn.addr,
         )  # fmt: skip
         if self.trunk.transport == "tcp":
             dialog.addr = txn.addr  # one connection carries the whole dialog
@@ -224,7 +227,7 @@ class Invite:
             from_value=self.local, to_value=remote, call_id=self.call_id, cseq=cseq,
             route=ack_route,
         )  # fmt: skip
-        txn.send_ack(ack, dialog.addr)
+        txn.send_ack(ack, await dialog.next_hop())
         return dialog
 
     def close(self) -> None:

@@ -127,5 +127,5 @@ class ServerInvite:
             remote_target=target or self.request.uri,
             addr=addr,
             transport=self.transport, cseq=0, remote_cseq=messages.cseq_of(self.request)[0],
-            route=route,
+            route=route, source=self.addr,
         )  # fmt: skip
