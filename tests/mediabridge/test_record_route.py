@@ -1,9 +1,9 @@
 """The route set of a dialog whose INVITE came through proxies that record-routed it (RFC 3261
-§12, decision 0330), at the edges sipp does not reach: a proxy named by a host name, a strict
-router, a target refresh behind a proxy, host names. The caller's Contact names a port nobody listens at, so
-the bridge's BYE (the caller sends no media: the module's bridge hangs up after 1 s) reaches the
-caller's socket only by the route. Loose routing through addresses is in test_inbound.py and
-test_outcomes.py, with sipp."""
+§12, decision 0330), at the edges sipp does not reach: a proxy whose name does not resolve, a
+strict router, a target refresh behind a proxy; and host names looked up. The caller's Contact
+names a port nobody listens at, so the bridge's BYE (the caller sends no media: the module's
+bridge hangs up after 1 s) reaches the caller's socket only by the route. Loose routing through
+addresses is in test_inbound.py and test_outcomes.py, with sipp."""
 
 from __future__ import annotations
 
