@@ -10,7 +10,8 @@ import pytest
 from httpx import AsyncClient
 
 from switchboard.bridge import protocol
-from switchboard.platform.bridging.client import bridge_for, bridge_secret
+from switchboard.platform.bridging.client import bridge_for, bridge_secret, run_in_process
+from switchboard.platform.callbacks.local import in_process_simulator
 from switchboard.platform.calls import tasks
 from switchboard.platform.calls.models import Call
 from switchboard.runtime import Runtime
@@ -92,6 +93,7 @@ async def test_callback_errors(client_with: Any, fake_bridge: FakeBridge) -> Non
 async def test_dials_are_idempotent_per_attempt(runtime: Runtime, org: Org) -> None:
     from switchboard.bridge.protocol import DialRequest
 
+    run_in_process(in_process_simulator)  # as an application or a worker process does at start
     bridge = bridge_for(runtime)
     request = DialRequest(
         call_id="oac-00000000abcd", attempt=1, tenant="acme", phone="+14155550101",
@@ -119,6 +121,7 @@ async def test_simulator_refuses_unsigned_requests(
     health = await app_client.get("/bridge-sim/v1/health")
     assert health.status_code == 200
     assert health.json()["protocol"] == 1
+    assert health.json()["registrations"] == {}  # as a real bridge's without registering trunks
     body = orjson.dumps({"callId": "oac-00000000abcd", "attempt": 1})
     refused = await app_client.post("/bridge-sim/v1/calls", content=body)
     assert refused.status_code == 401

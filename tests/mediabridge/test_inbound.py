@@ -155,6 +155,48 @@ async def test_a_proxy_that_record_routes_the_call_stays_on_its_path(
     await wait_for_event(platform, "call.ended")
 
 
+async def test_a_call_to_the_registered_contact_is_routed_by_the_number_in_to(
+    platform: Platform, tmp_path: Path
+) -> None:
+    """A trunk the bridge registers at sends its calls to the registered contact: the request
+    URI names the account, To the number dialled, and the route is the number's. A bridge of
+    its own, whose trunk registers as ``acct`` (at a port nobody answers: the registration's
+    fate does not matter here)."""
+    did = "+4930188"
+    async with platform.runtime.db.transaction() as session:
+        await numbers.create_number(
+            session, tenant_id=platform.tenant_id, name="Desk", number=did, voice="Kore",
+            language="de-DE", api_key="desk-ai-key", system_prompt="You are the front desk.",
+            box=platform.runtime.box, clock=platform.runtime.clock,
+        )  # fmt: skip
+    trunks = tmp_path / "trunks.toml"
+    trunks.write_text(
+        f'[trunks.carrier]\nuri = "sip:127.0.0.1:{free_port()}"\nusername = "acct"\n'
+        'password_env = "TEST_TRUNK_PASSWORD"\nregister = true\n'
+    )
+    registered = BridgeProcess(trunks=trunks, env={"TEST_TRUNK_PASSWORD": "p"})
+    await asyncio.to_thread(registered.start, tmp_path, platform.url)
+    try:
+        media = ports.free_port(even=True, span=4)
+        caller = await Sipp("uac_inbound_registered.xml", free_port()).start(
+            tmp_path,
+            extra=[
+                "-s", did, "-mi", "127.0.0.1", "-mp", str(media), "-key", "domain", "127.0.0.1",
+                "-key", "account", "acct", f"127.0.0.1:{registered.sip_port}",
+            ],
+        )  # fmt: skip
+        try:
+            assert await caller.exit_code(within=40) == 0
+        finally:
+            await caller.stop()
+        ended = await inbound_ended(platform)  # reported by the bridge, so before it stops
+    finally:
+        registered.kill()
+    assert (ended["source"], ended["outcome"]) == ("sip", "far-hangup")
+    answered = dict(inbound_events(await events(platform.runtime)))["call.answered"]
+    assert answered["did"] == did
+
+
 async def test_an_unreachable_platform_gets_the_caller_503_with_retry_after(
     bridge: Bridge,
 ) -> None:

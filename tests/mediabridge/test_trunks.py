@@ -22,6 +22,13 @@ ring_timeout_sec = 30
 [trunks.carrier-b]
 uri = "sip:sbc.example.net"
 transport = "tcp"
+
+[trunks.carrier-c]
+uri = "sip:registrar.example.net"
+username = "acct-c"
+password_env = "CARRIER_A_PASSWORD"
+register = true
+register_expires = 600
 """
 
 
@@ -38,6 +45,8 @@ def test_the_file_of_the_issue_reads(tmp_path: Path) -> None:
         "sbc.example.net", 5060, "tcp", "sbc.example.net"
     )  # fmt: skip
     assert "pw" not in repr(trunks["carrier-a"])
+    assert (trunks["carrier-a"].register, trunks["carrier-a"].register_expires) == (False, 3600)
+    assert (trunks["carrier-c"].register, trunks["carrier-c"].register_expires) == (True, 600)
 
 
 @pytest.mark.parametrize(
@@ -52,6 +61,15 @@ def test_the_file_of_the_issue_reads(tmp_path: Path) -> None:
         ('[trunks.a]\nuri = "sip:h"\nusername = "u"\n', {}, "trunks.a.password_env"),
         ('[trunks.a]\nuri = "sip:h"\npassword_env = "NOPE"\n', {}, "trunks.a.password_env"),
         ('[trunks.a]\nuri = "sip:h"\nport = 5060\n', {}, "trunks.a.port"),
+        ('[trunks.a]\nuri = "sip:h"\nregister = "yes"\n', {}, "trunks.a.register: must be"),
+        ('[trunks.a]\nuri = "sip:h"\nregister = true\n', {}, "trunks.a.register: needs username"),
+        (
+            '[trunks.a]\nuri = "sip:h"\nusername = "u"\npassword_env = "P"\nregister = true\n'
+            "register_expires = 30\n",
+            {"P": "p"},
+            "trunks.a.register_expires",
+        ),
+        ('[trunks.a]\nuri = "sip:h"\nregister_expires = 60.5\n', {}, "trunks.a.register_expires"),
         ('[trunk.a]\nuri = "sip:h"\n', {}, "'trunk'"),
         ("", {}, "'trunks'"),
         ("[trunks.a\n", {}, "not valid TOML"),

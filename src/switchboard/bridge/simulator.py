@@ -124,7 +124,10 @@ class SimulatedBridge:
     # HTTP side -------------------------------------------------------------------------
 
     async def _health(self, _request: Request) -> Response:
-        return _json({"ok": True, "protocol": protocol.PROTOCOL_VERSION, "bridge": self.instance})
+        return _json({
+            "ok": True, "protocol": protocol.PROTOCOL_VERSION, "bridge": self.instance,
+            "registrations": {},  # the simulator dials no trunk
+        })  # fmt: skip
 
     async def _signed_body(self, request: Request) -> bytes | Response:
         body = await request.body()

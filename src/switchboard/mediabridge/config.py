@@ -9,6 +9,8 @@
     password_env = "CARRIER_A_PASSWORD"
     from_domain = "pbx.example.net"
     ring_timeout_sec = 30
+    register = true              # keep the bridge registered (needs username)
+    register_expires = 3600      # seconds asked of the registrar
 
 An ``[sfu]`` table configures the rooms' SFU (``rooms/config.py``).
 A bad file is refused when the bridge starts, with a message naming the key at fault.
@@ -28,8 +30,13 @@ from typing import Literal
 from aiosipua import parse_uri
 
 Transport = Literal["udp", "tcp"]
-KEYS = {"uri", "transport", "username", "password_env", "from_domain", "ring_timeout_sec"}
+KEYS = {
+    "uri", "transport", "username", "password_env", "from_domain", "ring_timeout_sec",
+    "register", "register_expires",
+}  # fmt: skip
 DEFAULT_RING_TIMEOUT_SEC = 30.0
+DEFAULT_REGISTER_EXPIRES = 3600
+REGISTER_EXPIRES_RANGE = (60, 86400)
 DEFAULT_MAX_INBOUND_CALLS = 100
 DEFAULT_RTP_TIMEOUT_SEC = 60.0
 # what a 503 (at capacity, or while the platform cannot be reached) asks the caller's side to
@@ -62,6 +69,8 @@ class Trunk:
     password: str = field(default="", repr=False)
     from_domain: str = ""
     ring_timeout_sec: float = DEFAULT_RING_TIMEOUT_SEC
+    register: bool = False  # keep a binding at the trunk's registrar (sip/register.py)
+    register_expires: int = DEFAULT_REGISTER_EXPIRES
 
     @property
     def address(self) -> tuple[str, int]:
@@ -123,8 +132,18 @@ def _trunk(path: Path, trunk_id: str, table: object, environ: Mapping[str, str])
     timeout = table.get("ring_timeout_sec", DEFAULT_RING_TIMEOUT_SEC)
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout <= 600:
         raise TrunksError(f"{where}.ring_timeout_sec: must be a number of seconds in (0, 600]")
+    register = table.get("register", False)
+    if not isinstance(register, bool):
+        raise TrunksError(f"{where}.register: must be true or false")
+    if register and not username:
+        raise TrunksError(f"{where}.register: needs username (the registered user)")
+    expires = table.get("register_expires", DEFAULT_REGISTER_EXPIRES)
+    low, high = REGISTER_EXPIRES_RANGE
+    if isinstance(expires, bool) or not isinstance(expires, int) or not low <= expires <= high:
+        raise TrunksError(f"{where}.register_expires: must be whole seconds in [{low}, {high}]")
     return Trunk(
         id=trunk_id, uri=uri, host=parsed.host.strip("[]"), port=parsed.port or 5060,
         transport="tcp" if transport == "tcp" else "udp", username=username, password=password,
         from_domain=text("from_domain") or parsed.host, ring_timeout_sec=float(timeout),
+        register=register, register_expires=expires,
     )  # fmt: skip

@@ -6,7 +6,7 @@ and a malformed body ``400 invalid_request``, changing nothing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import orjson
 from pydantic import ValidationError
@@ -28,7 +28,14 @@ def _error(status: int, code: str, description: str) -> Response:
     return _json({"error": code, "error_description": description}, status)
 
 
-def create_app(calls: Calls, secret: str, extra: Sequence[BaseRoute] = ()) -> Starlette:
+def create_app(
+    calls: Calls,
+    secret: str,
+    extra: Sequence[BaseRoute] = (),
+    registrations: Callable[[], dict[str, dict[str, object]]] = dict,
+) -> Starlette:
+    """``registrations``: the state of each trunk's registration (``sip/register.py``)."""
+
     async def signed(request: Request) -> bytes | Response:
         body = await request.body()
         if not protocol.verify(secret, body, request.headers.get(protocol.SIGNATURE_HEADER)):
@@ -36,7 +43,10 @@ def create_app(calls: Calls, secret: str, extra: Sequence[BaseRoute] = ()) -> St
         return body
 
     async def health(_request: Request) -> Response:
-        return _json({"ok": True, "protocol": protocol.PROTOCOL_VERSION, "bridge": calls.instance})
+        return _json({
+            "ok": True, "protocol": protocol.PROTOCOL_VERSION, "bridge": calls.instance,
+            "registrations": registrations(),
+        })  # fmt: skip
 
     async def dial(request: Request) -> Response:
         body = await signed(request)

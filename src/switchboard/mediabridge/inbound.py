@@ -54,6 +54,9 @@ BUSY_LOG_EVERY_SEC = 10.0
 class Inbound:
     def __init__(self, calls: Calls) -> None:
         self.calls = calls
+        # the users of the contacts the bridge registers (sip/register.py): a call to one of
+        # them is the carrier's call of the number in To (decision 0331)
+        self.accounts = {t.username for t in calls.trunks.values() if t.register}
         self.active = 0  # INVITEs taken, from arrival to the call's end
         self._hangups: set[asyncio.Event] = set()
         self._busy_logged = -BUSY_LOG_EVERY_SEC
@@ -90,6 +93,8 @@ class Inbound:
     async def _answer(self, server: ServerInvite) -> None:
         request = server.request
         did = messages.user_of(request.uri)
+        if did in self.accounts:  # the request URI is the registered contact
+            did = messages.user_of(request.headers.get_first("to"))
         from_number = messages.user_of(request.headers.get_first("from"))
         try:
             offer = parse_sdp(request.body.decode("utf-8", "replace")) if request.body else None

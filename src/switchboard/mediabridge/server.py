@@ -25,6 +25,7 @@ from switchboard.mediabridge.rooms.janus import JanusClient
 from switchboard.mediabridge.rooms.process import JanusProcess, LocalJanus, free_port
 from switchboard.mediabridge.rooms.sfu import SfuRooms
 from switchboard.mediabridge.sip.endpoint import SipEndpoint
+from switchboard.mediabridge.sip.register import Registrations
 from switchboard.mediabridge.sip.sources import Sources
 
 log = logging.getLogger("switchboard.mediabridge")
@@ -59,7 +60,11 @@ class Server:
         self.endpoint.on_invite = self.inbound.answer
         self.janus_process, self.sfu = self._sfu(sfu or SfuConfig())
         self.ai_peers = AiPeers(engine, self.platform)
-        app = create_app(self.calls, secret, room_routes(self.sfu, secret, self.ai_peers))
+        self.registrations = Registrations(self.endpoint, trunks)
+        app = create_app(
+            self.calls, secret, room_routes(self.sfu, secret, self.ai_peers),
+            registrations=self.registrations.status,
+        )  # fmt: skip
         config = uvicorn.Config(
             app, host=http[0], port=http[1], log_config=None,
             access_log=False, lifespan="off",
@@ -94,6 +99,7 @@ class Server:
         if self.janus_process is not None:
             await self.janus_process.start()
         await self.endpoint.start()
+        self.registrations.start()
         self._http_task = asyncio.ensure_future(self.http.serve())
         while not self.http.started:
             if self._http_task.done():
@@ -115,6 +121,7 @@ class Server:
         await self.calls.aclose()
         await self.inbound.aclose()
         await self.ai_peers.aclose()
+        await self.registrations.aclose()  # the bindings removed while SIP still runs
         await self.endpoint.stop()
         if self.sfu is not None:
             await self.sfu.aclose()
