@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -80,6 +81,20 @@ class SilentTrunk(asyncio.DatagramProtocol):
     @property
     def invites(self) -> int:
         return sum(1 for data in self.received if data.startswith(b"INVITE "))
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def on(cls, port: int) -> AsyncIterator[SilentTrunk]:
+        """A silent trunk listening on ``port`` of 127.0.0.1 while the block runs."""
+        protocol = cls()
+        loop = asyncio.get_running_loop()
+        transport, _ = await loop.create_datagram_endpoint(
+            lambda: protocol, local_addr=("127.0.0.1", port)
+        )
+        try:
+            yield protocol
+        finally:
+            transport.close()
 
 
 @dataclass

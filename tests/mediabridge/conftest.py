@@ -222,13 +222,8 @@ async def platform(
 
 @pytest.fixture
 async def silent_trunk(bridge: Bridge) -> AsyncIterator[SilentTrunk]:
-    loop = asyncio.get_running_loop()
-    protocol = SilentTrunk()
-    transport, _ = await loop.create_datagram_endpoint(
-        lambda: protocol, local_addr=("127.0.0.1", bridge.ports["silent"])
-    )
-    yield protocol
-    transport.close()
+    async with SilentTrunk.on(bridge.ports["silent"]) as trunk:
+        yield trunk
 
 
 # A module that calls the bridge over raw UDP names its number ``DID``: the fixtures below call

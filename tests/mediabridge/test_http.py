@@ -48,6 +48,7 @@ async def test_health_is_unsigned(http: httpx.AsyncClient) -> None:
     assert response.json()["protocol"] == 1
     assert response.json()["bridge"].startswith("bridge-")
     assert response.json()["registrations"] == {}  # no trunk of the module's registers
+    assert response.json()["trunks"] == {}  # nor is pinged
 
 
 async def test_bad_signatures_and_bodies_are_refused_and_place_nothing(

@@ -29,6 +29,7 @@ username = "acct-c"
 password_env = "CARRIER_A_PASSWORD"
 register = true
 register_expires = 600
+options_ping_sec = 30
 """
 
 
@@ -47,6 +48,7 @@ def test_the_file_of_the_issue_reads(tmp_path: Path) -> None:
     assert "pw" not in repr(trunks["carrier-a"])
     assert (trunks["carrier-a"].register, trunks["carrier-a"].register_expires) == (False, 3600)
     assert (trunks["carrier-c"].register, trunks["carrier-c"].register_expires) == (True, 600)
+    assert (trunks["carrier-a"].options_ping_sec, trunks["carrier-c"].options_ping_sec) == (0, 30)
 
 
 @pytest.mark.parametrize(
@@ -70,6 +72,9 @@ def test_the_file_of_the_issue_reads(tmp_path: Path) -> None:
             "trunks.a.register_expires",
         ),
         ('[trunks.a]\nuri = "sip:h"\nregister_expires = 60.5\n', {}, "trunks.a.register_expires"),
+        ('[trunks.a]\nuri = "sip:h"\noptions_ping_sec = 3\n', {}, "trunks.a.options_ping_sec"),
+        ('[trunks.a]\nuri = "sip:h"\noptions_ping_sec = true\n', {}, "trunks.a.options_ping_sec"),
+        ('[trunks.a]\nuri = "sip:h"\noptions_ping_sec = "30"\n', {}, "0 or whole seconds"),
         ('[trunk.a]\nuri = "sip:h"\n', {}, "'trunk'"),
         ("", {}, "'trunks'"),
         ("[trunks.a\n", {}, "not valid TOML"),

@@ -126,7 +126,7 @@ class SimulatedBridge:
     async def _health(self, _request: Request) -> Response:
         return _json({
             "ok": True, "protocol": protocol.PROTOCOL_VERSION, "bridge": self.instance,
-            "registrations": {},  # the simulator dials no trunk
+            "registrations": {}, "trunks": {},  # the simulator dials no trunk
         })  # fmt: skip
 
     async def _signed_body(self, request: Request) -> bytes | Response:

@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -75,8 +75,12 @@ class Calls:
         media: Media,
         instance: str,
         limits: Limits | None = None,
+        down: Callable[[str], bool] = lambda _trunk_id: False,
     ) -> None:
+        """``down``: whether a trunk's OPTIONS last failed (``sip/ping.py``); a dial tries such
+        trunks after the others."""
         self.limits = limits or Limits()
+        self.down = down
         self.endpoint = endpoint
         self.trunks = trunks
         self.engine = engine
@@ -153,7 +157,7 @@ class Calls:
         dial = call.dial
         failures: list[str] = []
         sip_status = 0
-        for trunk_id in dial.trunk_ids:
+        for trunk_id in self._in_order(dial):
             if call.hangup.is_set():
                 return EndedFields(outcome="cancelled", sip_status=sip_status)
             trunk = self.trunks.get(trunk_id)
@@ -192,6 +196,13 @@ class Calls:
         return EndedFields(
             error_detail="no trunk carried the call: " + "; ".join(failures), sip_status=sip_status
         )
+
+    def _in_order(self, dial: DialRequest) -> list[str]:
+        """The dial's trunks in its order, those known to be down moved to the end."""
+        later = [trunk_id for trunk_id in dial.trunk_ids if self.down(trunk_id)]
+        if later:
+            log.info("call %s: trunk %s down, tried last", dial.call_id, ", ".join(later))
+        return [t for t in dial.trunk_ids if t not in later] + later
 
     async def _answered(
         self, call: Call, trunk: Trunk, media: CallMedia, dialog: Dialog, result: InviteResult,

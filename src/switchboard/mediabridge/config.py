@@ -11,6 +11,7 @@
     ring_timeout_sec = 30
     register = true              # keep the bridge registered (needs username)
     register_expires = 3600      # seconds asked of the registrar
+    options_ping_sec = 30        # ask the trunk with OPTIONS this often (0: never)
 
 An ``[sfu]`` table configures the rooms' SFU (``rooms/config.py``).
 A bad file is refused when the bridge starts, with a message naming the key at fault.
@@ -32,11 +33,12 @@ from aiosipua import parse_uri
 Transport = Literal["udp", "tcp"]
 KEYS = {
     "uri", "transport", "username", "password_env", "from_domain", "ring_timeout_sec",
-    "register", "register_expires",
+    "register", "register_expires", "options_ping_sec",
 }  # fmt: skip
 DEFAULT_RING_TIMEOUT_SEC = 30.0
 DEFAULT_REGISTER_EXPIRES = 3600
 REGISTER_EXPIRES_RANGE = (60, 86400)
+OPTIONS_PING_RANGE = (5, 3600)  # or 0: never
 DEFAULT_MAX_INBOUND_CALLS = 100
 DEFAULT_RTP_TIMEOUT_SEC = 60.0
 # what a 503 (at capacity, or while the platform cannot be reached) asks the caller's side to
@@ -71,6 +73,7 @@ class Trunk:
     ring_timeout_sec: float = DEFAULT_RING_TIMEOUT_SEC
     register: bool = False  # keep a binding at the trunk's registrar (sip/register.py)
     register_expires: int = DEFAULT_REGISTER_EXPIRES
+    options_ping_sec: int = 0  # OPTIONS this often, a trunk that fails is tried last (0: never)
 
     @property
     def address(self) -> tuple[str, int]:
@@ -137,13 +140,23 @@ def _trunk(path: Path, trunk_id: str, table: object, environ: Mapping[str, str])
         raise TrunksError(f"{where}.register: must be true or false")
     if register and not username:
         raise TrunksError(f"{where}.register: needs username (the registered user)")
-    expires = table.get("register_expires", DEFAULT_REGISTER_EXPIRES)
-    low, high = REGISTER_EXPIRES_RANGE
-    if isinstance(expires, bool) or not isinstance(expires, int) or not low <= expires <= high:
-        raise TrunksError(f"{where}.register_expires: must be whole seconds in [{low}, {high}]")
+
+    def seconds(key: str, default: int, span: tuple[int, int], off: bool = False) -> int:
+        """Whole seconds in ``span`` (or 0 when ``off`` allows it)."""
+        value = table.get(key, default)
+        low, high = span
+        if isinstance(value, bool) or not isinstance(value, int):
+            value = -1
+        if not (low <= value <= high or (off and value == 0)):
+            either = "0 or " if off else ""
+            raise TrunksError(f"{where}.{key}: must be {either}whole seconds in [{low}, {high}]")
+        return value
+
+    expires = seconds("register_expires", DEFAULT_REGISTER_EXPIRES, REGISTER_EXPIRES_RANGE)
+    ping = seconds("options_ping_sec", 0, OPTIONS_PING_RANGE, off=True)
     return Trunk(
         id=trunk_id, uri=uri, host=parsed.host.strip("[]"), port=parsed.port or 5060,
         transport="tcp" if transport == "tcp" else "udp", username=username, password=password,
         from_domain=text("from_domain") or parsed.host, ring_timeout_sec=float(timeout),
-        register=register, register_expires=expires,
+        register=register, register_expires=expires, options_ping_sec=ping,
     )  # fmt: skip

@@ -33,8 +33,10 @@ def create_app(
     secret: str,
     extra: Sequence[BaseRoute] = (),
     registrations: Callable[[], dict[str, dict[str, object]]] = dict,
+    pings: Callable[[], dict[str, dict[str, object]]] = dict,
 ) -> Starlette:
-    """``registrations``: the state of each trunk's registration (``sip/register.py``)."""
+    """``registrations`` and ``pings``: the state of each trunk's registration and of its
+    OPTIONS (``sip/register.py``, ``sip/ping.py``)."""
 
     async def signed(request: Request) -> bytes | Response:
         body = await request.body()
@@ -45,7 +47,7 @@ def create_app(
     async def health(_request: Request) -> Response:
         return _json({
             "ok": True, "protocol": protocol.PROTOCOL_VERSION, "bridge": calls.instance,
-            "registrations": registrations(),
+            "registrations": registrations(), "trunks": pings(),
         })  # fmt: skip
 
     async def dial(request: Request) -> Response:

@@ -25,6 +25,7 @@ from switchboard.mediabridge.rooms.janus import JanusClient
 from switchboard.mediabridge.rooms.process import JanusProcess, LocalJanus, free_port
 from switchboard.mediabridge.rooms.sfu import SfuRooms
 from switchboard.mediabridge.sip.endpoint import SipEndpoint
+from switchboard.mediabridge.sip.ping import TrunkPings
 from switchboard.mediabridge.sip.register import Registrations
 from switchboard.mediabridge.sip.sources import Sources
 
@@ -50,11 +51,12 @@ class Server:
         sources: Sources | None = None,
     ) -> None:
         self.endpoint = SipEndpoint(sip[0], sip[1], advertise=advertise, t1=t1, sources=sources)
+        self.pings = TrunkPings(self.endpoint, trunks)
         self.platform = PlatformClient(secret=secret, platform_url=platform_url)
         media = Media(host=advertise, bind_host=sip[0], ports=PortAllocator(rtp_ports))
         self.calls = Calls(
             endpoint=self.endpoint, trunks=trunks, engine=engine, platform=self.platform,
-            media=media, instance=instance, limits=limits,
+            media=media, instance=instance, limits=limits, down=self.pings.down,
         )  # fmt: skip
         self.inbound = Inbound(self.calls)
         self.endpoint.on_invite = self.inbound.answer
@@ -63,7 +65,7 @@ class Server:
         self.registrations = Registrations(self.endpoint, trunks)
         app = create_app(
             self.calls, secret, room_routes(self.sfu, secret, self.ai_peers),
-            registrations=self.registrations.status,
+            registrations=self.registrations.status, pings=self.pings.status,
         )  # fmt: skip
         config = uvicorn.Config(
             app, host=http[0], port=http[1], log_config=None,
@@ -100,6 +102,7 @@ class Server:
             await self.janus_process.start()
         await self.endpoint.start()
         self.registrations.start()
+        self.pings.start()
         self._http_task = asyncio.ensure_future(self.http.serve())
         while not self.http.started:
             if self._http_task.done():
@@ -121,6 +124,7 @@ class Server:
         await self.calls.aclose()
         await self.inbound.aclose()
         await self.ai_peers.aclose()
+        await self.pings.aclose()
         await self.registrations.aclose()  # the bindings removed while SIP still runs
         await self.endpoint.stop()
         if self.sfu is not None:

@@ -14,9 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from aiosipua import SipRequest, SipResponse
@@ -25,6 +23,7 @@ from aiosipua.auth import SipDigestAuth, answer_challenge
 from switchboard.mediabridge.config import Trunk
 from switchboard.mediabridge.sip import messages
 from switchboard.mediabridge.sip.endpoint import SipEndpoint
+from switchboard.mediabridge.sip.pertrunk import OnTrunk, PerTrunk
 from switchboard.mediabridge.sip.transaction import send_request
 
 log = logging.getLogger("switchboard.mediabridge.sip")
@@ -37,7 +36,6 @@ UNREGISTER_WITHIN_SEC = 2.0
 MAX_ROUNDS = 4
 
 State = Literal["registering", "registered", "failed"]
-Sleep = Callable[[float], Awaitable[None]]
 
 
 @dataclass
@@ -50,30 +48,25 @@ class Outcome:
     failure: str = ""
 
 
-class Registration:
+@dataclass
+class Registration(OnTrunk):
     """Keeps the bridge registered at ``trunk``'s registrar while ``run`` runs."""
 
-    def __init__(
-        self,
-        endpoint: SipEndpoint,
-        trunk: Trunk,
-        *,
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Sleep = asyncio.sleep,
-    ) -> None:
-        self.endpoint = endpoint
-        self.trunk = trunk
-        self.clock = clock
-        self.sleep = sleep
-        self.state: State = "registering"
-        self.failure = ""
-        self.expires_at = 0.0
-        self.uri = f"sip:{trunk.from_domain}"
-        self.aor = f"<sip:{trunk.username}@{trunk.from_domain}>"
+    state: State = field(default="registering", init=False)
+    failure: str = field(default="", init=False)
+    expires_at: float = field(default=0.0, init=False)
+    cseq: int = field(default=0, init=False)
+    uri: str = field(init=False)
+    aor: str = field(init=False)
+    tag: str = field(init=False)
+    call_id: str = field(init=False)
+    _auth: tuple[str, str] | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        self.uri = f"sip:{self.trunk.from_domain}"
+        self.aor = f"<sip:{self.trunk.username}@{self.trunk.from_domain}>"
         self.tag = messages.new_tag()
-        self.call_id = messages.new_call_id(endpoint.advertise)
-        self.cseq = 0
-        self._auth: tuple[str, str] | None = None
+        self.call_id = messages.new_call_id(self.endpoint.advertise)
 
     def status(self) -> dict[str, object]:
         """What ``/v1/health`` shows of this registration."""
@@ -185,25 +178,14 @@ def _seconds(value: str | None) -> int:
         return 0
 
 
-class Registrations:
-    """The registrations of the trunks that ask for one, each on its own task."""
+class Registrations(PerTrunk[Registration]):
+    """The registrations of the trunks that ask for one."""
 
     def __init__(self, endpoint: SipEndpoint, trunks: dict[str, Trunk]) -> None:
-        self.all = {
-            trunk_id: Registration(endpoint, trunk)
-            for trunk_id, trunk in trunks.items()
-            if trunk.register
-        }
-        self._tasks: list[asyncio.Task[None]] = []
-
-    def start(self) -> None:
-        self._tasks = [asyncio.ensure_future(r.run()) for r in self.all.values()]
-
-    def status(self) -> dict[str, dict[str, object]]:
-        return {trunk_id: r.status() for trunk_id, r in self.all.items()}
+        super().__init__(
+            {tid: Registration(endpoint, trunk) for tid, trunk in trunks.items() if trunk.register}
+        )
 
     async def aclose(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await super().aclose()
         await asyncio.gather(*(r.unregister() for r in self.all.values()))
