@@ -155,6 +155,42 @@ async def test_a_proxy_that_record_routes_the_call_stays_on_its_path(
     await wait_for_event(platform, "call.ended")
 
 
+async def test_a_hold_of_the_caller_is_passed_on_to_the_users_phone(
+    bridge: Bridge, platform: Platform, tmp_path: Path
+) -> None:
+    """The caller holds the relayed call and resumes it: the bridge answers the caller and
+    offers the phone the same (its scenario checks a=sendonly, then a=sendrecv)."""
+    phone_port = await users_phone(platform)
+    phone = await Sipp("uas_held_by_relay.xml", phone_port).start(tmp_path, echo=True)
+    udp, media = await Udp.open(), await Udp.open()
+    try:
+        caller = Caller(udp, bridge.process.sip_port, did="+4930200")
+        line = f"INVITE sip:+4930200@{PRIMARY_HOST} SIP/2.0"
+        caller.send(caller.wire("INVITE", sdp(port=media.port), line=line))
+        answered = await caller.final(within=30)
+        assert answered.status_code == 200
+        caller.to_tag = (answered.headers.get_first("to") or "").split("tag=", 1)[1]
+        caller.send(caller.wire("ACK"))
+        for offered, passed_on in (("sendonly", "sendonly passed on"), ("", "sendrecv passed on")):
+            answer = await caller.reinvite(sdp(port=media.port, direction=offered))
+            assert answer.status_code == 200
+            await until_logged(bridge, passed_on)
+        await caller.hang_up()
+        assert await phone.exit_code() == 0
+    finally:
+        await phone.stop()
+        udp.close()
+        media.close()
+
+
+async def until_logged(bridge: Bridge, text: str, within: float = 20.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while text not in bridge.process.output():
+        assert loop.time() < deadline, bridge.process.output()[-2000:]
+        await asyncio.sleep(0.05)
+
+
 async def test_a_call_to_the_registered_contact_is_routed_by_the_number_in_to(
     platform: Platform, tmp_path: Path
 ) -> None:

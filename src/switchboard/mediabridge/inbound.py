@@ -37,6 +37,7 @@ from switchboard.mediabridge.engines.base import Conversation
 from switchboard.mediabridge.media import Negotiated, NoPorts, RtpLeg, negotiate
 from switchboard.mediabridge.offeranswer import CallMedia
 from switchboard.mediabridge.platform import EventQueue, PlatformError, event_id
+from switchboard.mediabridge.relayhold import follow_each_other
 from switchboard.mediabridge.sip import messages
 from switchboard.mediabridge.sip.dialog import Dialog
 from switchboard.mediabridge.sip.timer import session_timer
@@ -246,8 +247,15 @@ class Inbound:
                 if server.dialog is not None:
                     await _hang_up(server.dialog)
                 return
-            await self._relay(server, route, result.dialog, caller, user, started, did,
-                              from_number)  # fmt: skip
+            followers = follow_each_other(
+                (server.dialog, caller_sdp), (result.dialog, user_sdp)
+            )  # fmt: skip
+            try:
+                await self._relay(server, route, result.dialog, caller, user, started, did,
+                                  from_number)  # fmt: skip
+            finally:
+                for follower in followers:
+                    await follower.aclose()
         finally:
             invite.close()
             await user.close()

@@ -13,7 +13,7 @@ differs from the one it sent before (RFC 3264 §8), and stays when a refresh cha
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from aiosipua import SdpMessage, parse_sdp
@@ -86,6 +86,9 @@ class CallMedia:
     version: int = field(init=False)
     sent: bytes = b""
     negotiated: Negotiated | None = None
+    # told the direction of each new offer of the far end the bridge takes (``sendonly``: the
+    # far end holds the call), so the other leg of a relay can be offered the same
+    on_offer: Callable[[str], None] | None = None
 
     def __post_init__(self) -> None:
         self.version = self.session_id
@@ -112,13 +115,17 @@ class CallMedia:
             return None
         negotiated, direction = taken
         self._apply(negotiated, direction)
+        if self.on_offer is not None:
+            self.on_offer(ANSWERS[direction])  # the far end's own direction
         return self._send([negotiated.payload_type], negotiated.dtmf, direction)
 
-    def offer(self) -> bytes:
-        """The bridge's offer for a re-INVITE without one: the call as it is, ``sendrecv``."""
+    def offer(self, direction: str = "sendrecv") -> bytes:
+        """The bridge's offer for a re-INVITE: the call as it is, in ``direction`` (a re-INVITE
+        without an offer gets ``sendrecv``; a hold passed on from a relay's other leg, the
+        direction that leg's far end asked for)."""
         assert self.negotiated is not None
         dtmf = self.negotiated.dtmf if self.negotiated.dtmf is not None else DTMF_PT
-        return self._send([self.negotiated.payload_type], dtmf, "sendrecv")
+        return self._send([self.negotiated.payload_type], dtmf, direction)
 
     def answered(self, answer: bytes) -> bool:
         """Apply the far end's answer to ``offer()``; False when it cannot be used."""

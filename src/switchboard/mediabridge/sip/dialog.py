@@ -6,7 +6,9 @@ it went."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import secrets
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -15,7 +17,7 @@ from aiosipua import SipRequest, SipResponse
 from switchboard.mediabridge.sip import checks, messages
 from switchboard.mediabridge.sip.endpoint import SipEndpoint
 from switchboard.mediabridge.sip.timer import session_timer
-from switchboard.mediabridge.sip.transaction import resend_2xx, send_request
+from switchboard.mediabridge.sip.transaction import ClientTransaction, resend_2xx, send_request
 
 log = logging.getLogger("switchboard.mediabridge.sip")
 
@@ -91,6 +93,7 @@ class Dialog:
     # the status lines of the ``Event: refer`` NOTIFYs' sipfrag bodies, as they arrive
     notified: asyncio.Queue[int] = field(default_factory=asyncio.Queue)
     _unacked: _Unacked | None = None
+    _offering: bool = False  # the bridge's own re-INVITE awaits its answer (``reinvite``)
     _last_invite: tuple[int, SipResponse] | None = None
 
     def register(self) -> None:
@@ -185,6 +188,8 @@ class Dialog:
         pending, body = self._unacked, request.body or b""
         if pending is not None and (request.method == "INVITE" or (body and pending.offered)):
             return 491, {}, b"", False  # RFC 3261 §14.2, RFC 3311 §5.2
+        if self._offering and (request.method == "INVITE" or body):
+            return 491, {}, b"", False  # the two offers crossed (glare, RFC 3261 §14.2)
         status, timer = session_timer(request)
         if status != 200:
             return status, timer, b"", False
@@ -242,7 +247,7 @@ class Dialog:
         self.addr = resolved or self.source or self.addr
         return self.addr
 
-    def _request(self, method: str, contact: str = "") -> SipRequest:
+    def _request(self, method: str, contact: str = "", body: bytes = b"") -> SipRequest:
         """This side's next request in the dialog: to the remote target, through the route set
         (RFC 3261 §12.2.1.1)."""
         self.cseq += 1
@@ -251,7 +256,65 @@ class Dialog:
             method, uri,
             via_value=messages.via(self.transport, self.endpoint.local, messages.new_branch()),
             from_value=self.local, to_value=self.remote, call_id=self.call_id, cseq=self.cseq,
-            contact=contact, route=route,
+            contact=contact, route=route, body=body,
+        )  # fmt: skip
+
+    async def reinvite(self, offer: bytes) -> bytes | None:
+        """Send ``offer`` in a re-INVITE (RFC 3261 §14.1) and return the far end's answer, once
+        acknowledged; None when it was refused or not answered. A 491 (the far end's own offer
+        crossed it) is retried once, after 2.1 to 4 s when this side made the dialog's Call-ID,
+        else within 2 s."""
+        for retry in (False, True):
+            if retry:
+                owner = self.call_id.endswith("@" + self.endpoint.advertise)
+                await asyncio.sleep((210 + secrets.randbelow(191)) / 100 if owner
+                                    else secrets.randbelow(201) / 100)  # fmt: skip
+            if self.ended:
+                return None
+            self._offering = True
+            try:
+                status, answer = await self._offer_once(offer)
+            finally:
+                self._offering = False
+            if status != 491:
+                return answer
+        return None
+
+    async def _offer_once(self, offer: bytes) -> tuple[int, bytes | None]:
+        request = self._request("INVITE", contact=self.endpoint.contact(), body=offer)
+        request.headers.set_single("Allow", checks.ALLOW)
+        cseq = self.cseq
+        txn = ClientTransaction(self.endpoint, request, await self.next_hop(), self.transport)
+        txn.start()
+        response: SipResponse | None = None
+        with contextlib.suppress(TimeoutError):  # a far end that rings a re-INVITE forever
+            async with asyncio.timeout(64 * self.endpoint.t1):
+                response = await txn.next()
+                while response is not None and response.status_code < 200:
+                    response = await txn.next()
+        if response is None or response.status_code >= 300:
+            # a refusal's ACK belongs to its transaction (RFC 3261 §17.1.1.3)
+            if response is not None:
+                txn.send_ack(self._ack_of(request, response, cseq, same_branch=True))
+            asyncio.get_running_loop().call_later(64 * self.endpoint.t1, txn.close)
+            return (response.status_code if response is not None else 0), None
+        txn.send_ack(self._ack_of(request, response, cseq, same_branch=False), self.addr)
+        # kept a while, so that a 2xx sent again (the ACK lost) is acknowledged again
+        asyncio.get_running_loop().call_later(64 * self.endpoint.t1, txn.close)
+        return response.status_code, response.body or None
+
+    def _ack_of(
+        self, request: SipRequest, response: SipResponse, cseq: int, *, same_branch: bool
+    ) -> SipRequest:
+        """The ACK of the bridge's re-INVITE: of a 2xx, a request of its own in the dialog;
+        of a refusal, part of the INVITE's transaction (its Via, its Request-URI)."""
+        uri, route = messages.routed(self.remote_target, self.route)
+        branch = messages.top_branch(request) if same_branch else messages.new_branch()
+        return messages.request(
+            "ACK", request.uri if same_branch else uri,
+            via_value=messages.via(self.transport, self.endpoint.local, branch),
+            from_value=self.local, to_value=self.remote, call_id=self.call_id, cseq=cseq,
+            route=route,
         )  # fmt: skip
 
     async def bye(self) -> int:
