@@ -56,3 +56,31 @@ async def test_a_body_without_duplicates_still_reaches_the_endpoint(
     )
     assert created.status_code in (200, 201), created.text
     assert created.json()["name"] == "a"
+
+
+@pytest.mark.parametrize("body", [b"{bad", b"[1, 2", b'{"a": 1} trailing'])
+async def test_a_json_body_that_does_not_parse_is_refused_where_no_body_is_read(
+    app_client: AsyncClient, acme: TenantFixture, body: bytes
+) -> None:
+    """DELETE of an outbound route reads no body: one that says it is JSON and does not parse
+    is still refused first (decision 0016), and the route stays."""
+    auth = await acme.auth(app_client)
+    routes = "/api.ashx/v1/outbound-routes"
+    created = await app_client.post(routes, json={"match": "+38*", "trunkIds": ["a"]}, headers=auth)
+    assert created.status_code == 201, created.text
+    refused = await app_client.request(
+        "DELETE", f"{routes}/%2B38%2A", content=body,
+        headers={**auth, "Content-Type": "application/json"},
+    )  # fmt: skip
+    assert refused.status_code == 400
+    assert refused.json() == {
+        "error": "invalid_request", "error_description": "the request body is not valid JSON"
+    }  # fmt: skip
+    assert (await app_client.get(f"{routes}/%2B38%2A", headers=auth)).status_code == 200
+    emptied = await app_client.request(
+        "DELETE",
+        f"{routes}/%2B38%2A",
+        content=b"",
+        headers={**auth, "Content-Type": "application/json"},
+    )  # an empty body is no body
+    assert emptied.status_code == 200, emptied.text

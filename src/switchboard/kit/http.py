@@ -59,11 +59,12 @@ class RejectNulMiddleware:
         await self.app(scope, receive, send)
 
 
-def duplicate_key(raw: bytes) -> str | None:
-    """The first key that appears twice in one object of a JSON document, if any.
+NOT_JSON = "the request body is not valid JSON"
 
-    A document that is not valid JSON answers None: the endpoint's own parsing reports it.
-    """
+
+def json_problem(raw: bytes) -> str | None:
+    """What is wrong with a JSON document as a request body: it does not parse, or one of its
+    objects names a key twice (the first such key); None when nothing is."""
     found: list[str] = []
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -77,13 +78,15 @@ def duplicate_key(raw: bytes) -> str | None:
     try:
         json.loads(raw, object_pairs_hook=pairs)
     except ValueError:
-        return None
-    return found[0] if found else None
+        return NOT_JSON
+    return f"the JSON body names the key {found[0]!r} more than once" if found else None
 
 
 class RejectDuplicateKeysMiddleware:
     """A JSON body naming one key twice is ambiguous (which value wins depends on the parser):
-    400 naming the key, before any handler runs, for every JSON endpoint of every API."""
+    400 naming the key, before any handler runs, for every JSON endpoint of every API. A JSON
+    body that does not parse is refused here too (decision 0016): an endpoint that reads no
+    body would otherwise act on a request whose body nobody could read."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -111,14 +114,14 @@ class RejectDuplicateKeysMiddleware:
                 break
         raw = b"".join(chunks)
         stripped = raw.lstrip()
+        # a body that says it is JSON, or looks like it where nothing says what it is
+        json_body = content_type.endswith(b"json") or stripped[:1] in (b"{", b"[")
         try:
-            key = duplicate_key(raw) if stripped[:1] in (b"{", b"[") else None
+            problem = json_problem(raw) if stripped and json_body else None
         except RecursionError:  # deeper than any parser of ours follows
-            await error_response(ApiError("the JSON body nests too deeply"))(scope, receive, send)
-            return
-        if key is not None:
-            description = f"the JSON body names the key {key!r} more than once"
-            await error_response(ApiError(description))(scope, receive, send)
+            problem = "the JSON body nests too deeply"
+        if problem is not None:
+            await error_response(ApiError(problem))(scope, receive, send)
             return
 
         async def replay() -> Message:
@@ -210,7 +213,7 @@ def describe_validation(errors: Sequence[Any]) -> str:
     parts = []
     for err in list(errors)[:5]:
         if err.get("type") == "json_invalid":
-            return "the request body is not valid JSON"
+            return NOT_JSON
         loc = [str(p) for p in err.get("loc", ())]
         if loc and loc[0] in _LOCATIONS:
             loc = loc[1:]
