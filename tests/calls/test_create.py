@@ -57,6 +57,10 @@ INVALID: list[tuple[str, Any, str]] = [
     ("scheduleAtUtc", "tomorrow", "scheduleAtUtc"),
     ("scheduleAtUtc", "2026-05-01T09:00:00+02:00", "scheduleAtUtc"),
     ("scheduleAtUtc", "2026-05-01", "scheduleAtUtc"),
+    # a caller-ID label goes into a SIP header and an e-mail subject: no line breaks
+    ("displayName", "Bob\r\nX-Injected: 1", "displayName: must not hold control characters"),
+    ("displayName", "tab\tstop", "displayName"),
+    ("displayName", "next\u2028line", "displayName"),
 ]
 
 

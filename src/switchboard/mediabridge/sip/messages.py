@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import secrets
 from collections.abc import Sequence
 
@@ -16,6 +17,17 @@ REASONS = {
     488: "Not Acceptable Here", 491: "Request Pending", 500: "Server Internal Error",
     501: "Not Implemented", 503: "Service Unavailable",
 }  # fmt: skip
+
+
+# what a header value cannot carry: C0 and C1 controls (CR and LF among them), Unicode line and
+# paragraph separators
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def quoted(label: str) -> str:
+    """``label`` as a quoted-string (RFC 3261 §25.1): controls become spaces, a double quote a
+    single one, and a backslash is escaped."""
+    return '"' + _UNSAFE.sub(" ", label).replace("\\", "\\\\").replace('"', "'") + '"'
 
 
 def new_branch() -> str:

@@ -59,8 +59,8 @@ class Invite:
         self.trunk = trunk
         self.offer = offer
         self.uri = f"sip:{phone}@{messages.host_port(trunk.host, trunk.port)}"
-        display = display_name.replace('"', "'")
-        self.local = f'"{display}" <sip:{caller}@{trunk.from_domain}>;tag={messages.new_tag()}'
+        display = messages.quoted(display_name)
+        self.local = f"{display} <sip:{caller}@{trunk.from_domain}>;tag={messages.new_tag()}"
         self.to = f"<{self.uri}>"
         self.call_id = messages.new_call_id(endpoint.advertise)
         self._cancel = asyncio.Event()

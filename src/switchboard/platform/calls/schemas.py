@@ -32,6 +32,9 @@ SCHEDULE_PATTERN = (
     r"(:[0-5][0-9](\.[0-9]{1,6})?)?(Z|z|[+-]00:?00)?\s*$"
 )
 NOT_BLANK: JsonDict = {"pattern": r"\S"}
+# a label shown in a header (SIP From, an e-mail's Subject): no C0/C1 control character, no
+# Unicode line or paragraph separator
+LABEL_RE = re.compile(r"^[^\x00-\x1f\x7f-\x9f\u2028\u2029]*$")
 
 
 class CallCreate(StrictInput):
@@ -42,7 +45,13 @@ class CallCreate(StrictInput):
     phone: str = Field(
         description="E.164, e.g. +14155550100", json_schema_extra={"pattern": E164_RE.pattern}
     )
-    display_name: str | None = Field(default=None, max_length=128)
+    display_name: str | None = Field(
+        default=None,
+        max_length=128,
+        description="Caller-ID label; no control characters or line breaks (it goes into a SIP "
+        "header and the outcome e-mail's subject)",
+        json_schema_extra={"pattern": LABEL_RE.pattern},
+    )
     email: str = Field(max_length=254, json_schema_extra={"pattern": EMAIL_RE.pattern})
     system_prompt: str = Field(
         max_length=50_000, description="Plain text or a prompt slug", json_schema_extra=NOT_BLANK
@@ -97,6 +106,13 @@ class CallCreate(StrictInput):
     def _optional_text(cls, value: str | None) -> str | None:
         if value is not None and not value.strip():
             return None
+        return value
+
+    @field_validator("display_name")
+    @classmethod
+    def _label(cls, value: str | None) -> str | None:
+        if value is not None and not LABEL_RE.match(value):
+            raise ValueError("must not hold control characters or line breaks")
         return value
 
     @field_validator("voice")

@@ -102,7 +102,10 @@ def compose(summary: AttemptSummary, *, sender: str, sender_name: str, now: dt.d
     message["From"] = formataddr((sender_name, sender))
     message["To"] = summary.recipient
     subject_outcome = summary.outcome or "technical failure"
-    message["Subject"] = f"Call to {summary.display_name} ({summary.phone}): {subject_outcome}"
+    # the label is checked when the call is placed (calls.schemas.LABEL_RE); one stored before
+    # that check must still make a header
+    label = " ".join(summary.display_name.split())
+    message["Subject"] = f"Call to {label} ({summary.phone}): {subject_outcome}"
     message["Date"] = format_datetime(now.astimezone(dt.UTC))
     domain = sender.rpartition("@")[2] or "localhost"
     message["Message-ID"] = make_msgid(
