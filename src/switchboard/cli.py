@@ -117,6 +117,7 @@ def serve(host: str, port: int, no_workers: bool) -> None:
     import uvicorn
 
     from switchboard.app import create_app
+    from switchboard.kit.httpprotocol import JsonErrorsProtocol
     from switchboard.kit.logging import configure_logging
     from switchboard.settings import Settings
 
@@ -129,6 +130,7 @@ def serve(host: str, port: int, no_workers: bool) -> None:
     uvicorn.run(
         create_app(settings), host=host, port=port, log_config=None, access_log=False,
         timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS, ws="websockets-sansio",
+        http=JsonErrorsProtocol,  # a request it cannot read: the API's error body, no-store
         # the signaling frame limit, enforced from a frame's header: a larger frame is never
         # buffered (uvicorn's default would hold 16 MiB of it before the room refuses it)
         ws_max_size=settings.room_max_message_bytes,
