@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import functools
 from collections.abc import Iterable
 from types import UnionType
-from typing import Annotated, Any, Generic, TypeVar, Union, get_args, get_origin
+from typing import Annotated, Any, ClassVar, Generic, TypeVar, Union, get_args, get_origin
 
 from pydantic import (
     AliasChoices,
@@ -99,9 +100,39 @@ FORM: dict[str, bool] = {"form": True}
 
 
 class StrictInput(Schema):
-    """Base of request bodies: unknown fields are ignored, wrong types are 400."""
+    """Base of request bodies: wrong types, unknown fields and a field given twice (``did`` and
+    ``Did``) are 400 (decision 0033). The OpenAPI document says so with
+    ``additionalProperties: false``. A web form's fields (``context=FORM``) are the page's to
+    pick: its other inputs (the CSRF token, the button) are not refused."""
 
-    model_config = ConfigDict(extra="ignore", str_strip_whitespace=False)
+    model_config = ConfigDict(
+        extra="ignore",
+        str_strip_whitespace=False,
+        json_schema_extra={"additionalProperties": False},
+    )
+
+    # the keys of the answer a client may send back whole, changed (``echoes``): not refused
+    _echoed: ClassVar[frozenset[str]] = frozenset()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: Any, info: ValidationInfo) -> Any:
+        if not isinstance(data, dict) or (info.context or {}).get("form"):
+            return data
+        names = _key_names(cls)
+        given: dict[str, str] = {}
+        for key in data:
+            name = names.get(key) if isinstance(key, str) else None
+            if name is None and key in cls._echoed:
+                continue  # a field of the resource as read (``id``): ignored
+            if name is None:
+                close = difflib.get_close_matches(str(key), sorted(set(names.values())), n=1)
+                hint = f" (did you mean {close[0]}?)" if close else ""
+                raise ValueError(f"{key}: not a field of this request{hint}")
+            if name in given:
+                raise ValueError(f"{name}: given twice, as {given[name]} and {key}")
+            given[name] = key
+        return data
 
     @model_validator(mode="before")
     @classmethod
@@ -133,6 +164,49 @@ _EXPECTED = {
     dt.date: "must be a date string (YYYY-MM-DD)",
     dt.datetime: "must be a date-time string",
 }
+
+
+def echoes(body: type[StrictInput], answer: type[BaseModel]) -> None:
+    """``body`` may be ``answer`` sent back whole with some fields changed (a client that reads
+    a resource, edits it and sends it back): the answer's fields ``body`` lacks (``id``,
+    ``createdAt``) are ignored there, not refused as unknown, and so are those of the objects
+    and lists of objects the two share by field name (decision 0033)."""
+    body._echoed = body._echoed | frozenset(_key_names(answer)) - frozenset(_key_names(body))
+    for name, field in body.model_fields.items():
+        inner, outer = _model_of(field.annotation), None
+        if name in answer.model_fields:
+            outer = _model_of(answer.model_fields[name].annotation)
+        if inner is not None and outer is not None and issubclass(inner, StrictInput):
+            echoes(inner, outer)
+
+
+def _model_of(annotation: Any) -> type[BaseModel] | None:
+    """The model of a field typed ``Model``, ``Model | None`` or ``list[Model]``."""
+    for candidate in (annotation, *get_args(annotation)):
+        if get_origin(candidate) is list:
+            candidate = get_args(candidate)[0]
+        if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+            return candidate
+    return None
+
+
+@functools.cache  # once per model: the fields do not change
+def _key_names(model: type[BaseModel]) -> dict[str, str]:
+    """Every key a field of ``model`` may arrive under (its name, its camelCase and PascalCase
+    aliases), mapped to its camelCase name."""
+    found: dict[str, str] = {}
+    for name, field in model.model_fields.items():
+        camel = to_camel(name)
+        keys = {name, camel, to_pascal(name)}
+        alias = field.validation_alias
+        if isinstance(alias, str):
+            keys.add(alias)
+        elif isinstance(alias, AliasChoices):
+            keys.update(choice for choice in alias.choices if isinstance(choice, str))
+        if field.alias:
+            keys.add(field.alias)
+        found.update(dict.fromkeys(keys, camel))
+    return found
 
 
 @functools.cache  # once per model: the fields do not change, bodies arrive on every request

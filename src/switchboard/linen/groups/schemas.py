@@ -4,7 +4,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from switchboard.kit.schemas import Schema, StrictInput
+from switchboard.kit.schemas import Schema, StrictInput, echoes
 from switchboard.linen.common import Id
 
 GroupKind = Literal["region", "portfolio", "owner", "complex"]
@@ -34,3 +34,7 @@ class GroupOut(Schema):
     property_ids: list[int]
     created_at: str
     updated_at: str
+
+
+# A client may send back what it read, edited: the answer's other fields are ignored there.
+echoes(GroupUpdate, GroupOut)

@@ -4,7 +4,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from switchboard.kit.schemas import Schema, StrictInput
+from switchboard.kit.schemas import Schema, StrictInput, echoes
 from switchboard.linen.common import ID_MAX
 
 Category = Literal["bed", "bath", "kitchen", "other"]
@@ -63,3 +63,7 @@ class ItemTypeOut(Schema):
     components: list[ComponentOut]
     created_at: str
     updated_at: str
+
+
+# A client may send back what it read, edited: the answer's other fields are ignored there.
+echoes(ItemTypeUpdate, ItemTypeOut)

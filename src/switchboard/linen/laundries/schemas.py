@@ -4,7 +4,7 @@ import datetime as dt
 
 from pydantic import Field
 
-from switchboard.kit.schemas import Schema, StrictInput
+from switchboard.kit.schemas import Schema, StrictInput, echoes
 from switchboard.linen.common import ID_MAX, Currency, MinorUnits
 
 # One "@" between two runs of neither spaces nor control characters. The control ranges are
@@ -120,3 +120,8 @@ class PriceListOut(Schema):
     items: list[PriceItemOut]
     created_at: str
     updated_at: str
+
+
+# A client may send back what it read, edited: the answer's other fields are ignored there.
+echoes(LaundryUpdate, LaundryOut)
+echoes(PriceListIn, PriceListOut)

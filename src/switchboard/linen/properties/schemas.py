@@ -6,7 +6,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 from pydantic.config import JsonDict
 
-from switchboard.kit.schemas import Schema, StrictInput
+from switchboard.kit.schemas import Schema, StrictInput, echoes
 from switchboard.linen.common import ID_MAX, Id
 from switchboard.linen.laundries.schemas import Address, AddressOut
 
@@ -124,3 +124,7 @@ class PropertyOut(Schema):
     notes: str
     created_at: str
     updated_at: str
+
+
+# A client may send back what it read, edited: the answer's other fields are ignored there.
+echoes(PropertyUpdate, PropertyOut)

@@ -5,7 +5,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from switchboard.kit.schemas import Schema, StrictInput
+from switchboard.kit.schemas import Schema, StrictInput, echoes
 from switchboard.linen.common import ID_MAX, Money
 
 SheetStatus = Literal["draft", "confirmed", "delivered", "invoiced", "cancelled"]
@@ -191,3 +191,7 @@ def sheet_out(sheet: object, lines: list[object]) -> SheetOut:
         created_by=sheet.created_by,
         updated_at=iso_utc(sheet.updated_at) or "",
     )
+
+
+# A client may send back what it read, edited: the answer's other fields are ignored there.
+echoes(SheetUpdate, SheetOut)

@@ -5,7 +5,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field
 
-from switchboard.kit.schemas import Schema, StrictInput
+from switchboard.kit.schemas import Schema, StrictInput, echoes
 from switchboard.linen.common import ID_MAX
 
 VaultKind = Literal["key-safe", "door-code", "alarm", "wifi", "document", "other"]
@@ -84,3 +84,7 @@ class RevealLogItem(Schema):
     username: str
     role: str
     revealed_at: str
+
+
+# A client may send back what it read, edited: the answer's other fields are ignored there.
+echoes(VaultUpdate, VaultOut)

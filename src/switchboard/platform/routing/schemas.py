@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from switchboard.kit.schemas import Page, PascalSchema, Schema, StrictInput
+from switchboard.kit.schemas import Page, PascalSchema, Schema, StrictInput, echoes
 
 PATTERN_MAX = 128
 TRUNKS_MAX = 16
@@ -130,3 +130,8 @@ class OutboundResolution(Schema):
     default_trunk_id: str
     used_default: bool
     reason: str
+
+
+# A client may send back what it read, edited: the answer's other fields are ignored there.
+echoes(InboundRouteUpdate, InboundRouteEcho)
+echoes(OutboundRouteUpdate, OutboundRouteItem)
