@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 from tests.linen.helpers import World
 
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "linen.md"
 NASTY: list[Any] = [-1, 2**40, "x", None, [], 1.5]
 ACCEPTED = {200, 201, 307, 400, 404, 409, 413, 415}  # 307: an empty id ends in a slash
 
@@ -107,3 +109,44 @@ async def test_a_laundry_email_with_a_control_character_is_refused(world: World)
     assert (
         await portal.post("/v1/laundries", {"name": "Odd", "email": "ops@x.test"})
     ).status_code == 201
+
+
+async def test_a_json_body_without_content_type_is_400_saying_so(world: World) -> None:
+    """Decision 0212 holds for a body sent with no ``Content-Type`` at all, as curl sends
+    ``--data-binary`` with ``-H 'Content-Type:'``: nothing is created."""
+    portal = world.portal
+    body = b'{"name": "x", "kind": "region"}'
+    for method, path in (
+        ("POST", "/api/v1/groups"),
+        ("PATCH", f"/api/v1/laundries/{world.laundry}"),
+    ):
+        response = await portal.client.request(
+            method, path, content=body, headers=await portal.auth("admin")
+        )
+        assert "content-type" not in response.request.headers
+        assert response.status_code == 400, (method, path, response.text)
+        assert response.json() == {
+            "error": "invalid_request",
+            "error_description": "the body must be JSON, sent as Content-Type: "
+            "application/json (the request has no Content-Type)",
+        }
+    assert (await portal.get("/v1/groups")).json()["total"] == 0
+    sent_as_json = await portal.post("/v1/groups", {"name": "x", "kind": "region"})
+    assert sent_as_json.status_code == 201
+
+
+async def test_an_upload_that_is_not_multipart_is_415_as_documented(world: World) -> None:
+    portal = world.portal
+    admin = await portal.auth("admin")
+    for path, headers in (
+        ("/api/laundry/invoices", world.laundry_headers()),
+        ("/api/v1/invoices", admin),
+    ):
+        response = await portal.client.post(path, json={"invoiceNumber": "A-1"}, headers=headers)
+        assert response.status_code == 415, path
+        assert response.json()["error"] == "unsupported_media_type"
+    assert "415** `unsupported_media_type`" in DOCS.read_text()
+    document = (await portal.client.get("/api/openapi.json")).json()
+    upload = document["paths"]["/laundry/invoices"]["post"]
+    assert "415 `unsupported_media_type`" in upload["description"]
+    assert (await portal.get("/v1/invoices")).json()["total"] == 0
