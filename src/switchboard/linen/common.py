@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Annotated, Any, TypeVar
 
 from fastapi import Path, Query
-from pydantic import BeforeValidator, Field
+from pydantic import AfterValidator, BeforeValidator, Field
 from sqlalchemy import ColumnElement, Select
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -85,6 +85,32 @@ def _calendar_day(value: Any) -> Any:
 
 
 Day = Annotated[dt.date, BeforeValidator(_calendar_day)]
+
+# The dates a user enters (service and pickup dates, validity, invoice dates and periods) lie in
+# this century (decision 0520): any real order or invoice does, and a day or a week either side
+# of one is still a date, as 0001-01-01 less a day or 9999-12-31 plus one is not.
+FIRST_DAY = dt.date(2000, 1, 1)
+LAST_DAY = dt.date(2099, 12, 31)
+# The same range for the OpenAPI document, which states no bounds on a date but a pattern.
+DAY_PATTERN = r"^20[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$"
+OUT_OF_RANGE = f"must be a date from {FIRST_DAY} to {LAST_DAY}"
+
+
+def in_range(day: dt.date) -> dt.date:
+    """``day`` if it lies within ``FIRST_DAY..LAST_DAY``; ValueError otherwise."""
+    if not FIRST_DAY <= day <= LAST_DAY:
+        raise ValueError(OUT_OF_RANGE)
+    return day
+
+
+EnteredDay = Annotated[
+    dt.date,
+    AfterValidator(in_range),
+    Field(
+        description=f"A date from {FIRST_DAY} to {LAST_DAY}",
+        json_schema_extra={"pattern": DAY_PATTERN},
+    ),
+]
 DateFrom = Annotated[Day | None, Query(alias="from", description="First day included (YYYY-MM-DD)")]
 DateTo = Annotated[Day | None, Query(alias="to", description="Last day included (YYYY-MM-DD)")]
 

@@ -66,7 +66,9 @@ def is_late(confirmed_at: dt.datetime, service_date: dt.date, timezone: str) -> 
         zone = zoneinfo.ZoneInfo(timezone)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
         zone = zoneinfo.ZoneInfo("UTC")
-    return confirmed_at.astimezone(zone).date() >= service_date - LATE_ORDER_NOTICE
+    # A difference of two dates is always a date span, where a date less a day may not be a
+    # date (0001-01-01): a sheet stored before dates were held to decision 0520's range.
+    return service_date - confirmed_at.astimezone(zone).date() <= LATE_ORDER_NOTICE
 
 
 def balance_due(line: SheetLine) -> int:
