@@ -411,6 +411,28 @@ async def delete(session: AsyncSession, *, tenant_id: int, sheet_id: int) -> Non
     await session.flush()
 
 
+async def _require_active_references(
+    session: AsyncSession, sheet: LinenSheet, lines: Sequence[SheetLine]
+) -> Property:
+    """409 ``inactive`` when the draft's property, laundry or one of its item types was
+    deactivated after it was written: confirming makes the order a laundry works on, and a
+    retired one takes no new order (decision 0517). The property, for the late-order rule."""
+    tenant_id = sheet.tenant_id
+    prop = await properties.get(session, tenant_id=tenant_id, property_id=sheet.property_id)
+    laundry = await laundries.get(session, tenant_id=tenant_id, laundry_id=sheet.laundry_id)
+    kinds = await item_types.many(
+        session, tenant_id=tenant_id, ids=[line.item_type_id for line in lines]
+    )
+    common.require_active([prop], hint=TO_ORDER, field="propertyId")
+    common.require_active(
+        [laundry], hint="reactivate it, or give the draft another laundryId", field="laundryId"
+    )
+    common.require_active(
+        list(kinds.values()), hint="reactivate it, or take it off the draft", field="lines"
+    )
+    return prop
+
+
 async def confirm(
     session: AsyncSession, *, tenant_id: int, sheet_id: int, actor: str, clock: Clock
 ) -> LinenSheet:
@@ -419,8 +441,8 @@ async def confirm(
     lines = (await repository.lines_of(session, tenant_id, [sheet.id])).get(sheet.id, [])
     if not any(line.qty_ordered > 0 for line in lines):
         raise Conflict("a sheet needs at least one ordered item to be confirmed", code="empty")
+    prop = await _require_active_references(session, sheet, lines)
     now = clock.now()
-    prop = await properties.get(session, tenant_id=tenant_id, property_id=sheet.property_id)
     sheet.status = target
     sheet.confirmed_at = now
     sheet.confirmed_by = actor
