@@ -194,6 +194,20 @@ READ_ERRORS = error_responses(400, 401, 404)
 WRITE_ERRORS = error_responses(400, 401, 403, 404, 409)
 
 
+def few(names: Sequence[str]) -> str:
+    """The first three of ``names``, and ``...`` when there are more: what a refusal names."""
+    return ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+
+
+def refuse_while_used(
+    what: str, users: Sequence[str], *, hint: str = "deactivate it instead"
+) -> None:
+    """409 ``in_use`` naming ``users``, what still refers to the ``what`` (``item type``),
+    and ending with ``hint``, what the client can do instead; nothing when ``users`` is empty."""
+    if users:
+        raise Conflict(f"the {what} is still used by {few(users)}; {hint}", code="in_use")
+
+
 async def delete_unless_used(
     session: AsyncSession, row: object, *, what: str, hint: str = "deactivate it instead"
 ) -> None:

@@ -18,6 +18,7 @@ from switchboard.linen.invoices import repository
 from switchboard.linen.invoices.models import Invoice, InvoiceLine, InvoicePdf
 from switchboard.linen.invoices.repository import InvoiceFilter
 from switchboard.linen.invoices.schemas import InvoiceMeta
+from switchboard.linen.laundries import service as laundries
 from switchboard.linen.properties import service as properties
 from switchboard.linen.sheets import service as sheets
 
@@ -242,3 +243,19 @@ async def mark_paid(
     invoice.payment_ref = payment_ref
     await session.flush()
     return invoice
+
+
+async def _invoices_of_property(session: AsyncSession, *, tenant_id: int, row_id: int) -> list[str]:
+    numbers = await repository.numbers_naming(session, tenant_id, property_id=row_id, limit=4)
+    return [f"invoice {number}" for number in numbers]
+
+
+async def _invoices_of_laundry(session: AsyncSession, *, tenant_id: int, row_id: int) -> list[str]:
+    numbers = await repository.numbers_naming(session, tenant_id, laundry_id=row_id, limit=4)
+    return [f"invoice {number}" for number in numbers]
+
+
+# A property named by an invoice's line, and the laundry an invoice is from, are kept from
+# deletion (the foreign keys would refuse them too; the refusal names the invoices).
+properties.USED_BY.register("invoices", _invoices_of_property)
+laundries.USED_BY.register("invoices", _invoices_of_laundry)

@@ -17,6 +17,7 @@ from switchboard.kit.clock import Clock
 from switchboard.kit.errors import BadRequest, Conflict, NotFound
 from switchboard.kit.paging import PageParams
 from switchboard.linen import common, figures
+from switchboard.linen.hooks import Finder
 from switchboard.linen.item_types import service as item_types
 from switchboard.linen.item_types.models import ItemType
 from switchboard.linen.laundries import service as laundries
@@ -277,16 +278,22 @@ async def refresh_figures(
         after_id = chunk[-1].id
 
 
-async def _sheets_naming(session: AsyncSession, *, tenant_id: int, row_id: int) -> list[str]:
-    numbers = await repository.numbers_with_item(session, tenant_id, row_id, limit=4)
-    return [f"sheet {number}" for number in numbers]
+def _sheets_naming(by: repository.Naming) -> Finder:
+    async def naming(session: AsyncSession, *, tenant_id: int, row_id: int) -> list[str]:
+        numbers = await repository.numbers_naming(session, tenant_id, by, row_id, limit=4)
+        return [f"sheet {number}" for number in numbers]
+
+    return naming
 
 
 # Item types and price lists, which this module is built on, report their changes through
-# ``figures``; the open sheets follow them here. An item type on a sheet's line is kept from
-# deletion (the foreign key would refuse it too; the refusal names the sheets).
+# ``figures``; the open sheets follow them here. An item type on a sheet's line, a sheet's
+# property and its laundry are kept from deletion (the foreign keys would refuse them too;
+# the refusal names the sheets).
 figures.follow(refresh_figures)
-item_types.USED_BY.register("sheets", _sheets_naming)
+item_types.USED_BY.register("sheets", _sheets_naming("item_type_id"))
+properties.USED_BY.register("sheets", _sheets_naming("property_id"))
+laundries.USED_BY.register("sheets", _sheets_naming("laundry_id"))
 
 
 def _check_dates(service_date: dt.date, pickup_date: dt.date | None) -> None:

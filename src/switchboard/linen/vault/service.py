@@ -159,11 +159,18 @@ def revealed_again(row: VaultEntry, *, stamp: str, box: SecretBox) -> str | None
 
 
 async def _labels_of_group(session: AsyncSession, *, tenant_id: int, row_id: int) -> list[str]:
-    return await repository.labels_of_group(session, tenant_id, row_id)
+    return await repository.labels_of(session, tenant_id, group_id=row_id)
 
 
-# A group is refused deletion while it holds entries, named by their labels.
+async def _entries_of_property(session: AsyncSession, *, tenant_id: int, row_id: int) -> list[str]:
+    labels = await repository.labels_of(session, tenant_id, property_id=row_id)
+    return [f"vault entry {label!r}" for label in labels]
+
+
+# A group is refused deletion while it holds entries, named by their labels; so is a property,
+# among what else refers to it.
 groups.HELD_BY.register("vault", _labels_of_group)
+properties.USED_BY.register("vault", _entries_of_property)
 
 
 async def reveals(
