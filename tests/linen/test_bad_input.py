@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from tests.linen.helpers import World
+from tests.linen.helpers import World, invoice_meta
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "linen.md"
 NASTY: list[Any] = [-1, 2**40, "x", None, [], 1.5]
@@ -150,3 +150,28 @@ async def test_an_upload_that_is_not_multipart_is_415_as_documented(world: World
     upload = document["paths"]["/laundry/invoices"]["post"]
     assert "415 `unsupported_media_type`" in upload["description"]
     assert (await portal.get("/v1/invoices")).json()["total"] == 0
+
+
+async def test_a_currency_must_be_one_of_iso_4217(world: World) -> None:
+    """Three capitals are not enough: ``ZZZ`` is no currency, in a price list or an invoice."""
+    portal = world.portal
+    prices = f"/v1/laundries/{world.laundry}/price-lists"
+    for code in ("ZZZ", "ABC", "EUX"):
+        refused = await portal.post(prices, {"currency": code, "validFrom": "2027-01-01"})
+        assert refused.status_code == 400, code
+        assert refused.json() == {
+            "error": "invalid_request",
+            "error_description": f"currency: '{code}' is not an ISO 4217 currency code",
+        }
+        upload = await world.upload({**invoice_meta("INV-1", []), "currency": code})
+        assert (upload.status_code, upload.json()["error"]) == (400, "invalid_request")
+        assert upload.json()["error_description"].startswith("metadata: currency: ")
+    assert (await portal.get(prices)).json()["total"] == 1
+    assert (await portal.get("/v1/invoices")).json()["total"] == 0
+    for code in ("CHF", "JPY"):
+        made = await portal.post(prices, {"currency": code, "validFrom": "2027-01-01"})
+        assert made.status_code == 201, made.text
+    document = (await portal.client.get("/api/openapi.json")).json()
+    currency = document["components"]["schemas"]["PriceListIn"]["properties"]["currency"]
+    assert {"EUR", "CHF", "JPY"} <= set(currency["enum"])
+    assert "ZZZ" not in currency["enum"]

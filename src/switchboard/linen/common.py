@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Annotated, Any, TypeVar
 
+import pycountry
 from fastapi import Path, Query
 from pydantic import AfterValidator, BeforeValidator, Field
 from sqlalchemy import ColumnElement, Select
@@ -22,7 +23,26 @@ T = TypeVar("T")
 
 ID_MAX = 2**31 - 1
 CURRENCY_PATTERN = r"^[A-Z]{3}$"
-Currency = Annotated[str, Field(pattern=CURRENCY_PATTERN, description="ISO 4217 code")]
+# The currency codes of ISO 4217 as pycountry carries them (its list follows the standard's
+# maintenance agency); the OpenAPI document lists them.
+ISO_4217 = frozenset(currency.alpha_3 for currency in pycountry.currencies)
+
+
+def _iso_4217(code: str) -> str:
+    if code not in ISO_4217:
+        raise ValueError(f"{code!r} is not an ISO 4217 currency code")
+    return code
+
+
+Currency = Annotated[
+    str,
+    Field(
+        pattern=CURRENCY_PATTERN,
+        description="ISO 4217 code",
+        json_schema_extra={"enum": sorted(ISO_4217)},
+    ),
+    AfterValidator(_iso_4217),
+]
 MinorUnits = Annotated[int, Field(ge=0, le=10**12, description="Integer minor units (cents)")]
 
 
