@@ -175,3 +175,49 @@ async def test_a_currency_must_be_one_of_iso_4217(world: World) -> None:
     currency = document["components"]["schemas"]["PriceListIn"]["properties"]["currency"]
     assert {"EUR", "CHF", "JPY"} <= set(currency["enum"])
     assert "ZZZ" not in currency["enum"]
+
+
+async def test_range_and_amount_refusals_name_their_field_first(world: World) -> None:
+    """Decision 0214: every description of bad input is ``name: what is wrong``."""
+    portal = world.portal
+    entry = await portal.made(
+        "/v1/vault", {"propertyId": world.property, "kind": "wifi", "label": "Wi-Fi", "secret": "s"}
+    )
+    backwards = {"from": "2026-02-01", "to": "2026-01-01"}
+    laundry = world.laundry_headers()
+    meta = invoice_meta("INV-1", [])
+    line = {"description": "towels", "qty": 2, "unitPrice": 100}
+    answers = [
+        *[(await portal.get(path, **backwards), "invalid_range", "to: must not be before from")
+          for path in ("/v1/sheets", "/v1/invoices", "/v1/statistics")],
+        (await portal.client.get("/api/laundry/jobs", params=backwards, headers=laundry),
+         "invalid_range", "to: must not be before from"),
+        (await portal.post(f"/v1/laundries/{world.laundry}/price-lists",
+                           {"currency": "EUR", "validFrom": "2027-02-01", "validTo": "2027-01-01"}),
+         "invalid_range", "validTo: must not be before validFrom"),
+        (await portal.patch(f"/v1/vault/{entry['id']}",
+                            {"validFrom": "2027-02-01", "validTo": "2027-01-01"}),
+         "invalid_range", "validTo: must not be before validFrom"),
+        (await world.upload({**meta, "periodFrom": "2026-02-01", "periodTo": "2026-01-01"}),
+         "invalid_range", "periodTo: must not be before periodFrom"),
+        (await world.upload({**meta, "gross": 1}), "amounts_mismatch",
+         "gross: must equal net + tax"),
+        (await world.upload({**meta, "lines": [{**line, "net": 100}]}), "amounts_mismatch",
+         "lines[0].net: must equal qty x unitPrice"),
+        (await world.upload({**meta, "lines": [{**line, "net": 200}]}), "amounts_mismatch",
+         "net: must equal the sum of the lines' net (an invoice without lines has a net of 0)"),
+        (await portal.post("/v1/sheets", {"propertyId": world.property,
+                                          "serviceDate": "2026-01-10", "pickupDate": "2026-01-09"}),
+         "invalid_request", "pickupDate: must not be before serviceDate"),
+        (await portal.post("/v1/vault", {"kind": "wifi", "label": "x", "secret": "s"}),
+         "invalid_request", "propertyId: required, or groupId (an entry belongs to one or the "
+         "other)"),
+        (await portal.post("/v1/vault", {"propertyId": world.property, "groupId": 1,
+                                         "kind": "wifi", "label": "x", "secret": "s"}),
+         "invalid_request", "groupId: not with propertyId; an entry belongs to one or the other"),
+    ]  # fmt: skip
+    for response, code, description in answers:
+        assert response.status_code == 400, response.request.url
+        assert response.json() == {"error": code, "error_description": description}
+    assert (await portal.get("/v1/sheets")).json()["total"] == 0
+    assert (await portal.get("/v1/invoices")).json()["total"] == 0

@@ -167,9 +167,13 @@ def require_active(rows: Sequence[Any], *, hint: str, field: str = "") -> None:
             raise Conflict(f"{prefix}{row.name!r} is deactivated; {hint}", code="inactive")
 
 
-def check_range(start: dt.date | None, end: dt.date | None) -> None:
+def check_range(
+    start: dt.date | None, end: dt.date | None, names: tuple[str, str] = ("from", "to")
+) -> None:
+    """400 ``invalid_range`` when ``end`` is before ``start``, naming the end first as every
+    description of bad input names its field (decision 0214): ``names`` are the two as sent."""
     if start is not None and end is not None and start > end:
-        raise BadRequest("`from` must not be after `to`", code="invalid_range")
+        raise BadRequest(f"{names[1]}: must not be before {names[0]}", code="invalid_range")
 
 
 async def fetch_page(

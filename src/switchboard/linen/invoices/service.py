@@ -73,18 +73,18 @@ def safe_filename(name: str | None) -> str:
 
 
 def _check_amounts(meta: InvoiceMeta) -> None:
-    check_range(meta.period_from, meta.period_to)
+    check_range(meta.period_from, meta.period_to, ("periodFrom", "periodTo"))
     if meta.gross != meta.net + meta.tax:
-        raise BadRequest("gross must equal net + tax", code="amounts_mismatch")
+        raise BadRequest("gross: must equal net + tax", code="amounts_mismatch")
     for index, line in enumerate(meta.lines):
         if line.net != line.qty * line.unit_price:
             raise BadRequest(
-                f"lines[{index}].net must equal qty x unitPrice", code="amounts_mismatch"
+                f"lines[{index}].net: must equal qty x unitPrice", code="amounts_mismatch"
             )
     # No lines add up to 0: an invoice without lines has a net of 0 (docs/linen.md).
     if sum(line.net for line in meta.lines) != meta.net:
         raise BadRequest(
-            "the lines' net must add up to net (an invoice without lines has a net of 0)",
+            "net: must equal the sum of the lines' net (an invoice without lines has a net of 0)",
             code="amounts_mismatch",
         )
 
@@ -141,7 +141,7 @@ async def receive(
         if line.linen_sheet_id is not None:
             sheet_property = linked[line.linen_sheet_id].property_id
             if property_id is not None and property_id != sheet_property:
-                raise BadRequest(f"lines[{index}].propertyId does not match the sheet's property")
+                raise BadRequest(f"lines[{index}].propertyId: does not match the sheet's property")
             property_id = sheet_property
         elif property_id is not None:
             field = f"lines[{index}].propertyId"

@@ -222,7 +222,7 @@ async def get_price_list(
 async def _check_price_list(
     session: AsyncSession, tenant_id: int, laundry_id: int, body: PriceListIn, own_id: int
 ) -> None:
-    check_range(body.valid_from, body.valid_to)
+    check_range(body.valid_from, body.valid_to, ("validFrom", "validTo"))
     ids = [item.item_type_id for item in body.items]
     if len(set(ids)) != len(ids):
         raise BadRequest("items: an item type is priced twice")

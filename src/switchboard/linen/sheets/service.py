@@ -298,7 +298,7 @@ laundries.USED_BY.register("sheets", _sheets_naming("laundry_id"))
 
 def _check_dates(service_date: dt.date, pickup_date: dt.date | None) -> None:
     if pickup_date is not None and pickup_date < service_date:
-        raise BadRequest("pickupDate must not be before serviceDate")
+        raise BadRequest("pickupDate: must not be before serviceDate")
 
 
 async def _numbered(session: AsyncSession, sheet: LinenSheet) -> LinenSheet:

@@ -16,6 +16,8 @@ from switchboard.linen.vault import repository
 from switchboard.linen.vault.models import VaultEntry, VaultReveal
 from switchboard.linen.vault.schemas import VaultCreate, VaultUpdate
 
+VALIDITY = ("validFrom", "validTo")
+
 
 async def get(session: AsyncSession, *, tenant_id: int, entry_id: int) -> VaultEntry:
     row = await repository.get(session, tenant_id, entry_id)
@@ -49,15 +51,17 @@ async def create(
     box: SecretBox,
     clock: Clock,
 ) -> VaultEntry:
-    if (body.property_id is None) == (body.group_id is None):
-        raise BadRequest("give exactly one of propertyId and groupId")
+    if body.property_id is not None and body.group_id is not None:
+        raise BadRequest("groupId: not with propertyId; an entry belongs to one or the other")
+    if body.property_id is None and body.group_id is None:
+        raise BadRequest("propertyId: required, or groupId (an entry belongs to one or the other)")
     if body.property_id is not None:
         await properties.require_reference(
             session, tenant_id=tenant_id, property_id=body.property_id, field="propertyId"
         )
     if body.group_id is not None:
         await groups.require_ids(session, tenant_id=tenant_id, ids=[body.group_id], field="groupId")
-    check_range(body.valid_from, body.valid_to)
+    check_range(body.valid_from, body.valid_to, VALIDITY)
     now = clock.now()
     row = VaultEntry(
         tenant_id=tenant_id,
@@ -101,7 +105,7 @@ async def update(
         row.valid_from = body.valid_from
     if "valid_to" in given:
         row.valid_to = body.valid_to
-    check_range(row.valid_from, row.valid_to)
+    check_range(row.valid_from, row.valid_to, VALIDITY)
     if body.secret is not None:
         row.secret_sealed = box.seal(body.secret)
         row.rotated_at = now
