@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.linen.helpers import Portal, World
+from tests.linen.helpers import Portal, World, invoice_meta
 
 
 async def test_item_types_sets_and_rules(portal: Portal) -> None:
@@ -117,3 +117,38 @@ async def test_price_lists_do_not_overlap(world: World) -> None:
     )
     assert backwards.status_code == 400
     assert (await portal.get(url)).json()["total"] == 2
+
+
+async def test_a_property_or_laundry_still_referred_to_names_what_refers_to_it(
+    world: World,
+) -> None:
+    portal = world.portal
+    delivered = await world.delivered()
+    assert (await world.upload(invoice_meta("INV-7", [delivered["id"]]))).status_code == 201
+    await portal.made(
+        "/v1/vault",
+        {"propertyId": world.property, "kind": "key-safe", "label": "Key safe", "secret": "1234"},
+    )
+    expected = {
+        f"/v1/properties/{world.property}": "the property is still used by sheet "
+        f"{delivered['number']}, invoice INV-7, vault entry 'Key safe'; deactivate it instead",
+        f"/v1/laundries/{world.laundry}": "the laundry is still used by sheet "
+        f"{delivered['number']}, invoice INV-7; deactivate it instead",
+    }
+    for path, description in expected.items():
+        refused = await portal.delete(path)
+        assert refused.status_code == 409, path
+        assert refused.json() == {"error": "in_use", "error_description": description}
+        assert (await portal.get(path)).status_code == 200
+    for day in ("2026-02-01", "2026-02-02", "2026-02-03"):
+        await world.sheet(day)
+    many = (await portal.delete(f"/v1/laundries/{world.laundry}")).json()["error_description"]
+    assert many.startswith("the laundry is still used by sheet LS-2026-000001, sheet ")
+    assert many.endswith(", ...; deactivate it instead")
+    # Its keys and price lists go with a laundry that nothing else refers to.
+    spare = await portal.made("/v1/laundries", {"name": "Spare"})
+    await portal.made(f"/v1/laundries/{spare['id']}/keys", {"name": "van"})
+    await portal.made(
+        f"/v1/laundries/{spare['id']}/price-lists", {"currency": "EUR", "validFrom": "2026-01-01"}
+    )
+    assert (await portal.delete(f"/v1/laundries/{spare['id']}")).status_code == 200

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 
 from switchboard.kit.errors import Conflict, PayloadTooLarge
@@ -88,3 +90,14 @@ def test_late_orders_use_the_property_time_zone() -> None:
     service = dt.date(2026, 3, 11)
     assert sheets.is_late(evening_utc, service, "UTC") is False
     assert sheets.is_late(evening_utc, service, "Australia/Sydney") is True
+
+
+def test_a_late_order_is_judged_for_any_date_a_row_may_hold() -> None:
+    """Rows stored before decision 0520 may hold any date: the rule counts days between the
+    two, and neither end of the calendar is a 500."""
+    now = dt.datetime(2026, 1, 9, 23, 30, tzinfo=dt.UTC)
+    assert sheets.is_late(now, dt.date.min, "UTC")
+    assert not sheets.is_late(now, dt.date.max, "UTC")
+    assert sheets.is_late(now, dt.date(2026, 1, 10), "UTC")  # the day before
+    assert not sheets.is_late(now, dt.date(2026, 1, 11), "UTC")
+    assert sheets.is_late(now, dt.date(2026, 1, 11), "Asia/Tokyo")  # the 10th there

@@ -251,3 +251,30 @@ async def test_running_balance_carries_to_the_next_delivery(world: World) -> Non
     before = await portal.get(f"/v1/properties/{world.property}/balance", until="2026-01-11")
     assert {i["code"]: i["balance"] for i in before.json()["items"]}["TOWEL_BATH"] == 3
     assert (await portal.get("/v1/properties/999/balance")).status_code == 404
+
+
+async def test_a_draft_whose_references_were_deactivated_is_not_confirmed(world: World) -> None:
+    """Decision 0517's aim holds at the confirmation too: no new order reaches a laundry that no
+    longer works for the tenant, nor orders a retired property or item type."""
+    portal = world.portal
+    draft = await world.sheet()
+    confirm = f"/v1/sheets/{draft['id']}/confirm"
+    jobs = "/api/laundry/jobs"
+    for path, field, name in (
+        (f"/v1/laundries/{world.laundry}", "laundryId", "Blanc Laundry"),
+        (f"/v1/properties/{world.property}", "propertyId", "Sea View"),
+        (f"/v1/item-types/{world.towel}", "lines", "Bath towel"),
+    ):
+        assert (await portal.patch(path, {"active": False})).status_code == 200
+        refused = await portal.post(confirm)
+        assert (refused.status_code, refused.json()["error"]) == (409, "inactive"), path
+        assert refused.json()["error_description"].startswith(f"{field}: '{name}' is deactivated")
+        sheet = (await portal.get(f"/v1/sheets/{draft['id']}")).json()
+        assert (sheet["status"], sheet["confirmedAt"]) == ("draft", None)
+        assert (await portal.patch(path, {"active": True})).status_code == 200
+    listed = await portal.client.get(jobs, headers=world.laundry_headers())
+    assert listed.json()["total"] == 0
+    confirmed = await portal.post(confirm)
+    assert (confirmed.status_code, confirmed.json()["status"]) == (200, "confirmed")
+    listed = await portal.client.get(jobs, headers=world.laundry_headers())
+    assert [job["id"] for job in listed.json()["data"]] == [draft["id"]]

@@ -117,7 +117,7 @@ async def test_a_json_object_sent_as_another_media_type_is_400_naming_the_conten
     app_client: AsyncClient, acme: TenantFixture
 ) -> None:
     """Spec 7 has 400 for bad input (decision 0212): a form's or text's Content-Type on a JSON
-    body is named as the fault, and nothing is created."""
+    body, or none at all, is named as the fault, and nothing is created."""
     headers = await acme.auth(app_client)
     for path, body in (
         ("/api.ashx/v1/inbound-routes", b'{"Did": "100", "User": "bob"}'),
@@ -134,6 +134,14 @@ async def test_a_json_object_sent_as_another_media_type_is_400_naming_the_conten
                 "error_description": "the body must be JSON, sent as Content-Type: "
                 f"application/json, not {media}",
             }
+        bare = await app_client.post(path, content=body, headers=headers)
+        assert "content-type" not in bare.request.headers
+        assert bare.status_code == 400, path
+        assert bare.json() == {
+            "error": "invalid_request",
+            "error_description": "the body must be JSON, sent as Content-Type: "
+            "application/json (the request has no Content-Type)",
+        }
     routes = (await app_client.get("/api.ashx/v1/inbound-routes", headers=headers)).json()
     assert [r["did"] for r in routes["data"]] == ["*"]
     assert (await app_client.get("/api.ashx/v1/api-keys", headers=headers)).json()["total"] == 0

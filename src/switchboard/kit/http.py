@@ -229,14 +229,15 @@ def describe_validation(errors: Sequence[Any]) -> str:
 
 def _body_not_json(request: Request, errors: Sequence[Any]) -> str | None:
     """The media type of a body that a JSON endpoint could not read because it was sent as
-    something else (FastAPI then validates the raw bytes, and says only that they are no
-    object), or None."""
+    something else, or without a ``Content-Type`` (FastAPI then validates the raw bytes, and
+    says only that they are no object), in the words of decision 0212 (``, not text/plain``), or
+    None."""
     media = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if not media or media == "application/json" or media.endswith("+json"):
+    if media == "application/json" or media.endswith("+json"):
         return None
     for err in errors:
         if tuple(err.get("loc", ())) == ("body",) and err.get("type") != "missing":
-            return media
+            return f", not {media}" if media else " (the request has no Content-Type)"
     return None
 
 
@@ -308,11 +309,9 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def on_validation(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, RequestValidationError | ValidationError)
-        media = _body_not_json(request, exc.errors())
-        if media is not None:  # 400 like any bad input (spec 7), saying what is wrong (0212)
-            description = (
-                f"the body must be JSON, sent as Content-Type: application/json, not {media}"
-            )
+        sent_as = _body_not_json(request, exc.errors())
+        if sent_as is not None:  # 400 like any bad input (spec 7), saying what is wrong (0212)
+            description = f"the body must be JSON, sent as Content-Type: application/json{sent_as}"
             return error_response(ApiError(description))
         return error_response(ApiError(describe_validation(exc.errors())))
 

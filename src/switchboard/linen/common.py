@@ -8,8 +8,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Annotated, Any, TypeVar
 
+import pycountry
 from fastapi import Path, Query
-from pydantic import BeforeValidator, Field
+from pydantic import AfterValidator, BeforeValidator, Field
 from sqlalchemy import ColumnElement, Select
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -22,7 +23,26 @@ T = TypeVar("T")
 
 ID_MAX = 2**31 - 1
 CURRENCY_PATTERN = r"^[A-Z]{3}$"
-Currency = Annotated[str, Field(pattern=CURRENCY_PATTERN, description="ISO 4217 code")]
+# The currency codes of ISO 4217 as pycountry carries them (its list follows the standard's
+# maintenance agency); the OpenAPI document lists them.
+ISO_4217 = frozenset(currency.alpha_3 for currency in pycountry.currencies)
+
+
+def _iso_4217(code: str) -> str:
+    if code not in ISO_4217:
+        raise ValueError(f"{code!r} is not an ISO 4217 currency code")
+    return code
+
+
+Currency = Annotated[
+    str,
+    Field(
+        pattern=CURRENCY_PATTERN,
+        description="ISO 4217 code",
+        json_schema_extra={"enum": sorted(ISO_4217)},
+    ),
+    AfterValidator(_iso_4217),
+]
 MinorUnits = Annotated[int, Field(ge=0, le=10**12, description="Integer minor units (cents)")]
 
 
@@ -85,6 +105,32 @@ def _calendar_day(value: Any) -> Any:
 
 
 Day = Annotated[dt.date, BeforeValidator(_calendar_day)]
+
+# The dates a user enters (service and pickup dates, validity, invoice dates and periods) lie in
+# this century (decision 0520): any real order or invoice does, and a day or a week either side
+# of one is still a date, as 0001-01-01 less a day or 9999-12-31 plus one is not.
+FIRST_DAY = dt.date(2000, 1, 1)
+LAST_DAY = dt.date(2099, 12, 31)
+# The same range for the OpenAPI document, which states no bounds on a date but a pattern.
+DAY_PATTERN = r"^20[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$"
+OUT_OF_RANGE = f"must be a date from {FIRST_DAY} to {LAST_DAY}"
+
+
+def in_range(day: dt.date) -> dt.date:
+    """``day`` if it lies within ``FIRST_DAY..LAST_DAY``; ValueError otherwise."""
+    if not FIRST_DAY <= day <= LAST_DAY:
+        raise ValueError(OUT_OF_RANGE)
+    return day
+
+
+EnteredDay = Annotated[
+    dt.date,
+    AfterValidator(in_range),
+    Field(
+        description=f"A date from {FIRST_DAY} to {LAST_DAY}",
+        json_schema_extra={"pattern": DAY_PATTERN},
+    ),
+]
 DateFrom = Annotated[Day | None, Query(alias="from", description="First day included (YYYY-MM-DD)")]
 DateTo = Annotated[Day | None, Query(alias="to", description="Last day included (YYYY-MM-DD)")]
 
@@ -121,9 +167,13 @@ def require_active(rows: Sequence[Any], *, hint: str, field: str = "") -> None:
             raise Conflict(f"{prefix}{row.name!r} is deactivated; {hint}", code="inactive")
 
 
-def check_range(start: dt.date | None, end: dt.date | None) -> None:
+def check_range(
+    start: dt.date | None, end: dt.date | None, names: tuple[str, str] = ("from", "to")
+) -> None:
+    """400 ``invalid_range`` when ``end`` is before ``start``, naming the end first as every
+    description of bad input names its field (decision 0214): ``names`` are the two as sent."""
     if start is not None and end is not None and start > end:
-        raise BadRequest("`from` must not be after `to`", code="invalid_range")
+        raise BadRequest(f"{names[1]}: must not be before {names[0]}", code="invalid_range")
 
 
 async def fetch_page(
@@ -166,6 +216,20 @@ def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
 
 READ_ERRORS = error_responses(400, 401, 404)
 WRITE_ERRORS = error_responses(400, 401, 403, 404, 409)
+
+
+def few(names: Sequence[str]) -> str:
+    """The first three of ``names``, and ``...`` when there are more: what a refusal names."""
+    return ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+
+
+def refuse_while_used(
+    what: str, users: Sequence[str], *, hint: str = "deactivate it instead"
+) -> None:
+    """409 ``in_use`` naming ``users``, what still refers to the ``what`` (``item type``),
+    and ending with ``hint``, what the client can do instead; nothing when ``users`` is empty."""
+    if users:
+        raise Conflict(f"the {what} is still used by {few(users)}; {hint}", code="in_use")
 
 
 async def delete_unless_used(

@@ -5,7 +5,8 @@ must still reach one above, it declares a ``Hook`` and the feature above registe
 function there when its service is loaded: the open sheets follow the item types and price
 lists (``figures``), a group's members are checked against the properties (``groups.service.
 MEMBERS``), and a delete refused while the row is in use names what uses it (a ``Uses``: an
-item type's par levels, price lists and sheets, a group's vault entries). A hook called
+item type's par levels, price lists and sheets, a property's sheets, invoices and vault
+entries, a laundry's sheets and invoices, a group's vault entries). A hook called
 before it is registered raises, rather than skip the check or leave the figures stale; the
 portal's API, its web app and its demo data each load every service that registers one.
 """

@@ -283,6 +283,11 @@ async def test_the_statistics_filters_narrow_the_charts_and_the_csv(
     assert [(r["period"], r["items"]) for r in rows] == [("2026-01", "10")]
     bad = await app_client.get("/app/statistics", params={"propertyId": "x"})
     assert bad.status_code == 400
+    backwards = await app_client.get(
+        "/app/statistics", params={"start": "2026-02-01", "end": "2026-01-01"}
+    )
+    assert backwards.status_code == 400
+    assert "end: must not be before start" in backwards.text  # the page's own names (0214)
 
 
 async def test_read_only_roles_get_no_forms_and_their_posts_are_refused(

@@ -275,3 +275,24 @@ async def test_a_session_is_good_on_its_own_tenants_host_only(
     )
     assert elsewhere.status_code == 303
     assert elsewhere.headers["location"] == "/app/login?next=%2Fapp%2Fproperties"
+
+
+async def test_a_day_outside_the_range_is_a_400_page_like_one_not_a_date(
+    app_client: AsyncClient, world: World
+) -> None:
+    """Days from 2000-01-01 to 2099-12-31 (decision 0520); the pages count six days on, and
+    the pager one either side, from the first and the last."""
+    await web_sign_in(app_client, "user")
+    for day in ("9999-12-31", "9999-12-28", "0001-01-01", "2100-01-01", "1999-12-31"):
+        for path in ("/app/today", "/app/today/packing.pdf"):
+            refused = await app_client.get(path, params={"date": day})
+            assert refused.status_code == 400, (path, day)
+            assert "must be a date from 2000-01-01 to 2099-12-31" in refused.text, (path, day)
+    garbage = await app_client.get("/app/today", params={"date": "garbage"})
+    assert garbage.status_code == 400
+    assert "expected YYYY-MM-DD" in garbage.text
+    for day in ("2000-01-01", "2099-12-31"):
+        assert (await app_client.get("/app/today", params={"date": day})).status_code == 200
+        packing = await app_client.get("/app/today/packing.pdf", params={"date": day})
+        assert packing.status_code == 200
+        assert f"Packing list {day}" in pdf_text(packing.content)

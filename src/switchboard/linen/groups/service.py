@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from switchboard.kit.clock import Clock
 from switchboard.kit.errors import BadRequest, Conflict, NotFound
 from switchboard.kit.paging import PageParams
-from switchboard.linen.common import delete_unless_used
+from switchboard.linen.common import delete_unless_used, few
 from switchboard.linen.groups import repository
 from switchboard.linen.groups.models import PropertyGroup
 from switchboard.linen.groups.schemas import GroupCreate, GroupUpdate
@@ -146,9 +146,8 @@ async def delete(session: AsyncSession, *, tenant_id: int, group_id: int) -> Non
     row = await get(session, tenant_id=tenant_id, group_id=group_id)
     labels = await HELD_BY.of(session, tenant_id=tenant_id, row_id=row.id)
     if labels:
-        shown = ", ".join(labels[:3]) + (", ..." if len(labels) > 3 else "")
         raise Conflict(
-            f"the property group still holds vault entries ({shown}); delete them first",
+            f"the property group still holds vault entries ({few(labels)}); delete them first",
             code="in_use",
         )
     await repository.set_members_of_group(session, tenant_id, row.id, [])

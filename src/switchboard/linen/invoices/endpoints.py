@@ -105,7 +105,7 @@ async def read_upload(
     try:
         form = await request.form(max_files=1, max_fields=2, max_part_size=1024 * 1024)
     except Exception as exc:  # starlette reports malformed multipart in several ways
-        raise BadRequest(f"the multipart body cannot be read: {exc}") from None
+        raise BadRequest(f"body: the multipart body cannot be read: {exc}") from None
     try:
         metadata = form.get("metadata")
         if not isinstance(metadata, str):

@@ -49,6 +49,21 @@ async def get(session: AsyncSession, tenant_id: int, invoice_id: int) -> Invoice
     return (await session.execute(stmt)).scalar_one_or_none()
 
 
+async def numbers_naming(
+    session: AsyncSession, tenant_id: int, *, laundry_id: int | None = None,
+    property_id: int | None = None, limit: int,
+) -> list[str]:  # fmt: skip
+    """Numbers of (at most ``limit``) invoices of the laundry, or with a line of the property."""
+    stmt = scoped(tenant_id)
+    if laundry_id is not None:
+        stmt = stmt.where(Invoice.laundry_id == laundry_id)
+    if property_id is not None:
+        stmt = stmt.join(InvoiceLine, InvoiceLine.invoice_id == Invoice.id)
+        stmt = stmt.where(InvoiceLine.property_id == property_id)
+    numbers = stmt.with_only_columns(Invoice.invoice_number).distinct()
+    return list(await session.scalars(numbers.order_by(Invoice.invoice_number).limit(limit)))
+
+
 async def by_number(
     session: AsyncSession, tenant_id: int, laundry_id: int, number: str
 ) -> Invoice | None:

@@ -6,7 +6,7 @@ from typing import Literal
 from pydantic import Field
 
 from switchboard.kit.schemas import Schema, StrictInput
-from switchboard.linen.common import ID_MAX, Currency, MinorUnits
+from switchboard.linen.common import ID_MAX, Currency, EnteredDay, MinorUnits
 
 InvoiceStatus = Literal["received", "approved", "paid", "disputed"]
 
@@ -31,9 +31,9 @@ class InvoiceMeta(StrictInput):
     """The JSON part of an invoice upload (form field ``metadata``)."""
 
     invoice_number: str = Field(min_length=1, max_length=64, description="Unique per laundry")
-    invoice_date: dt.date
-    period_from: dt.date | None = None
-    period_to: dt.date | None = None
+    invoice_date: EnteredDay
+    period_from: EnteredDay | None = None
+    period_to: EnteredDay | None = None
     currency: Currency
     net: MinorUnits
     tax: MinorUnits

@@ -18,6 +18,7 @@ from switchboard.linen.invoices import repository
 from switchboard.linen.invoices.models import Invoice, InvoiceLine, InvoicePdf
 from switchboard.linen.invoices.repository import InvoiceFilter
 from switchboard.linen.invoices.schemas import InvoiceMeta
+from switchboard.linen.laundries import service as laundries
 from switchboard.linen.properties import service as properties
 from switchboard.linen.sheets import service as sheets
 
@@ -72,18 +73,18 @@ def safe_filename(name: str | None) -> str:
 
 
 def _check_amounts(meta: InvoiceMeta) -> None:
-    check_range(meta.period_from, meta.period_to)
+    check_range(meta.period_from, meta.period_to, ("periodFrom", "periodTo"))
     if meta.gross != meta.net + meta.tax:
-        raise BadRequest("gross must equal net + tax", code="amounts_mismatch")
+        raise BadRequest("gross: must equal net + tax", code="amounts_mismatch")
     for index, line in enumerate(meta.lines):
         if line.net != line.qty * line.unit_price:
             raise BadRequest(
-                f"lines[{index}].net must equal qty x unitPrice", code="amounts_mismatch"
+                f"lines[{index}].net: must equal qty x unitPrice", code="amounts_mismatch"
             )
     # No lines add up to 0: an invoice without lines has a net of 0 (docs/linen.md).
     if sum(line.net for line in meta.lines) != meta.net:
         raise BadRequest(
-            "the lines' net must add up to net (an invoice without lines has a net of 0)",
+            "net: must equal the sum of the lines' net (an invoice without lines has a net of 0)",
             code="amounts_mismatch",
         )
 
@@ -140,7 +141,7 @@ async def receive(
         if line.linen_sheet_id is not None:
             sheet_property = linked[line.linen_sheet_id].property_id
             if property_id is not None and property_id != sheet_property:
-                raise BadRequest(f"lines[{index}].propertyId does not match the sheet's property")
+                raise BadRequest(f"lines[{index}].propertyId: does not match the sheet's property")
             property_id = sheet_property
         elif property_id is not None:
             field = f"lines[{index}].propertyId"
@@ -242,3 +243,19 @@ async def mark_paid(
     invoice.payment_ref = payment_ref
     await session.flush()
     return invoice
+
+
+async def _invoices_of_property(session: AsyncSession, *, tenant_id: int, row_id: int) -> list[str]:
+    numbers = await repository.numbers_naming(session, tenant_id, property_id=row_id, limit=4)
+    return [f"invoice {number}" for number in numbers]
+
+
+async def _invoices_of_laundry(session: AsyncSession, *, tenant_id: int, row_id: int) -> list[str]:
+    numbers = await repository.numbers_naming(session, tenant_id, laundry_id=row_id, limit=4)
+    return [f"invoice {number}" for number in numbers]
+
+
+# A property named by an invoice's line, and the laundry an invoice is from, are kept from
+# deletion (the foreign keys would refuse them too; the refusal names the invoices).
+properties.USED_BY.register("invoices", _invoices_of_property)
+laundries.USED_BY.register("invoices", _invoices_of_laundry)

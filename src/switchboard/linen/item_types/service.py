@@ -11,7 +11,7 @@ from switchboard.kit.clock import Clock
 from switchboard.kit.errors import BadRequest, Conflict, NotFound
 from switchboard.kit.paging import PageParams
 from switchboard.linen import figures
-from switchboard.linen.common import delete_unless_used
+from switchboard.linen.common import delete_unless_used, refuse_while_used
 from switchboard.linen.hooks import Uses
 from switchboard.linen.item_types import repository
 from switchboard.linen.item_types.models import ItemType
@@ -208,10 +208,5 @@ async def delete(session: AsyncSession, *, tenant_id: int, item_type_id: int) ->
     """Refused (409 ``in_use``) while anything refers to the item type. The row is locked
     first, so a reference written concurrently is either seen here or refused there."""
     row = await get(session, tenant_id=tenant_id, item_type_id=item_type_id, lock=True)
-    users = await _users(session, tenant_id, row.id)
-    if users:
-        shown = ", ".join(users[:3]) + (", ..." if len(users) > 3 else "")
-        raise Conflict(
-            f"the item type is still used by {shown}; deactivate it instead", code="in_use"
-        )
+    refuse_while_used("item type", await _users(session, tenant_id, row.id))
     await delete_unless_used(session, row, what="item type")

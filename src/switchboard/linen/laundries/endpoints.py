@@ -135,7 +135,8 @@ async def update_laundry(
     "/{laundry_id}",
     response_model=Ok,
     responses=WRITE_ERRORS,
-    summary="Delete (409 `in_use` once it has sheets or invoices; deactivate instead)",
+    summary="Delete (409 `in_use`, naming them, once it has sheets or invoices; deactivate "
+    "instead)",
 )
 async def delete_laundry(laundry_id: IdPath, caller: PortalAdmin, session: Session) -> Ok:
     await service.delete(session, tenant_id=caller.tenant_id, laundry_id=laundry_id)

@@ -5,7 +5,7 @@ import datetime as dt
 from pydantic import Field
 
 from switchboard.kit.schemas import Schema, StrictInput, echoes
-from switchboard.linen.common import ID_MAX, Currency, MinorUnits
+from switchboard.linen.common import ID_MAX, Currency, EnteredDay, MinorUnits
 
 # One "@" between two runs of neither spaces nor control characters. The control ranges are
 # spelled out: regex engines disagree on what ``\s`` holds (U+0085 and U+001C-U+001F are
@@ -99,8 +99,8 @@ class PriceListIn(StrictInput):
 
     name: str = Field(default="", max_length=200)
     currency: Currency
-    valid_from: dt.date
-    valid_to: dt.date | None = None
+    valid_from: EnteredDay
+    valid_to: EnteredDay | None = None
     per_kg: MinorUnits | None = Field(default=None, description="Price per kg for unlisted items")
     delivery_fee: MinorUnits = 0
     late_order_surcharge: MinorUnits = 0

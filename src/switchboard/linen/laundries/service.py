@@ -13,12 +13,16 @@ from switchboard.kit.crypto import random_token, sha256_hex
 from switchboard.kit.errors import BadRequest, Conflict, NotFound, Unauthorized
 from switchboard.kit.paging import PageParams
 from switchboard.linen import figures
-from switchboard.linen.common import check_range, delete_unless_used
+from switchboard.linen.common import check_range, delete_unless_used, refuse_while_used
+from switchboard.linen.hooks import Uses
 from switchboard.linen.item_types import service as item_types
 from switchboard.linen.laundries import repository
 from switchboard.linen.laundries.models import Laundry, LaundryKey, PriceList
 from switchboard.linen.laundries.schemas import LaundryCreate, LaundryUpdate, PriceListIn
 
+# What may keep a laundry from deletion, each feature built on laundries registered by its
+# service, in the order a refused delete names them.
+USED_BY = Uses("a laundry", "sheets", "invoices")
 KEY_PREFIX = "lk_"
 KEY_TOUCH_EVERY = dt.timedelta(seconds=60)
 
@@ -88,7 +92,10 @@ async def update(
 
 
 async def delete(session: AsyncSession, *, tenant_id: int, laundry_id: int) -> None:
+    """Refused (409 ``in_use``) while sheets or invoices name the laundry; their foreign keys
+    refuse one written meanwhile. Its keys and price lists go with it."""
     row = await get(session, tenant_id=tenant_id, laundry_id=laundry_id)
+    refuse_while_used("laundry", await USED_BY.of(session, tenant_id=tenant_id, row_id=row.id))
     await delete_unless_used(session, row, what="laundry")
 
 
@@ -215,7 +222,7 @@ async def get_price_list(
 async def _check_price_list(
     session: AsyncSession, tenant_id: int, laundry_id: int, body: PriceListIn, own_id: int
 ) -> None:
-    check_range(body.valid_from, body.valid_to)
+    check_range(body.valid_from, body.valid_to, ("validFrom", "validTo"))
     ids = [item.item_type_id for item in body.items]
     if len(set(ids)) != len(ids):
         raise BadRequest("items: an item type is priced twice")

@@ -200,8 +200,9 @@ async def list_invoices(
     summary="Upload an invoice: multipart `file` (PDF) and `metadata` (JSON)",
     description=(
         "The lines may name delivered jobs (`linenSheetId`); those move to `invoiced`. "
-        "A duplicate `invoiceNumber` is 409 `duplicate_invoice`; a file that is not a PDF is "
-        "415 `not_a_pdf`; a file over the limit is 413."
+        "A duplicate `invoiceNumber` is 409 `duplicate_invoice`; a body that is not "
+        "`multipart/form-data` is 415 `unsupported_media_type`, a file that is not a PDF 415 "
+        "`not_a_pdf`; a file over the limit is 413."
     ),
     openapi_extra=upload_body(InvoiceMeta),
 )

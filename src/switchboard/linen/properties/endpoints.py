@@ -125,7 +125,8 @@ async def update_property(
     "/{property_id}",
     response_model=Ok,
     responses=WRITE_ERRORS,
-    summary="Delete (409 `in_use` once it has sheets or vault entries; deactivate instead)",
+    summary="Delete (409 `in_use`, naming them, once sheets, invoices or vault entries refer to "
+    "it; deactivate instead)",
 )
 async def delete_property(property_id: IdPath, caller: PortalAdmin, session: Session) -> Ok:
     await service.delete(session, tenant_id=caller.tenant_id, property_id=property_id)

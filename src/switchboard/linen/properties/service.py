@@ -7,13 +7,18 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from switchboard.kit.clock import Clock
 from switchboard.kit.errors import BadRequest, Conflict, NotFound
 from switchboard.kit.paging import PageParams
-from switchboard.linen.common import delete_unless_used, require_active
+from switchboard.linen.common import delete_unless_used, refuse_while_used, require_active
 from switchboard.linen.groups import service as groups
+from switchboard.linen.hooks import Uses
 from switchboard.linen.item_types import service as item_types
 from switchboard.linen.laundries import service as laundries
 from switchboard.linen.properties import repository
 from switchboard.linen.properties.models import Property
 from switchboard.linen.properties.schemas import ParLine, PropertyCreate, PropertyUpdate
+
+# What may keep a property from deletion, each feature built on properties registered by its
+# service, in the order a refused delete names them.
+USED_BY = Uses("a property", "sheets", "invoices", "vault")
 
 
 async def get(session: AsyncSession, *, tenant_id: int, property_id: int) -> Property:
@@ -161,7 +166,10 @@ async def update(
 
 
 async def delete(session: AsyncSession, *, tenant_id: int, property_id: int) -> None:
+    """Refused (409 ``in_use``) while sheets, invoice lines or vault entries name the property;
+    their foreign keys refuse one written meanwhile."""
     row = await get(session, tenant_id=tenant_id, property_id=property_id)
+    refuse_while_used("property", await USED_BY.of(session, tenant_id=tenant_id, row_id=row.id))
     await delete_unless_used(session, row, what="property")
 
 

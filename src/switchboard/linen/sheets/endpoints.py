@@ -167,6 +167,10 @@ async def delete_sheet(sheet_id: IdPath, caller: PortalAdmin, session: Session) 
     response_model=SheetOut,
     responses=WRITE_ERRORS,
     summary="draft -> confirmed; the laundry sees it from now on",
+    description=(
+        "409 `empty` without an ordered item; 409 `inactive` when the sheet's property, its "
+        "laundry or one of its item types was deactivated since the draft was written."
+    ),
 )
 async def confirm_sheet(
     sheet_id: IdPath, caller: PortalAdmin, session: Session, runtime: RuntimeDep

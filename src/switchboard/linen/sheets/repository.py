@@ -6,7 +6,7 @@ import datetime as dt
 from collections import defaultdict
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from sqlalchemy import Select, delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -16,6 +16,7 @@ from switchboard.linen.common import fetch_page, order_by
 from switchboard.linen.groups.models import GroupMember
 from switchboard.linen.sheets.models import LinenSheet, SheetLine
 
+Naming = Literal["item_type_id", "property_id", "laundry_id"]
 SORTS: dict[str, Any] = {
     "id": LinenSheet.id,
     "number": LinenSheet.number,
@@ -189,17 +190,17 @@ async def running_balance(
     return [(int(i), int(o or 0), int(a or 0)) for i, o, a in rows]
 
 
-async def numbers_with_item(
-    session: AsyncSession, tenant_id: int, item_type_id: int, *, limit: int
+async def numbers_naming(
+    session: AsyncSession, tenant_id: int, by: Naming, row_id: int, *, limit: int
 ) -> list[str]:
-    """Numbers of (at most ``limit``) sheets with a line of the item type."""
-    stmt = (
-        scoped(tenant_id)
-        .join(SheetLine, SheetLine.sheet_id == LinenSheet.id)
-        .where(SheetLine.item_type_id == item_type_id)
-        .with_only_columns(LinenSheet.number)
-        .distinct()
-        .order_by(LinenSheet.number)
-        .limit(limit)
-    )
-    return list(await session.scalars(stmt))
+    """Numbers of (at most ``limit``) sheets naming row ``row_id`` ``by``: as their property,
+    their laundry, or the item type of a line."""
+    stmt = scoped(tenant_id)
+    if by == "item_type_id":
+        stmt = stmt.join(SheetLine, SheetLine.sheet_id == LinenSheet.id)
+        stmt = stmt.where(SheetLine.item_type_id == row_id)
+    else:
+        column = LinenSheet.property_id if by == "property_id" else LinenSheet.laundry_id
+        stmt = stmt.where(column == row_id)
+    numbers = stmt.with_only_columns(LinenSheet.number).distinct().order_by(LinenSheet.number)
+    return list(await session.scalars(numbers.limit(limit)))

@@ -6,7 +6,7 @@ from typing import Literal
 from pydantic import Field
 
 from switchboard.kit.schemas import Schema, StrictInput, echoes
-from switchboard.linen.common import ID_MAX, Money
+from switchboard.linen.common import ID_MAX, EnteredDay, Money
 
 SheetStatus = Literal["draft", "confirmed", "delivered", "invoiced", "cancelled"]
 Reason = Literal["turnover", "restock", "full-change", "ad-hoc"]
@@ -28,8 +28,8 @@ class SheetCreate(StrictInput):
         description="Defaults to the property's default laundry; either way it must be active "
         "(409 `inactive`)",
     )
-    service_date: dt.date
-    pickup_date: dt.date | None = None
+    service_date: EnteredDay
+    pickup_date: EnteredDay | None = None
     reason: Reason = "turnover"
     booking_ref: str = Field(default="", max_length=128)
     guest_count: int | None = Field(default=None, ge=0, le=1000)
@@ -45,8 +45,8 @@ class SheetUpdate(StrictInput):
     """Drafts only. Fields left out are unchanged; ``lines`` replaces every line."""
 
     laundry_id: int | None = Field(default=None, ge=1, le=ID_MAX)
-    service_date: dt.date | None = None
-    pickup_date: dt.date | None = None
+    service_date: EnteredDay | None = None
+    pickup_date: EnteredDay | None = None
     reason: Reason | None = None
     booking_ref: str | None = Field(default=None, max_length=128)
     guest_count: int | None = Field(default=None, ge=0, le=1000)

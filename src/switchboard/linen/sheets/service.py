@@ -17,6 +17,7 @@ from switchboard.kit.clock import Clock
 from switchboard.kit.errors import BadRequest, Conflict, NotFound
 from switchboard.kit.paging import PageParams
 from switchboard.linen import common, figures
+from switchboard.linen.hooks import Finder
 from switchboard.linen.item_types import service as item_types
 from switchboard.linen.item_types.models import ItemType
 from switchboard.linen.laundries import service as laundries
@@ -66,7 +67,9 @@ def is_late(confirmed_at: dt.datetime, service_date: dt.date, timezone: str) -> 
         zone = zoneinfo.ZoneInfo(timezone)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
         zone = zoneinfo.ZoneInfo("UTC")
-    return confirmed_at.astimezone(zone).date() >= service_date - LATE_ORDER_NOTICE
+    # A difference of two dates is always a date span, where a date less a day may not be a
+    # date (0001-01-01): a sheet stored before dates were held to decision 0520's range.
+    return service_date - confirmed_at.astimezone(zone).date() <= LATE_ORDER_NOTICE
 
 
 def balance_due(line: SheetLine) -> int:
@@ -275,21 +278,27 @@ async def refresh_figures(
         after_id = chunk[-1].id
 
 
-async def _sheets_naming(session: AsyncSession, *, tenant_id: int, row_id: int) -> list[str]:
-    numbers = await repository.numbers_with_item(session, tenant_id, row_id, limit=4)
-    return [f"sheet {number}" for number in numbers]
+def _sheets_naming(by: repository.Naming) -> Finder:
+    async def naming(session: AsyncSession, *, tenant_id: int, row_id: int) -> list[str]:
+        numbers = await repository.numbers_naming(session, tenant_id, by, row_id, limit=4)
+        return [f"sheet {number}" for number in numbers]
+
+    return naming
 
 
 # Item types and price lists, which this module is built on, report their changes through
-# ``figures``; the open sheets follow them here. An item type on a sheet's line is kept from
-# deletion (the foreign key would refuse it too; the refusal names the sheets).
+# ``figures``; the open sheets follow them here. An item type on a sheet's line, a sheet's
+# property and its laundry are kept from deletion (the foreign keys would refuse them too;
+# the refusal names the sheets).
 figures.follow(refresh_figures)
-item_types.USED_BY.register("sheets", _sheets_naming)
+item_types.USED_BY.register("sheets", _sheets_naming("item_type_id"))
+properties.USED_BY.register("sheets", _sheets_naming("property_id"))
+laundries.USED_BY.register("sheets", _sheets_naming("laundry_id"))
 
 
 def _check_dates(service_date: dt.date, pickup_date: dt.date | None) -> None:
     if pickup_date is not None and pickup_date < service_date:
-        raise BadRequest("pickupDate must not be before serviceDate")
+        raise BadRequest("pickupDate: must not be before serviceDate")
 
 
 async def _numbered(session: AsyncSession, sheet: LinenSheet) -> LinenSheet:
@@ -409,6 +418,28 @@ async def delete(session: AsyncSession, *, tenant_id: int, sheet_id: int) -> Non
     await session.flush()
 
 
+async def _require_active_references(
+    session: AsyncSession, sheet: LinenSheet, lines: Sequence[SheetLine]
+) -> Property:
+    """409 ``inactive`` when the draft's property, laundry or one of its item types was
+    deactivated after it was written: confirming makes the order a laundry works on, and a
+    retired one takes no new order (decision 0517). The property, for the late-order rule."""
+    tenant_id = sheet.tenant_id
+    prop = await properties.get(session, tenant_id=tenant_id, property_id=sheet.property_id)
+    laundry = await laundries.get(session, tenant_id=tenant_id, laundry_id=sheet.laundry_id)
+    kinds = await item_types.many(
+        session, tenant_id=tenant_id, ids=[line.item_type_id for line in lines]
+    )
+    common.require_active([prop], hint=TO_ORDER, field="propertyId")
+    common.require_active(
+        [laundry], hint="reactivate it, or give the draft another laundryId", field="laundryId"
+    )
+    common.require_active(
+        list(kinds.values()), hint="reactivate it, or take it off the draft", field="lines"
+    )
+    return prop
+
+
 async def confirm(
     session: AsyncSession, *, tenant_id: int, sheet_id: int, actor: str, clock: Clock
 ) -> LinenSheet:
@@ -417,8 +448,8 @@ async def confirm(
     lines = (await repository.lines_of(session, tenant_id, [sheet.id])).get(sheet.id, [])
     if not any(line.qty_ordered > 0 for line in lines):
         raise Conflict("a sheet needs at least one ordered item to be confirmed", code="empty")
+    prop = await _require_active_references(session, sheet, lines)
     now = clock.now()
-    prop = await properties.get(session, tenant_id=tenant_id, property_id=sheet.property_id)
     sheet.status = target
     sheet.confirmed_at = now
     sheet.confirmed_by = actor

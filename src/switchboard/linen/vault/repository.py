@@ -58,11 +58,15 @@ async def list_page(
     return await fetch_page(session, stmt, paging=paging, order=order)
 
 
-async def labels_of_group(session: AsyncSession, tenant_id: int, group_id: int) -> list[str]:
-    """Labels of the vault entries the group holds."""
+async def labels_of(
+    session: AsyncSession, tenant_id: int, *, group_id: int | None = None,
+    property_id: int | None = None,
+) -> list[str]:  # fmt: skip
+    """Labels of the vault entries the group, or the property, holds."""
+    owner = VaultEntry.group_id if group_id is not None else VaultEntry.property_id
     stmt = (
         scoped(tenant_id)
-        .where(VaultEntry.group_id == group_id)
+        .where(owner == (group_id if group_id is not None else property_id))
         .with_only_columns(VaultEntry.label)
         .order_by(VaultEntry.label)
     )

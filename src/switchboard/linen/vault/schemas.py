@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field
 
 from switchboard.kit.schemas import Schema, StrictInput, echoes
-from switchboard.linen.common import ID_MAX
+from switchboard.linen.common import ID_MAX, EnteredDay
 
 VaultKind = Literal["key-safe", "door-code", "alarm", "wifi", "document", "other"]
 MASK = "••••••"
@@ -39,8 +39,8 @@ class VaultCreate(StrictInput):
     kind: VaultKind
     label: str = Field(min_length=1, max_length=200)
     secret: Secret
-    valid_from: dt.date | None = None
-    valid_to: dt.date | None = None
+    valid_from: EnteredDay | None = None
+    valid_to: EnteredDay | None = None
     notes: str = Field(default="", max_length=2000)
 
 
@@ -50,8 +50,8 @@ class VaultUpdate(StrictInput):
     kind: VaultKind | None = None
     label: str | None = Field(default=None, min_length=1, max_length=200)
     secret: Secret | None = None
-    valid_from: dt.date | None = None
-    valid_to: dt.date | None = None
+    valid_from: EnteredDay | None = None
+    valid_to: EnteredDay | None = None
     notes: str | None = Field(default=None, max_length=2000)
 
 

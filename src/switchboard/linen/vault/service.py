@@ -16,6 +16,8 @@ from switchboard.linen.vault import repository
 from switchboard.linen.vault.models import VaultEntry, VaultReveal
 from switchboard.linen.vault.schemas import VaultCreate, VaultUpdate
 
+VALIDITY = ("validFrom", "validTo")
+
 
 async def get(session: AsyncSession, *, tenant_id: int, entry_id: int) -> VaultEntry:
     row = await repository.get(session, tenant_id, entry_id)
@@ -49,15 +51,17 @@ async def create(
     box: SecretBox,
     clock: Clock,
 ) -> VaultEntry:
-    if (body.property_id is None) == (body.group_id is None):
-        raise BadRequest("give exactly one of propertyId and groupId")
+    if body.property_id is not None and body.group_id is not None:
+        raise BadRequest("groupId: not with propertyId; an entry belongs to one or the other")
+    if body.property_id is None and body.group_id is None:
+        raise BadRequest("propertyId: required, or groupId (an entry belongs to one or the other)")
     if body.property_id is not None:
         await properties.require_reference(
             session, tenant_id=tenant_id, property_id=body.property_id, field="propertyId"
         )
     if body.group_id is not None:
         await groups.require_ids(session, tenant_id=tenant_id, ids=[body.group_id], field="groupId")
-    check_range(body.valid_from, body.valid_to)
+    check_range(body.valid_from, body.valid_to, VALIDITY)
     now = clock.now()
     row = VaultEntry(
         tenant_id=tenant_id,
@@ -101,7 +105,7 @@ async def update(
         row.valid_from = body.valid_from
     if "valid_to" in given:
         row.valid_to = body.valid_to
-    check_range(row.valid_from, row.valid_to)
+    check_range(row.valid_from, row.valid_to, VALIDITY)
     if body.secret is not None:
         row.secret_sealed = box.seal(body.secret)
         row.rotated_at = now
@@ -159,11 +163,18 @@ def revealed_again(row: VaultEntry, *, stamp: str, box: SecretBox) -> str | None
 
 
 async def _labels_of_group(session: AsyncSession, *, tenant_id: int, row_id: int) -> list[str]:
-    return await repository.labels_of_group(session, tenant_id, row_id)
+    return await repository.labels_of(session, tenant_id, group_id=row_id)
 
 
-# A group is refused deletion while it holds entries, named by their labels.
+async def _entries_of_property(session: AsyncSession, *, tenant_id: int, row_id: int) -> list[str]:
+    labels = await repository.labels_of(session, tenant_id, property_id=row_id)
+    return [f"vault entry {label!r}" for label in labels]
+
+
+# A group is refused deletion while it holds entries, named by their labels; so is a property,
+# among what else refers to it.
 groups.HELD_BY.register("vault", _labels_of_group)
+properties.USED_BY.register("vault", _entries_of_property)
 
 
 async def reveals(

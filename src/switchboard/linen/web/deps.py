@@ -18,6 +18,7 @@ from switchboard.auth.bearer import Caller
 from switchboard.auth.models import User
 from switchboard.identity.deps import request_host
 from switchboard.kit.errors import Forbidden
+from switchboard.linen.common import FIRST_DAY, LAST_DAY, OUT_OF_RANGE
 from switchboard.linen.deps import REVEAL_ROLES, WRITE_ROLES
 from switchboard.runtime import RuntimeDep, Session
 from switchboard.tenants import service as tenants
@@ -129,13 +130,18 @@ render = PageRenderer[Viewer](HERE, static_prefix="/app/static", person="viewer"
 render.templates.env.filters["money"] = money
 
 
-def parse_day(value: str | None, default: dt.date) -> dt.date:
-    """A ``YYYY-MM-DD`` query value; blank is ``default``, anything else not a date is 400."""
+def parse_day(value: str | None, default: dt.date, *, service_day: bool = False) -> dt.date:
+    """A ``YYYY-MM-DD`` query value; blank is ``default``, anything else not a date is 400, as
+    is a ``service_day`` (a day of sheets, which pages count days from) outside the range of
+    the dates users enter (decision 0520)."""
     from switchboard.kit.errors import BadRequest
 
     if not value:
         return default
     try:
-        return dt.date.fromisoformat(value)
+        day = dt.date.fromisoformat(value)
     except ValueError:
         raise BadRequest("date: expected YYYY-MM-DD") from None
+    if service_day and not FIRST_DAY <= day <= LAST_DAY:
+        raise BadRequest(f"date: {OUT_OF_RANGE}")
+    return day

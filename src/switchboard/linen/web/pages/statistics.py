@@ -56,7 +56,7 @@ async def _rows(
         laundry_id=form_int(filters.laundryId, "laundryId"),
         group_id=form_int(filters.groupId, "groupId"),
     )  # fmt: skip
-    check_range(query.date_from, query.date_to)
+    check_range(query.date_from, query.date_to, ("start", "end"))
     return query, await service.statistics(session, query)
 
 

@@ -61,7 +61,7 @@ async def home() -> Response:
 async def today_page(
     request: Request, viewer: ViewerDep, session: Session, runtime: RuntimeDep, date: str = ""
 ) -> Response:
-    day = parse_day(date, runtime.clock.now().date())
+    day = parse_day(date, runtime.clock.now().date(), service_day=True)
     last = day + dt.timedelta(days=AHEAD_DAYS - 1)
     rows = await sheets_where(session, viewer.tenant.id, SheetFilter(date_from=day, date_to=last))
     names = await names_for(session, viewer.tenant.id, rows)
@@ -79,7 +79,7 @@ async def today_page(
 async def packing_pdf(
     viewer: ViewerDep, session: Session, runtime: RuntimeDep, date: str = ""
 ) -> Response:
-    day = parse_day(date, runtime.clock.now().date())
+    day = parse_day(date, runtime.clock.now().date(), service_day=True)
     sections = [
         (
             f"{p.property.code} {p.property.name} ({p.sheet.number})",
