@@ -7,6 +7,7 @@ import io
 import re
 from urllib.parse import quote, urlencode
 
+import pytest
 from httpx import AsyncClient
 from pypdf import PdfReader
 
@@ -259,6 +260,21 @@ async def test_the_day_pager_is_one_block_with_its_day_picker(
     assert 'href="/app/today?date=2026-01-11"' in pager.group(1)
     # A <form> may not sit in a <p>: the browser would close the paragraph before it.
     assert not re.search(r"<p\b[^>]*>(?:(?!</p>).)*<form", page.text, re.S)
+
+
+@pytest.mark.parametrize(("day", "gone"), [("2000-01-01", "previous"), ("2099-12-31", "next")])
+async def test_the_pager_links_no_day_outside_the_range(
+    app_client: AsyncClient, world: World, day: str, gone: str
+) -> None:
+    """At the first and the last day the portal takes (decision 0520) the pager offers no link
+    past it, and its picker is bounded the same way; every link it does offer answers."""
+    await web_sign_in(app_client, "user")
+    page = await app_client.get("/app/today", params={"date": day})
+    assert page.status_code == 200
+    assert f'class="{gone}"' not in page.text
+    assert 'min="2000-01-01" max="2099-12-31"' in page.text
+    for link in re.findall(r'href="(/app/today\?date=[0-9-]+)"', page.text):
+        assert (await app_client.get(link)).status_code == 200, link
 
 
 async def test_a_session_is_good_on_its_own_tenants_host_only(

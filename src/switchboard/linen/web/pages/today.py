@@ -10,6 +10,7 @@ from fastapi import APIRouter, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
 
+from switchboard.linen.common import FIRST_DAY, LAST_DAY
 from switchboard.linen.item_types import service as item_types
 from switchboard.linen.properties.models import Property
 from switchboard.linen.sheets import service as sheets
@@ -71,7 +72,10 @@ async def today_page(
     return render(
         request, "today.html", viewer, day=day, last=last, days=days, names=names,
         packing=await packing_list(session, viewer.tenant.id, day),
-        previous=day - dt.timedelta(days=1), following=day + dt.timedelta(days=1),
+        # no link to a day the page refuses (decision 0520)
+        previous=day - dt.timedelta(days=1) if day > FIRST_DAY else None,
+        following=day + dt.timedelta(days=1) if day < LAST_DAY else None,
+        first=FIRST_DAY, final=LAST_DAY,
     )  # fmt: skip
 
 
