@@ -107,3 +107,27 @@ async def test_the_id_token_names_the_session_and_ending_it_revokes_its_refresh_
         assert (status, body["error"]) == (400, "invalid_grant")
         status, body = await refreshed(phone, phone_tokens["refresh_token"])
         assert status == 200, body
+
+
+async def test_signing_out_at_end_session_revokes_that_sessions_refresh_tokens(
+    transport: ASGITransport,
+) -> None:
+    """RP-initiated logout ends the browser's session as ending it from the CLI does: the
+    refresh tokens issued through it stop working, another browser's go on."""
+    async with (
+        browser(transport, "Laptop/1.0", "198.51.100.7") as laptop,
+        browser(transport, "Phone/2.0", "203.0.113.9") as phone,
+    ):
+        status, laptop_tokens = await exchange(laptop, await get_code(laptop))
+        assert status == 200, laptop_tokens
+        status, phone_tokens = await exchange(phone, await get_code(phone))
+        assert status == 200, phone_tokens
+        signed_out = await laptop.get(
+            "/oidc.ashx/end_session", params={"id_token_hint": laptop_tokens["id_token"]}
+        )
+        assert signed_out.status_code == 200
+        assert "signed out" in signed_out.text.lower()
+        status, body = await refreshed(laptop, laptop_tokens["refresh_token"])
+        assert (status, body["error"]) == (400, "invalid_grant")
+        status, body = await refreshed(phone, phone_tokens["refresh_token"])
+        assert status == 200, body

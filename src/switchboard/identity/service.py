@@ -405,6 +405,21 @@ async def revoke_refresh_family(session: AsyncSession, *, family_id: str, now: d
     await session.flush()
 
 
+async def revoke_session_tokens(
+    session: AsyncSession, *, user_id: int, sid: str, now: dt.datetime
+) -> None:
+    """Revoke the refresh tokens issued through one browser session (decision 0605)."""
+    await session.execute(
+        update(RefreshToken)
+        .where(
+            RefreshToken.user_id == user_id,
+            RefreshToken.sid == sid,
+            RefreshToken.revoked_at.is_(None),
+        )
+        .values(revoked_at=now)
+    )
+
+
 async def refresh_grant(
     session: AsyncSession,
     *,

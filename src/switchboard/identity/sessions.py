@@ -4,11 +4,11 @@ them all at once."""
 
 from __future__ import annotations
 
-from sqlalchemy import select, update
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from switchboard.auth.models import BrowserSession, RefreshToken, User
-from switchboard.identity.service import get_user
+from switchboard.auth.models import BrowserSession, User
+from switchboard.identity.service import get_user, revoke_session_tokens
 from switchboard.kit.clock import Clock
 from switchboard.kit.errors import NotFound
 
@@ -50,14 +50,6 @@ async def end_session(
     now = clock.now()
     if found.ended_at is None:
         found.ended_at = now
-    await session.execute(
-        update(RefreshToken)
-        .where(
-            RefreshToken.user_id == user.id,
-            RefreshToken.sid == sid,
-            RefreshToken.revoked_at.is_(None),
-        )
-        .values(revoked_at=now)
-    )
+    await revoke_session_tokens(session, user_id=user.id, sid=sid, now=now)
     await session.flush()
     return user, found

@@ -23,7 +23,7 @@ from switchboard.auth.models import (
 from switchboard.auth.tokens import TokenIssuer, TokenSet
 from switchboard.identity import clients
 from switchboard.identity.errors import OAuthError
-from switchboard.identity.service import parse_scopes, revoke_refresh_family
+from switchboard.identity.service import parse_scopes, revoke_refresh_family, revoke_session_tokens
 from switchboard.kit.clock import Clock
 from switchboard.kit.crypto import constant_time_equals, random_token, sha256_hex
 from switchboard.tenants.models import Tenant
@@ -215,15 +215,20 @@ async def start_session(
 
 
 async def end_session(session: AsyncSession, *, token: str | None, now: dt.datetime) -> bool:
+    """End the browser's session (RP-initiated logout) and revoke the refresh tokens issued
+    through it, as ending it from the CLI or the console does (decision 0605)."""
     if not token:
         return False
-    result = await session.execute(
-        update(BrowserSession)
-        .where(BrowserSession.token_hash == sha256_hex(token), BrowserSession.ended_at.is_(None))
-        .values(ended_at=now)
+    stmt = select(BrowserSession).where(
+        BrowserSession.token_hash == sha256_hex(token), BrowserSession.ended_at.is_(None)
     )
+    found = (await session.execute(stmt)).scalar_one_or_none()
+    if found is None:
+        return False
+    found.ended_at = now
+    await revoke_session_tokens(session, user_id=found.user_id, sid=found.sid, now=now)
     await session.flush()
-    return bool(getattr(result, "rowcount", 0))
+    return True
 
 
 # Codes -----------------------------------------------------------------------------------
