@@ -259,3 +259,42 @@ async def test_repeated_parameter_and_unknown_host(browser: AsyncClient) -> None
     assert "location" not in page.headers
     elsewhere = await browser.get(authorize_url(), headers={"Host": "unknown.test"})
     assert elsewhere.status_code == 404
+
+
+async def test_a_parameter_given_twice_is_refused_everywhere(
+    browser: AsyncClient, acme: TenantFixture
+) -> None:
+    """RFC 6749 §3.1 and §3.2: a parameter MUST NOT appear twice, and which copy would win is
+    the parser's whim. The token endpoint, the login form and the logout refuse it, and do
+    nothing."""
+    grant = [("grant_type", "password"), ("username", "admin"), ("password", PASSWORD)]
+    twice = await browser.post(
+        "/oidc.ashx/token",
+        content=urlencode([*grant, ("client_id", "cli"), ("client_id", "console")]),
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
+    assert (twice.status_code, twice.json()["error"]) == (400, "invalid_request")
+    assert "client_id" in twice.json()["error_description"]
+
+    page = await browser.get(authorize_url())
+    form = parse_form(page)
+    fields = [*form.fields.items(), ("username", "nobody"), ("username", "admin"),
+              ("password", PASSWORD)]  # fmt: skip
+    refused = await browser.post(
+        form.url, content=urlencode(fields),
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )  # fmt: skip
+    assert refused.status_code == 400  # the form again: no code, no session
+    assert "sb_idp_session" not in refused.headers.get("set-cookie", "")
+
+    code = await get_code(browser)  # signed in now
+    status, tokens = await exchange(browser, code)
+    assert status == 200, tokens
+    logout = await browser.get(
+        "/oidc.ashx/end_session",
+        params=[("id_token_hint", tokens["id_token"]), ("state", "a"), ("state", "b")],
+    )
+    assert logout.status_code == 400
+    assert "repeated" in logout.text
+    again = await browser.get(authorize_url(prompt="none"))
+    assert "code" in redirect_params(again)  # the session lives on

@@ -71,6 +71,9 @@ async def token(
     )  # fmt: skip
     if any(value is not None and "\x00" in value for value in fields):
         raise OAuthError("invalid_request", "form fields must not contain NUL characters")
+    repeated = service.first_repeated((await request.form()).multi_items())
+    if repeated is not None:  # RFC 6749 §3.2: which value would win is the parser's whim
+        raise OAuthError("invalid_request", f"the parameter {repeated} is repeated")
     issuer = _issuer(runtime, request)
     result: TokenSet | None = None
     failure: OAuthError | None = None

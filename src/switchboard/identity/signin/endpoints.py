@@ -250,8 +250,12 @@ async def authorize(request: Request, runtime: RuntimeDep) -> Response:
 async def authorize_submit(request: Request, runtime: RuntimeDep) -> Response:
     issuer = issuer_url(runtime, request)
     form = await request.form()
-    fields = {k: form.get(k) for k in ("username", "password", "csrf_token")}
-    values = {k: v if isinstance(v, str) and "\x00" not in v else None for k, v in fields.items()}
+    # a field given twice is no value (RFC 6749 §3.1): the form is refused as incomplete
+    fields = {k: form.getlist(k) for k in ("username", "password", "csrf_token")}
+    values = {
+        k: v[0] if len(v) == 1 and isinstance(v[0], str) and "\x00" not in v[0] else None
+        for k, v in fields.items()
+    }
     settings = runtime.settings
     csrf_ok = pages.csrf_ok(request, values["csrf_token"])
     # Argon2 before the write transaction, which would otherwise hold it (decision 0032).
@@ -334,10 +338,13 @@ def _hint_claims(runtime: Runtime, hint: str, issuer: str) -> dict[str, Any]:
 
 async def _logout(request: Request, runtime: Runtime, *, confirmed: bool) -> Response:
     issuer = issuer_url(runtime, request)
-    params = dict(request.query_params)
+    items: list[tuple[str, object]] = list(request.query_params.multi_items())
     if request.method == "POST":
-        form = await request.form()
-        params.update({k: v for k, v in form.items() if isinstance(v, str)})
+        items += (await request.form()).multi_items()
+    repeated = identity.first_repeated(items)
+    if repeated is not None:
+        return pages.error_page(f"the parameter {repeated!r} is repeated")
+    params = {k: v for k, v in items if isinstance(v, str)}
     async with runtime.db.transaction() as session:
         tenant = await tenants.resolve_host(session, request_host(request))
         if tenant is None:

@@ -23,7 +23,12 @@ from switchboard.auth.models import (
 from switchboard.auth.tokens import TokenIssuer, TokenSet
 from switchboard.identity import clients
 from switchboard.identity.errors import OAuthError
-from switchboard.identity.service import parse_scopes, revoke_refresh_family, revoke_session_tokens
+from switchboard.identity.service import (
+    first_repeated,
+    parse_scopes,
+    revoke_refresh_family,
+    revoke_session_tokens,
+)
 from switchboard.kit.clock import Clock
 from switchboard.kit.crypto import constant_time_equals, random_token, sha256_hex
 from switchboard.tenants.models import Tenant
@@ -88,10 +93,11 @@ async def parse_request(
 ) -> AuthorizationRequest:
     """Validate an authorization request. The client and redirect URI are checked first: until
     they are known good, nothing is redirected anywhere."""
+    repeated = first_repeated(params)
+    if repeated is not None:
+        raise PageError(f"the parameter {repeated!r} is repeated")
     values: dict[str, str] = {}
     for key, value in params:
-        if key in values:
-            raise PageError(f"the parameter {key!r} is repeated")
         if len(value) > MAX_PARAM or "\x00" in value:
             raise PageError(f"the parameter {key!r} is too long or malformed")
         values[key] = value
