@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 
 from httpx import AsyncClient
 
@@ -79,6 +80,22 @@ async def test_wrong_password_unknown_client_and_grant(
         "/oidc.ashx/token", data={"client_id": "cli"}, headers={"Host": acme.host}
     )
     assert (response.status_code, response.json()["error"]) == (400, "invalid_request")
+
+
+async def test_an_error_description_holds_only_the_characters_oauth_allows(
+    app_client: AsyncClient, acme: TenantFixture
+) -> None:
+    """RFC 6749 §5.2: printable ASCII without the double quote and the backslash, even where
+    the description quotes the client's input."""
+    response = await app_client.post(
+        "/oidc.ashx/token",
+        data={"grant_type": 'é"\\x', "client_id": "cli"},
+        headers={"Host": acme.host},
+    )
+    assert (response.status_code, response.json()["error"]) == (400, "unsupported_grant_type")
+    description = response.json()["error_description"]
+    assert re.fullmatch(r"[\x20-\x21\x23-\x5b\x5d-\x7e]+", description), description
+    assert "x" in description  # the rest of the input is still shown
 
 
 async def test_repeated_wrong_passwords_are_throttled(

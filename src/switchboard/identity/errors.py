@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 from switchboard.kit.errors import ApiError
+
+# RFC 6749 §5.2: error_description holds only %x20-21 / %x23-5B / %x5D-7E (printable ASCII
+# without the double quote and the backslash); a description that quotes a client's input
+# has any other character shown as "?".
+_OUTSIDE = re.compile(r"[^\x20-\x21\x23-\x5b\x5d-\x7e]")
 
 
 class OAuthError(ApiError):
@@ -14,5 +21,6 @@ class OAuthError(ApiError):
         headers = {"Retry-After": str(retry_after)} if retry_after is not None else None
         if status == 401:
             headers = {**(headers or {}), "WWW-Authenticate": 'Basic realm="oidc"'}
+        description = _OUTSIDE.sub("?", description)
         super().__init__(description, code=code, status=status, headers=headers)
         self.retry_after = retry_after
