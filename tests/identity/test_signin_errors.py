@@ -298,3 +298,22 @@ async def test_a_parameter_given_twice_is_refused_everywhere(
     assert "repeated" in logout.text
     again = await browser.get(authorize_url(prompt="none"))
     assert "code" in redirect_params(again)  # the session lives on
+
+
+async def test_a_client_authenticates_once_and_a_public_one_not_at_all(
+    browser: AsyncClient,
+) -> None:
+    """RFC 6749 §2.3: a client MUST NOT use more than one authentication method in a request;
+    a public client that sends a secret it does not have fails authentication."""
+    secret = SECRET_HOLDER["portal"]
+    form = {"grant_type": "authorization_code", "code": "x", "redirect_uri": REDIRECT_URI}
+    both = await browser.post(
+        "/oidc.ashx/token", data={**form, "client_id": "portal", "client_secret": secret},
+        auth=("portal", secret),
+    )  # fmt: skip
+    assert (both.status_code, both.json()["error"]) == (400, "invalid_request")
+    public = await browser.post(
+        "/oidc.ashx/token", data={**form, "code_verifier": VERIFIER}, auth=("console", "guess")
+    )
+    assert (public.status_code, public.json()["error"]) == (401, "invalid_client")
+    assert public.headers["www-authenticate"].startswith("Basic")

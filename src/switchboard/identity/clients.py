@@ -221,19 +221,27 @@ async def authenticate_client(
     client_secret: str | None,
     authorization: str | None,
 ) -> OidcClient:
-    """The calling client. A confidential one must present its secret (Basic or form); a public
-    one is identified by ``client_id`` alone."""
+    """The calling client. A confidential one must present its secret (Basic or form, not both:
+    RFC 6749 §2.3); a public one is identified by ``client_id`` alone, and one that presents a
+    secret anyway is refused, as any failed authentication is."""
     basic = basic_credentials(authorization)
     if basic is not None:
         if client_id is not None and client_id != basic[0]:
             raise OAuthError("invalid_request", "client_id differs from the Basic credentials")
-        client_id, client_secret = basic[0], basic[1] or client_secret
+        if client_secret is not None:
+            raise OAuthError(
+                "invalid_request", "the client authenticated twice (Basic and client_secret)"
+            )
+        client_id, client_secret = basic[0], basic[1] or None
     if not client_id:
         raise OAuthError("invalid_request", "client_id is required")
     client = await find_client(session, tenant_id=tenant.id, client_id=client_id)
     if client is None:
         raise OAuthError("invalid_client", "unknown client", status=401)
-    if client.secret_hash is not None and not (
+    if client.secret_hash is None:
+        if client_secret:  # a secret this client does not have
+            raise OAuthError("invalid_client", "client authentication failed", status=401)
+    elif not (
         client_secret and constant_time_equals(sha256_hex(client_secret), client.secret_hash)
     ):
         raise OAuthError("invalid_client", "client authentication failed", status=401)
