@@ -7,6 +7,7 @@ import re
 
 from httpx import AsyncClient
 
+from switchboard.identity import service as identity
 from switchboard.kit.clock import ManualClock
 from switchboard.runtime import Runtime
 from tests import factories
@@ -138,6 +139,37 @@ async def test_tenant_comes_from_host(
     assert (posted.status_code, posted.json()) == (200, response.json())
     status, body = await _grant(app_client, "unknown.test", username="admin", password=PASSWORD)
     assert (status, body["error"]) == (404, "not_found")
+
+
+async def test_userinfo_answers_by_the_tokens_scopes(
+    app_client: AsyncClient, acme: TenantFixture, runtime: Runtime
+) -> None:
+    """OpenID Connect Core 5.3.1 and 5.4: an access token issued without ``openid`` is no
+    token for UserInfo (403, as Keycloak answers); with ``email`` the address and whether it
+    is verified come too, without it they do not."""
+    async with runtime.db.transaction() as session:
+        await identity.set_email(
+            session, tenant_id=acme.id, username="admin", email="ops@acme.test", verified=True
+        )
+
+    async def info(scope: str) -> tuple[int, dict[str, object]]:
+        status, body = await _grant(
+            app_client, acme.host, username="admin", password=PASSWORD, scope=scope
+        )
+        assert status == 200, body
+        answer = await app_client.get(
+            "/oidc.ashx/userinfo",
+            headers={"Authorization": f"Bearer {body['access_token']}", "Host": acme.host},
+        )
+        return answer.status_code, answer.json()
+
+    status, body = await info("offline_access")
+    assert (status, body["error"]) == (403, "insufficient_scope")
+    status, body = await info("openid")
+    assert status == 200
+    assert "email" not in body
+    status, body = await info("openid email")
+    assert (body["email"], body["email_verified"]) == ("ops@acme.test", True)
 
 
 async def test_userinfo_answers_for_the_hosts_tenant_only(

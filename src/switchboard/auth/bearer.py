@@ -61,6 +61,9 @@ class Caller:
     # Unix time until which this verdict holds: a token's expiry, or the end of an API key's
     # verified-key cache entry (an answer built on it may be repeated until then, decision 0960)
     expires: float | None = None
+    # the scopes of this identity provider's access token (empty for API keys and external
+    # issuers' tokens); ``/oidc.ashx/userinfo`` answers by them
+    scopes: frozenset[str] = frozenset()
 
     @property
     def is_admin(self) -> bool:
@@ -401,6 +404,7 @@ class Authenticator:
             role=role,
             method="oidc",
             primary=await self._is_primary(session, tenant.id),
+            scopes=frozenset(str(claims.get("scope", "")).split()),
         )
 
     async def _external_caller(

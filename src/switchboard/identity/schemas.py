@@ -19,6 +19,10 @@ class UserInfo(BaseModel):
     preferred_username: str
     tenant: str
     role: str
+    email: str | None = sometimes_absent(
+        "With the email scope, when the user has an address (OpenID Connect Core 5.4)"
+    )
+    email_verified: bool | None = sometimes_absent("With email")
 
 
 class Discovery(BaseModel):
