@@ -141,6 +141,35 @@ async def test_tenant_comes_from_host(
     assert (status, body["error"]) == (404, "not_found")
 
 
+async def test_a_refresh_asked_for_less_keeps_the_grants_scope(
+    app_client: AsyncClient, acme: TenantFixture
+) -> None:
+    """RFC 6749 §6: the access token may be narrower than the grant, the new refresh token's
+    scope stays the grant's; and the answer's scope is what was asked for."""
+    full = "openid offline_access email"
+    status, body = await _grant(
+        app_client, acme.host, username="admin", password=PASSWORD, scope=full
+    )
+    assert status == 200, body
+
+    async def refresh(token: object, scope: str | None) -> dict[str, object]:
+        form = {"grant_type": "refresh_token", "client_id": "cli", "refresh_token": str(token)}
+        answer = await app_client.post(
+            "/oidc.ashx/token", data={**form, **({"scope": scope} if scope else {})},
+            headers={"Host": acme.host},
+        )  # fmt: skip
+        assert answer.status_code == 200, answer.text
+        refreshed: dict[str, object] = answer.json()
+        return refreshed
+
+    narrow = await refresh(body["refresh_token"], "openid")
+    assert narrow["scope"] == "openid"
+    assert "refresh_token" in narrow
+    wide_again = await refresh(narrow["refresh_token"], full)
+    assert wide_again["scope"] == full
+    assert (await refresh(wide_again["refresh_token"], None))["scope"] == full
+
+
 async def test_userinfo_answers_by_the_tokens_scopes(
     app_client: AsyncClient, acme: TenantFixture, runtime: Runtime
 ) -> None:

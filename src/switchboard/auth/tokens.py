@@ -59,10 +59,13 @@ class TokenIssuer:
         family_id: str | None = None,
         id_claims: dict[str, Any] | None = None,
         sid: str | None = None,
+        refresh_scope: str | None = None,
     ) -> TokenSet:
         """``id_claims`` adds to (or overrides) the ID token's claims: ``nonce``, ``auth_time``.
         ``sid``: the browser session signed in with, if any; the ID token carries it (OpenID
-        Connect Front-/Back-Channel Logout's ``sid``) and the refresh token remembers it."""
+        Connect Front-/Back-Channel Logout's ``sid``) and the refresh token remembers it.
+        ``refresh_scope``: a refresh grant's new refresh token keeps the scope of the one it
+        replaces, whatever narrower scope the access token was asked for (RFC 6749 §6)."""
         kid, key = await self._keyring.ensure_signer(session)
         now = int(self._clock.timestamp())
         scope = " ".join(scopes)
@@ -98,10 +101,11 @@ class TokenIssuer:
                 claims.update(email=user.email, email_verified=user.email_verified)
             id_token = jwt.encode(header, {**claims, **(id_claims or {}), "token_use": "id"}, key)
         refresh = None
-        if "offline_access" in scopes:
+        if refresh_scope is not None or "offline_access" in scopes:
             refresh = await self._new_refresh_token(
-                session, user=user, client_id=client_id, scope=scope, family_id=family_id, sid=sid
-            )
+                session, user=user, client_id=client_id, scope=refresh_scope or scope,
+                family_id=family_id, sid=sid,
+            )  # fmt: skip
         return TokenSet(access, self.access_ttl, scope, id_token, refresh)
 
     async def _new_refresh_token(

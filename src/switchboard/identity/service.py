@@ -460,8 +460,6 @@ async def refresh_grant(
     scopes = parse_scopes(scope) if scope else granted
     if not set(scopes) <= set(granted):
         raise OAuthError("invalid_scope", "cannot widen the scope on refresh")
-    if "offline_access" not in scopes:
-        scopes.append("offline_access")
     user = await session.get(User, row.user_id)
     if user is None or user.disabled:
         raise OAuthError("invalid_grant", "the user is no longer active")
@@ -475,6 +473,7 @@ async def refresh_grant(
         scopes=scopes,
         family_id=row.family_id,
         sid=row.sid,
+        refresh_scope=row.scope,  # the new refresh token keeps the grant's (RFC 6749 §6)
     )
 
 
