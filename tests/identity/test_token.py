@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import base64
+import json
 import re
 
 from httpx import AsyncClient
@@ -168,6 +170,38 @@ async def test_a_refresh_asked_for_less_keeps_the_grants_scope(
     wide_again = await refresh(narrow["refresh_token"], full)
     assert wide_again["scope"] == full
     assert (await refresh(wide_again["refresh_token"], None))["scope"] == full
+
+
+async def test_a_refreshed_id_token_keeps_the_time_of_the_sign_in(
+    app_client: AsyncClient, acme: TenantFixture, clock: ManualClock
+) -> None:
+    """OpenID Connect Core 12.2: a refreshed ID token's ``auth_time`` is the original
+    authentication's, not the refresh's (a client checks ``max_age`` by it)."""
+    status, body = await _grant(
+        app_client, acme.host, username="admin", password=PASSWORD, scope="openid offline_access"
+    )
+    assert status == 200, body
+    signed_in = _unverified(str(body["id_token"]))["auth_time"]
+    clock.advance(600)
+    answer = await app_client.post(
+        "/oidc.ashx/token",
+        data={"grant_type": "refresh_token", "client_id": "cli",
+              "refresh_token": str(body["refresh_token"])},
+        headers={"Host": acme.host},
+    )  # fmt: skip
+    assert answer.status_code == 200, answer.text
+    refreshed = _unverified(answer.json()["id_token"])
+    assert refreshed["auth_time"] == signed_in
+    assert refreshed["iat"] >= signed_in + 600
+
+
+def _unverified(token: str) -> dict[str, int]:
+    """The claims of a JWT, unchecked (its signature is not what this test is about)."""
+    payload = token.split(".")[1]
+    claims: dict[str, int] = json.loads(
+        base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4))
+    )
+    return claims
 
 
 async def test_userinfo_answers_by_the_tokens_scopes(

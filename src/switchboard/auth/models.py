@@ -99,6 +99,9 @@ class RefreshToken(Base):
     # The browser session (``BrowserSession.sid``) the family was signed in with, when it came
     # from the authorization-code flow: ending that session revokes the family (decision 0605).
     sid: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    # When the user signed in for the family (the ID tokens of its refreshes say so, OpenID
+    # Connect Core 12.2); None for tokens issued before it was kept (their own creation time).
+    auth_time: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
 
 
 class ApiKey(Base):

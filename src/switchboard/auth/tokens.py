@@ -93,8 +93,9 @@ class TokenIssuer:
             key,
         )
         id_token = None
+        auth_time = int((id_claims or {}).get("auth_time", now))
         if "openid" in scopes:
-            claims: dict[str, Any] = {**common, "auth_time": now}
+            claims: dict[str, Any] = {**common, "auth_time": auth_time}
             if sid is not None:
                 claims["sid"] = sid
             if "email" in scopes and user.email:
@@ -104,7 +105,7 @@ class TokenIssuer:
         if refresh_scope is not None or "offline_access" in scopes:
             refresh = await self._new_refresh_token(
                 session, user=user, client_id=client_id, scope=refresh_scope or scope,
-                family_id=family_id, sid=sid,
+                family_id=family_id, sid=sid, auth_time=auth_time,
             )  # fmt: skip
         return TokenSet(access, self.access_ttl, scope, id_token, refresh)
 
@@ -117,6 +118,7 @@ class TokenIssuer:
         scope: str,
         family_id: str | None,
         sid: str | None,
+        auth_time: int,
     ) -> str:
         token = random_token("rt_", 32)
         now = self._clock.now()
@@ -131,6 +133,7 @@ class TokenIssuer:
                 created_at=now,
                 expires_at=now + dt.timedelta(seconds=self.refresh_ttl),
                 sid=sid,
+                auth_time=dt.datetime.fromtimestamp(auth_time, dt.UTC),
             )
         )
         await session.flush()

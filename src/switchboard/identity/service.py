@@ -474,6 +474,8 @@ async def refresh_grant(
         family_id=row.family_id,
         sid=row.sid,
         refresh_scope=row.scope,  # the new refresh token keeps the grant's (RFC 6749 §6)
+        # the sign-in's time, not the refresh's (OpenID Connect Core 12.2)
+        id_claims={"auth_time": int((row.auth_time or row.created_at).timestamp())},
     )
 
 
