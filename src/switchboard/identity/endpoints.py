@@ -18,7 +18,7 @@ from switchboard.identity.issuance import service as issuance
 from switchboard.identity.schemas import Discovery, TokenResponse, UserInfo
 from switchboard.identity.signin import service as signin
 from switchboard.kit.errors import Forbidden, Unauthorized
-from switchboard.kit.http import JsonResponse
+from switchboard.kit.http import JsonResponse, first_repeated
 from switchboard.kit.schemas import ErrorBody
 from switchboard.runtime import Runtime, RuntimeDep, Session
 from switchboard.tenants import service as tenants
@@ -72,7 +72,7 @@ async def token(
     )  # fmt: skip
     if any(value is not None and "\x00" in value for value in fields):
         raise OAuthError("invalid_request", "form fields must not contain NUL characters")
-    repeated = service.first_repeated((await request.form()).multi_items())
+    repeated = first_repeated((await request.form()).multi_items())
     if repeated is not None:  # RFC 6749 §3.2: which value would win is the parser's whim
         raise OAuthError("invalid_request", f"the parameter {repeated} is repeated")
     issuer = _issuer(runtime, request)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import secrets
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import Select, select, update
@@ -403,18 +403,6 @@ async def revoke_refresh_family(session: AsyncSession, *, family_id: str, now: d
         .values(revoked_at=now)
     )
     await session.flush()
-
-
-def first_repeated(items: Iterable[tuple[str, object]]) -> str | None:
-    """The first parameter named twice in a request's query or form, if any: OAuth's parameters
-    "MUST NOT be included more than once" (RFC 6749 §3.1, §3.2), and which one would win is the
-    parser's whim."""
-    seen: set[str] = set()
-    for key, _value in items:
-        if key in seen:
-            return key
-        seen.add(key)
-    return None
 
 
 async def revoke_session_tokens(

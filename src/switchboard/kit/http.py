@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
 
 import orjson
@@ -62,17 +62,27 @@ class RejectNulMiddleware:
 NOT_JSON = "the request body is not valid JSON"
 
 
+def first_repeated(items: Iterable[tuple[str, object]]) -> str | None:
+    """The first key named twice among ``items`` (a JSON object's pairs, a query's or a form's
+    parameters), if any: which copy would win is the parser's whim (OAuth: "MUST NOT be
+    included more than once", RFC 6749 §3.1, §3.2)."""
+    seen: set[str] = set()
+    for key, _value in items:
+        if key in seen:
+            return key
+        seen.add(key)
+    return None
+
+
 def json_problem(raw: bytes) -> str | None:
     """What is wrong with a JSON document as a request body: it does not parse, or one of its
     objects names a key twice (the first such key); None when nothing is."""
     found: list[str] = []
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        seen: set[str] = set()
-        for key, _value in items:
-            if key in seen and not found:
-                found.append(key)
-            seen.add(key)
+        repeated = first_repeated(items)
+        if repeated is not None and not found:
+            found.append(repeated)
         return dict(items)
 
     try:

@@ -24,6 +24,7 @@ from switchboard.identity.errors import OAuthError
 from switchboard.identity.signin import options, pages
 from switchboard.identity.signin import service as signin
 from switchboard.kit.clientip import client_ip, parse_networks
+from switchboard.kit.http import first_repeated
 from switchboard.runtime import Runtime, RuntimeDep
 from switchboard.tenants import service as tenants
 from switchboard.tenants.models import Tenant
@@ -341,7 +342,7 @@ async def _logout(request: Request, runtime: Runtime, *, confirmed: bool) -> Res
     items: list[tuple[str, object]] = list(request.query_params.multi_items())
     if request.method == "POST":
         items += (await request.form()).multi_items()
-    repeated = identity.first_repeated(items)
+    repeated = first_repeated(items)
     if repeated is not None:
         return pages.error_page(f"the parameter {repeated!r} is repeated")
     params = {k: v for k, v in items if isinstance(v, str)}

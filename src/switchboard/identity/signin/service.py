@@ -24,13 +24,13 @@ from switchboard.auth.tokens import TokenIssuer, TokenSet
 from switchboard.identity import clients
 from switchboard.identity.errors import OAuthError
 from switchboard.identity.service import (
-    first_repeated,
     parse_scopes,
     revoke_refresh_family,
     revoke_session_tokens,
 )
 from switchboard.kit.clock import Clock
 from switchboard.kit.crypto import constant_time_equals, random_token, sha256_hex
+from switchboard.kit.http import first_repeated
 from switchboard.tenants.models import Tenant
 
 CODE_TTL = dt.timedelta(seconds=60)
