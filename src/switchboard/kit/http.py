@@ -11,6 +11,7 @@ import logging
 import re
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 import orjson
 from fastapi import FastAPI, Request
@@ -72,6 +73,18 @@ def first_repeated(items: Iterable[tuple[str, object]]) -> str | None:
             return key
         seen.add(key)
     return None
+
+
+def not_utf8(encoded: bytes) -> bool:
+    """Whether a query string or an ``application/x-www-form-urlencoded`` body holds a name or
+    value that is not UTF-8 once percent-decoded. The parsers put U+FFFD in place of such bytes,
+    so a value echoed back (OAuth's ``state``) would return altered rather than be refused."""
+    for pair in encoded.split(b"&"):
+        try:
+            unquote_to_bytes(pair.replace(b"+", b" ")).decode("utf-8")
+        except UnicodeDecodeError:
+            return True
+    return False
 
 
 def json_problem(raw: bytes) -> str | None:

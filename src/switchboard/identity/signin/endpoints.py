@@ -14,6 +14,7 @@ from joserfc import jwt
 from joserfc.errors import JoseError
 from joserfc.jws import extract_compact
 from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.datastructures import FormData
 from starlette.responses import Response
 
 from switchboard.auth.bearer import issuer_for
@@ -24,7 +25,7 @@ from switchboard.identity.errors import OAuthError
 from switchboard.identity.signin import options, pages
 from switchboard.identity.signin import service as signin
 from switchboard.kit.clientip import client_ip, parse_networks
-from switchboard.kit.http import first_repeated
+from switchboard.kit.http import first_repeated, not_utf8
 from switchboard.runtime import Runtime, RuntimeDep
 from switchboard.tenants import service as tenants
 from switchboard.tenants.models import Tenant
@@ -43,11 +44,30 @@ REDIRECTS: dict[int | str, dict[str, Any]] = {
         "description": "After a successful sign-in: back to the redirect URI with `code`; the "
         "IdP session and device cookies are set"
     },
-    400: {"content": {"text/html": {}}, "description": "Unknown client or redirect URI"},
+    400: {
+        "content": {"text/html": {}},
+        "description": "Unknown client or redirect URI, or a request that is not valid UTF-8",
+    },
+    415: {
+        "content": {"text/html": {}},
+        "description": "A form posted otherwise than as application/x-www-form-urlencoded",
+    },
     429: {
         "content": {"text/html": {}},
         "description": "The user, or this browser (its device cookie), is locked out for a while",
     },
+}
+
+
+SIGN_OUT: dict[int | str, dict[str, Any]] = {
+    **HTML,
+    302: {"description": "To the registered post_logout_redirect_uri"},
+    400: {
+        "content": {"text/html": {}},
+        "description": "An id_token_hint or post_logout_redirect_uri that is not accepted, a "
+        "repeated parameter, or a request that is not valid UTF-8",
+    },
+    415: REDIRECTS[415],
 }
 
 
@@ -144,6 +164,8 @@ async def parse_authorization(
     tenant = await tenants.resolve_host(session, request_host(request))
     if tenant is None:
         return pages.error_page("no tenant serves this host", status=404)
+    if not_utf8(request.scope["query_string"]):
+        return pages.error_page(NOT_UTF8)
     try:
         auth = await signin.parse_request(
             session, tenant=tenant, params=request.query_params.multi_items()
@@ -153,6 +175,23 @@ async def parse_authorization(
     except signin.RedirectError as exc:
         return error_redirect(exc, issuer)
     return tenant, auth
+
+
+NOT_UTF8 = "the request holds characters that are not valid UTF-8"
+FORM = "application/x-www-form-urlencoded"
+
+
+async def posted_form(request: Request) -> FormData | Response:
+    """The posted form, from a URL-encoded body (what an HTML form without files sends); an
+    error page for another kind of body (415), or for bytes that are not UTF-8 (the parser would
+    replace them, and ``state`` would go back to the client altered)."""
+    raw = await request.body()  # kept by the request: the form is parsed from it
+    kind = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if raw and kind != FORM:
+        return pages.error_page(f"a form is posted as {FORM}", status=415)
+    if not_utf8(raw):
+        return pages.error_page(NOT_UTF8)
+    return await request.form()
 
 
 def answering(request: Request, query: str) -> Request:
@@ -246,11 +285,17 @@ async def authorize(request: Request, runtime: RuntimeDep) -> Response:
     "/authorize",
     responses=REDIRECTS,
     response_class=Response,
-    summary="The login form: username, password and the CSRF token, posted to the same URL",
+    summary="The login form (username, password and the CSRF token, posted to the URL of the "
+    "authorization request), or an authorization request whose parameters are the form's "
+    "(OpenID Connect Core 3.1.2.1)",
 )
 async def authorize_submit(request: Request, runtime: RuntimeDep) -> Response:
     issuer = issuer_url(runtime, request)
-    form = await request.form()
+    form = await posted_form(request)
+    if isinstance(form, Response):
+        return form
+    if not request.url.query and "csrf_token" not in form:
+        return await _posted_authorization(request, runtime, form)
     # a field given twice is no value (RFC 6749 §3.1): the form is refused as incomplete
     fields = {k: form.getlist(k) for k in ("username", "password", "csrf_token")}
     values = {
@@ -322,6 +367,13 @@ async def authorize_submit(request: Request, runtime: RuntimeDep) -> Response:
     return response
 
 
+async def _posted_authorization(request: Request, runtime: Runtime, form: FormData) -> Response:
+    """An authorization request sent as a form post: answered as if its parameters were the
+    query of a GET, so the login page's form posts back to that URL as it does for a GET."""
+    items = [(key, value) for key, value in form.multi_items() if isinstance(value, str)]
+    return await authorize(answering(request, urlencode(items)), runtime)
+
+
 def _hint_claims(runtime: Runtime, hint: str, issuer: str) -> dict[str, Any]:
     """Claims of an ID token we signed for this issuer (it may have expired: a hint only)."""
     try:
@@ -337,11 +389,15 @@ def _hint_claims(runtime: Runtime, hint: str, issuer: str) -> dict[str, Any]:
     return claims
 
 
-async def _logout(request: Request, runtime: Runtime, *, confirmed: bool) -> Response:
+async def _logout(
+    request: Request, runtime: Runtime, *, confirmed: bool, form: FormData | None = None
+) -> Response:
     issuer = issuer_url(runtime, request)
+    if not_utf8(request.scope["query_string"]):
+        return pages.error_page(NOT_UTF8)
     items: list[tuple[str, object]] = list(request.query_params.multi_items())
-    if request.method == "POST":
-        items += (await request.form()).multi_items()
+    if form is not None:
+        items += form.multi_items()
     repeated = first_repeated(items)
     if repeated is not None:
         return pages.error_page(f"the parameter {repeated!r} is repeated")
@@ -400,7 +456,7 @@ async def _logout(request: Request, runtime: Runtime, *, confirmed: bool) -> Res
 
 @router.get(
     "/end_session",
-    responses={**HTML, 302: {"description": "To the registered post_logout_redirect_uri"}},
+    responses=SIGN_OUT,
     response_class=Response,
     summary="RP-initiated logout: ends the browser's session at the identity provider",
 )
@@ -410,15 +466,17 @@ async def end_session(request: Request, runtime: RuntimeDep) -> Response:
 
 @router.post(
     "/end_session",
-    responses={**HTML, 302: {"description": "To the registered post_logout_redirect_uri"}},
+    responses=SIGN_OUT,
     response_class=Response,
     summary="RP-initiated logout by form post (or the confirmation of the sign-out page)",
 )
 async def end_session_submit(request: Request, runtime: RuntimeDep) -> Response:
-    form = await request.form()
+    form = await posted_form(request)
+    if isinstance(form, Response):
+        return form
     submitted = form.get("csrf_token")
     confirmed = isinstance(submitted, str) and pages.csrf_ok(request, submitted)
-    return await _logout(request, runtime, confirmed=confirmed)
+    return await _logout(request, runtime, confirmed=confirmed, form=form)
 
 
 @router.get("/static/signin.css", include_in_schema=False)

@@ -36,7 +36,11 @@ from switchboard.tenants.models import Tenant
 CODE_TTL = dt.timedelta(seconds=60)
 VERIFIER_RE = re.compile(r"^[A-Za-z0-9\-._~]{43,128}$")
 CHALLENGE_RE = re.compile(r"^[A-Za-z0-9\-_]{43}$")  # base64url of a SHA-256, unpadded
+# consent: the operator's registration of a (first-party) client is the consent, no screen asks
+# again; select_account: the login page is where another account is chosen (decision 0013).
 PROMPTS = frozenset({"none", "login", "consent", "select_account"})
+# The values that show the login page even to a browser signed in.
+_SHOW_LOGIN = frozenset({"login", "select_account"})
 MAX_PARAM = 2048
 
 
@@ -136,7 +140,9 @@ async def parse_request(
         raise fail("invalid_request", "code_challenge is not a base64url SHA-256 digest")
     prompt = frozenset(values.get("prompt", "").split())
     if not prompt <= PROMPTS or ("none" in prompt and len(prompt) > 1):
-        raise fail("invalid_request", "prompt must be none, or any of login, consent")
+        raise fail(
+            "invalid_request", "prompt must be none, or any of login, consent, select_account"
+        )
     max_age: int | None = None
     if "max_age" in values:
         if not values["max_age"].isdigit():
@@ -181,8 +187,9 @@ async def current_session(
 def must_sign_in(
     request: AuthorizationRequest, browser: BrowserSession | None, now: dt.datetime
 ) -> bool:
-    """Whether the user has to (re-)enter credentials (OIDC Core 3.1.2.1: prompt, max_age)."""
-    if browser is None or "login" in request.prompt:
+    """Whether the user has to (re-)enter credentials (OIDC Core 3.1.2.1: prompt, max_age);
+    ``select_account`` too, as the login page is where the browser chooses the account."""
+    if browser is None or not _SHOW_LOGIN.isdisjoint(request.prompt):
         return True
     if request.max_age is not None:
         return (now - browser.auth_time).total_seconds() > request.max_age
