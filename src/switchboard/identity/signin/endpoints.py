@@ -287,7 +287,8 @@ async def authorize_submit(request: Request, runtime: RuntimeDep) -> Response:
                 session, tenant=tenant, clock=runtime.clock, username=username,
                 password=values["password"], max_failures=settings.login_max_failures,
                 lockout_seconds=settings.login_lockout_seconds, passwords=runtime.passwords,
-                devices=devices, checked=checked,
+                unknown=lockout.unknown_names(settings.secret_key), devices=devices,
+                checked=checked,
             )  # fmt: skip
         except OAuthError as exc:
             # A rendered page (not a raised error): the failure counted above is committed.
