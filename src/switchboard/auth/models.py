@@ -181,6 +181,10 @@ class AuthorizationCode(Base):
     family_id: Mapped[str] = mapped_column(String(32))
     # The browser session the code was issued in (``BrowserSession.sid``).
     sid: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    # The issuer (``auth.bearer.issuer_for``, one a host of the tenant) whose authorization
+    # response carried the code: it is redeemed at that issuer only (decision 0035). None for
+    # codes issued before revision 0029, which no issuer redeems.
+    issuer: Mapped[str | None] = mapped_column(String(2048), nullable=True)
 
 
 class DeviceFailures(Base):

@@ -130,10 +130,12 @@ async def code_response(
     *,
     status: int,
 ) -> Response:
+    issuer = issuer_url(runtime, request)
     code = await signin.issue_code(
-        session, tenant=tenant, request=auth, browser=browser, now=runtime.clock.now()
-    )
-    params = {"code": code, "state": auth.state, "iss": issuer_url(runtime, request)}
+        session, tenant=tenant, request=auth, browser=browser, issuer=issuer,
+        now=runtime.clock.now(),
+    )  # fmt: skip
+    params = {"code": code, "state": auth.state, "iss": issuer}
     return _back_to_client(auth.redirect_uri, params, status=status)
 
 
