@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.auth.models import User
 from switchboard.auth.passwords import Passwords
-from switchboard.identity import clients
+from switchboard.identity import clients, lockout
 from switchboard.identity import service as identity
 from switchboard.identity.errors import OAuthError
 from switchboard.identity.service import PasswordCheck
@@ -118,7 +118,7 @@ async def test_a_verdict_taken_before_a_password_change_is_not_trusted(
             session, tenant=tenant, clock=runtime.clock, username="admin", password=password,
             max_failures=settings.login_max_failures,
             lockout_seconds=settings.login_lockout_seconds, passwords=runtime.passwords,
-            checked=checked,
+            unknown=lockout.unknown_names(settings.secret_key), checked=checked,
         )  # fmt: skip
 
     async with runtime.db.transaction() as session:

@@ -266,7 +266,7 @@ async def test_the_device_cookie_is_scoped_and_its_tally_purged(
     # A wrong password in the device browser leaves a tally, gone once the cookie has expired.
     assert await attempt(own, acme.host, WRONG) == 400
     async with runtime.db.transaction() as session:
-        assert await purge(session, now=clock.now()) == (0, 0, 0)
+        assert await purge(session, now=clock.now()) == (0, 0, 0, 0)
     clock.advance(7776000 + 1)
     async with runtime.db.transaction() as session:
         assert (await purge(session, now=clock.now()))[2] == 1

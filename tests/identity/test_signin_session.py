@@ -120,8 +120,8 @@ async def test_purge_forgets_spent_codes_and_sessions(
     await browser.get(authorize_url())
     assert await counts() == (2, 1)
     async with runtime.db.transaction() as session:
-        assert await purge(session, now=clock.now()) == (0, 0, 0)
+        assert await purge(session, now=clock.now()) == (0, 0, 0, 0)
     clock.advance(86400 + 61)  # a day past the codes' expiry; the 8-hour session is over too
     async with runtime.db.transaction() as session:
-        assert await purge(session, now=clock.now()) == (2, 1, 0)
+        assert await purge(session, now=clock.now()) == (2, 1, 0, 0)
     assert await counts() == (0, 0)

@@ -26,6 +26,9 @@ class User(Base):
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)
     failed_logins: Mapped[int] = mapped_column(default=0)
     locked_until: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    # The last wrong password counted against the user: a tally quiet for a day is forgotten,
+    # as an unknown username's is (``UnknownUserFailures``). None until the first since 0028.
+    failed_login_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
     # Where the media bridge rings the user for an office-tab inbound call (``sip:...``).
     sip_uri: Mapped[str | None] = mapped_column(String(255), nullable=True)
     # Given by the operator (or by a federated provider); sent in ID tokens for scope ``email``.
@@ -178,6 +181,10 @@ class AuthorizationCode(Base):
     family_id: Mapped[str] = mapped_column(String(32))
     # The browser session the code was issued in (``BrowserSession.sid``).
     sid: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    # The issuer (``auth.bearer.issuer_for``, one a host of the tenant) whose authorization
+    # response carried the code: it is redeemed at that issuer only (decision 0035). None for
+    # codes issued before revision 0029, which no issuer redeems.
+    issuer: Mapped[str | None] = mapped_column(String(2048), nullable=True)
 
 
 class DeviceFailures(Base):
@@ -195,3 +202,19 @@ class DeviceFailures(Base):
     failures: Mapped[int] = mapped_column(default=0)
     locked_until: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
     expires_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)
+
+
+class UnknownUserFailures(Base):
+    """The wrong passwords typed for a username no user of the tenant has: counted and locked
+    as a user's are (decision 0006), so the lockout does not tell which usernames exist. The
+    row is named by a keyed hash of the tenant and the name (``identity.lockout.UnknownNames``),
+    never by the name; it is forgotten a day after its last failure (``failed_at``)."""
+
+    __tablename__ = "idp_unknown_user_failures"
+    __table_args__ = (Index("ix_idp_unknown_user_failures_failed_at", "failed_at"),)
+
+    name_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    failures: Mapped[int] = mapped_column(default=0)
+    locked_until: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    failed_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from switchboard.auth.bearer import issuer_for
 from switchboard.auth.models import User
 from switchboard.auth.tokens import TokenSet
-from switchboard.identity import clients, service
+from switchboard.identity import clients, lockout, service
 from switchboard.identity.deps import Caller, HostTenant, request_host
 from switchboard.identity.errors import OAuthError
 from switchboard.identity.issuance import service as issuance
@@ -181,6 +181,7 @@ async def _client_grant(
             max_failures=settings.login_max_failures,
             lockout_seconds=settings.login_lockout_seconds,
             passwords=runtime.passwords,
+            unknown=lockout.unknown_names(settings.secret_key),
             checked=checked,
         )
     return await service.refresh_grant(

@@ -8,6 +8,11 @@ for one of those users counts its wrong passwords against the nonce (``DeviceFai
 against the user, and the user's lockout does not refuse it; the nonce is locked as a user is.
 Everything else (another browser, the password grant, a cookie forged, expired, of another
 user or tenant, or sealed before a new password) counts against the user, as before.
+
+A username no user of the tenant has is counted and locked exactly as a user would be
+(``UnknownUserFailures``, named by a keyed hash of the name), so the lockout does not tell
+which usernames exist. A tally quiet for ``FORGET_AFTER`` starts again, a user's as an unknown
+name's: the purge deletes unknown names' tallies then, and a user's must not outlive them.
 """
 
 from __future__ import annotations
@@ -26,10 +31,19 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Mapped
 from sqlalchemy.orm.attributes import set_committed_value
 
-from switchboard.auth.models import DeviceFailures, User, credential_stamp
-from switchboard.kit.crypto import SecretBox, constant_time_equals, sha256_hex
+from switchboard.auth.models import DeviceFailures, UnknownUserFailures, User, credential_stamp
+from switchboard.kit.crypto import (
+    SecretBox,
+    constant_time_equals,
+    derive_key,
+    hmac_sha256_hex,
+    sha256_hex,
+)
 
 MAX_LOCKOUT_SECONDS = 3600
+# A tally (a user's or an unknown name's) whose last failure is this old starts again at one;
+# longer than any lock, so a lock has always run out by then.
+FORGET_AFTER = dt.timedelta(days=1)
 DEVICE_COOKIE = "sb_idp_device"
 # The users one browser is known for: a shared office computer, an admin with a second account.
 MAX_DEVICES = 5
@@ -142,6 +156,13 @@ def _later(column: Mapped[dt.datetime | None], until: dt.datetime) -> ColumnElem
     return case((or_(column.is_(None), column < until), until), else_=column)
 
 
+def _raised(
+    failures: Mapped[int], last: Mapped[dt.datetime | None] | Mapped[dt.datetime], now: dt.datetime
+) -> ColumnElement[int]:
+    """One more than ``failures``, or one when the last failure is ``FORGET_AFTER`` old."""
+    return case((last < now - FORGET_AFTER, 1), else_=failures + 1)
+
+
 async def count_user_failure(
     session: AsyncSession,
     user: User,
@@ -156,12 +177,16 @@ async def count_user_failure(
     stmt = (
         update(User)
         .where(User.id == user.id)
-        .values(failed_logins=User.failed_logins + 1)
+        .values(
+            failed_logins=_raised(User.failed_logins, User.failed_login_at, now),
+            failed_login_at=now,
+        )
         .returning(User.failed_logins)
         .execution_options(synchronize_session=False)
     )
     failures = (await session.execute(stmt)).scalar_one()
     set_committed_value(user, "failed_logins", failures)
+    set_committed_value(user, "failed_login_at", now)
     seconds = lock_seconds(failures, max_failures=max_failures, lockout_seconds=lockout_seconds)
     if seconds is not None:
         lock = (
@@ -174,6 +199,15 @@ async def count_user_failure(
         set_committed_value(user, "locked_until", (await session.execute(lock)).scalar_one())
 
 
+def _insert(
+    session: AsyncSession, table: type[DeviceFailures] | type[UnknownUserFailures]
+) -> postgresql.Insert | sqlite.Insert:
+    """An ``INSERT`` that can take ``ON CONFLICT DO UPDATE``, in the session's dialect."""
+    if session.get_bind().dialect.name == "postgresql":
+        return postgresql.insert(table)
+    return sqlite.insert(table)
+
+
 async def count_device_failure(
     session: AsyncSession,
     device: Device,
@@ -184,9 +218,8 @@ async def count_device_failure(
 ) -> None:
     """One more wrong password in the device's browser, counted in one statement (two attempts
     at once both count, on either database); past ``max_failures`` the device is locked."""
-    insert = postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
     stmt = (
-        insert(DeviceFailures)
+        _insert(session, DeviceFailures)
         .values(
             nonce_hash=sha256_hex(device.nonce),
             tenant_id=device.tenant_id,
@@ -239,3 +272,70 @@ async def forget_devices(session: AsyncSession, user: User) -> None:
             DeviceFailures.tenant_id == user.tenant_id, DeviceFailures.user_id == user.id
         )
     )
+
+
+# Usernames no user has ---------------------------------------------------------------------
+
+
+class UnknownNames:
+    """Names the tally of a username no user of the tenant has: HMAC-SHA256 of the tenant and
+    the name, under a key of its own derived from ``SWITCHBOARD_SECRET_KEY``. The table holds
+    neither the names tried (people type passwords into the username field) nor a plain digest
+    anyone holding the database could test guesses against."""
+
+    def __init__(self, master_secret: str) -> None:
+        self._key = derive_key(master_secret, "idp-unknown-user-failures")
+
+    def digest(self, tenant_id: int, username: str) -> str:
+        message = f"{tenant_id}\n{username}".encode("utf-8", "surrogatepass")
+        return hmac_sha256_hex(self._key, message)
+
+
+@lru_cache(maxsize=4)
+def unknown_names(master_secret: str) -> UnknownNames:
+    return UnknownNames(master_secret)
+
+
+def _unknown_row(tenant_id: int, name_hash: str) -> ColumnElement[bool]:
+    return and_(
+        UnknownUserFailures.name_hash == name_hash, UnknownUserFailures.tenant_id == tenant_id
+    )
+
+
+async def unknown_locked_until(
+    session: AsyncSession, *, tenant_id: int, name_hash: str
+) -> dt.datetime | None:
+    stmt = select(UnknownUserFailures.locked_until).where(_unknown_row(tenant_id, name_hash))
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def count_unknown_failure(
+    session: AsyncSession,
+    *,
+    tenant_id: int,
+    name_hash: str,
+    now: dt.datetime,
+    max_failures: int,
+    lockout_seconds: int,
+) -> None:
+    """One more wrong password for a username no user has, by the rule of ``count_user_failure``
+    (the same doubling, the same forgetting), in one statement: attempts at once all count."""
+    row = UnknownUserFailures
+    stmt = (
+        _insert(session, row)
+        .values(name_hash=name_hash, tenant_id=tenant_id, failures=1, failed_at=now)
+        .on_conflict_do_update(
+            index_elements=[row.name_hash],
+            set_={"failures": _raised(row.failures, row.failed_at, now), "failed_at": now},
+        )
+        .returning(row.failures)
+    )
+    failures = (await session.execute(stmt)).scalar_one()
+    seconds = lock_seconds(failures, max_failures=max_failures, lockout_seconds=lockout_seconds)
+    if seconds is not None:
+        until = now + dt.timedelta(seconds=seconds)
+        await session.execute(
+            update(row)
+            .where(_unknown_row(tenant_id, name_hash))
+            .values(locked_until=_later(row.locked_until, until))
+        )

@@ -301,11 +301,14 @@ async def check_password(
     max_failures: int,
     lockout_seconds: int,
     passwords: Passwords,
+    unknown: lockout.UnknownNames,
     devices: Sequence[lockout.Device] = (),
     checked: PasswordCheck | None = None,
 ) -> User:
     """The user these credentials name; repeated wrong passwords lock the user out for a while
-    (the sign-in page and the password grant share this rule, decision 0006).
+    (the sign-in page and the password grant share this rule, decision 0006). A username no
+    user has is counted and locked the same way, under its keyed hash (``unknown``), so the
+    answers do not tell which usernames exist.
 
     ``devices``: the entries of the browser's device cookie (the login page only, decision
     0031). When one vouches for the user, the attempt is counted against that device and
@@ -323,10 +326,15 @@ async def check_password(
     user = (await session.execute(stmt)).scalar_one_or_none()
     now = clock.now()
     device = lockout.vouching(devices, user) if user is not None else None
+    name_hash = unknown.digest(tenant.id, username) if user is None else ""
     if device is not None:
         locked_until = await lockout.device_locked_until(session, device)
+    elif user is not None:
+        locked_until = user.locked_until
     else:
-        locked_until = user.locked_until if user is not None else None
+        locked_until = await lockout.unknown_locked_until(
+            session, tenant_id=tenant.id, name_hash=name_hash
+        )
     if locked_until is not None and locked_until > now:
         wait = int((locked_until - now).total_seconds()) + 1
         raise OAuthError(
@@ -341,18 +349,22 @@ async def check_password(
     else:
         ok = await passwords.verify(stored, password)
     if user is None or not ok or user.disabled:
-        if user is not None and not ok:
-            if device is not None:
-                await lockout.count_device_failure(
-                    session, device, now=now, max_failures=max_failures,
-                    lockout_seconds=lockout_seconds,
-                )  # fmt: skip
-            else:
-                await lockout.count_user_failure(
-                    session, user, now=now, max_failures=max_failures,
-                    lockout_seconds=lockout_seconds,
-                )  # fmt: skip
-            await session.flush()
+        if user is None:
+            await lockout.count_unknown_failure(
+                session, tenant_id=tenant.id, name_hash=name_hash, now=now,
+                max_failures=max_failures, lockout_seconds=lockout_seconds,
+            )  # fmt: skip
+        elif not ok and device is not None:
+            await lockout.count_device_failure(
+                session, device, now=now, max_failures=max_failures,
+                lockout_seconds=lockout_seconds,
+            )  # fmt: skip
+        elif not ok:
+            await lockout.count_user_failure(
+                session, user, now=now, max_failures=max_failures,
+                lockout_seconds=lockout_seconds,
+            )  # fmt: skip
+        await session.flush()
         raise OAuthError("invalid_grant", "invalid username or password")
     if device is not None:
         await lockout.forget_device(session, device)
@@ -376,6 +388,7 @@ async def password_grant(
     max_failures: int,
     lockout_seconds: int,
     passwords: Passwords,
+    unknown: lockout.UnknownNames,
     checked: PasswordCheck | None = None,
 ) -> TokenSet:
     """Resource-owner password grant, with the lockout of ``check_password``."""
@@ -383,7 +396,7 @@ async def password_grant(
     user = await check_password(
         session, tenant=tenant, clock=clock, username=username, password=password,
         max_failures=max_failures, lockout_seconds=lockout_seconds, passwords=passwords,
-        checked=checked,
+        unknown=unknown, checked=checked,
     )  # fmt: skip
     return await tokens.issue(
         session,

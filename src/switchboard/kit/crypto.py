@@ -15,14 +15,18 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 _VERSION = b"v1"
 
 
+def derive_key(master_secret: str, purpose: str) -> bytes:
+    """A 256-bit key of its own for ``purpose``, derived from ``SWITCHBOARD_SECRET_KEY`` (HKDF)."""
+    return HKDF(
+        algorithm=hashes.SHA256(), length=32, salt=b"switchboard", info=purpose.encode()
+    ).derive(master_secret.encode())
+
+
 class SecretBox:
     """Encrypts short secrets (AI keys, vault entries, signing keys) for storage."""
 
     def __init__(self, master_secret: str, *, purpose: str = "at-rest") -> None:
-        key = HKDF(
-            algorithm=hashes.SHA256(), length=32, salt=b"switchboard", info=purpose.encode()
-        ).derive(master_secret.encode())
-        self._aead = AESGCM(key)
+        self._aead = AESGCM(derive_key(master_secret, purpose))
 
     def seal(self, plaintext: str) -> str:
         nonce = os.urandom(12)

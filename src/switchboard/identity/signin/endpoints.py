@@ -150,10 +150,12 @@ async def code_response(
     *,
     status: int,
 ) -> Response:
+    issuer = issuer_url(runtime, request)
     code = await signin.issue_code(
-        session, tenant=tenant, request=auth, browser=browser, now=runtime.clock.now()
-    )
-    params = {"code": code, "state": auth.state, "iss": issuer_url(runtime, request)}
+        session, tenant=tenant, request=auth, browser=browser, issuer=issuer,
+        now=runtime.clock.now(),
+    )  # fmt: skip
+    params = {"code": code, "state": auth.state, "iss": issuer}
     return _back_to_client(auth.redirect_uri, params, status=status)
 
 
@@ -332,7 +334,8 @@ async def authorize_submit(request: Request, runtime: RuntimeDep) -> Response:
                 session, tenant=tenant, clock=runtime.clock, username=username,
                 password=values["password"], max_failures=settings.login_max_failures,
                 lockout_seconds=settings.login_lockout_seconds, passwords=runtime.passwords,
-                devices=devices, checked=checked,
+                unknown=lockout.unknown_names(settings.secret_key), devices=devices,
+                checked=checked,
             )  # fmt: skip
         except OAuthError as exc:
             # A rendered page (not a raised error): the failure counted above is committed.

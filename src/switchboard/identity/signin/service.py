@@ -253,9 +253,11 @@ async def issue_code(
     tenant: Tenant,
     request: AuthorizationRequest,
     browser: BrowserSession,
+    issuer: str,
     now: dt.datetime,
 ) -> str:
-    """A 256-bit single-use code, valid for 60 s; only its hash is stored."""
+    """A 256-bit single-use code, valid for 60 s, for ``issuer`` (the one the authorization
+    response names in ``iss``) only; only its hash is stored."""
     code = random_token(nbytes=32)
     session.add(
         AuthorizationCode(
@@ -271,6 +273,7 @@ async def issue_code(
             expires_at=now + CODE_TTL,
             family_id=secrets.token_hex(16),
             sid=browser.sid,
+            issuer=issuer,
         )
     )
     await session.flush()
@@ -290,7 +293,8 @@ async def redeem_code(
     code_verifier: str | None,
 ) -> TokenSet:
     """``grant_type=authorization_code``. Any exchange attempt by the code's client uses the
-    code up; presenting a used code again revokes the refresh tokens it issued."""
+    code up, one at another issuer of the tenant (another of its hosts) too; presenting a used
+    code again revokes the refresh tokens it issued."""
     if not code or not code_verifier or not redirect_uri:
         raise OAuthError("invalid_request", "code, redirect_uri and code_verifier are required")
     stmt = select(AuthorizationCode).where(AuthorizationCode.code_hash == sha256_hex(code))
@@ -309,6 +313,8 @@ async def redeem_code(
             "invalid_grant", "the code was already used; the tokens it issued are revoked"
         )
     await session.flush()
+    if row.issuer != issuer:  # only where the response named it (its `iss`, RFC 9207)
+        raise OAuthError("invalid_grant", "the authorization code was issued by another issuer")
     if row.expires_at <= now:
         raise OAuthError("invalid_grant", "the authorization code has expired")
     if row.redirect_uri != redirect_uri:
