@@ -24,11 +24,33 @@ T = TypeVar("T")
 ID_MAX = 2**31 - 1
 CURRENCY_PATTERN = r"^[A-Z]{3}$"
 # The currency codes of ISO 4217 as pycountry carries them (its list follows the standard's
-# maintenance agency); the OpenAPI document lists them.
+# maintenance agency).
 ISO_4217 = frozenset(currency.alpha_3 for currency in pycountry.currencies)
+# The codes ISO 4217 gives to what is not money a laundry prices or invoices in, and what each
+# stands for (decision 0522). The X-codes of real money (XAF, XCD, XCG, XOF, XPF) stay.
+NOT_MONEY = {
+    "XXX": "no currency",
+    "XTS": "testing",
+    "XAU": "gold",
+    "XAG": "silver",
+    "XPD": "palladium",
+    "XPT": "platinum",
+    "XDR": "the IMF's special drawing right",
+    "XUA": "the African Development Bank's unit of account",
+    "XAD": "the Arab Monetary Fund's accounting dinar",
+    "XSU": "the SUCRE unit of account",
+    **dict.fromkeys(("XBA", "XBB", "XBC", "XBD"), "a bond-market unit of account"),
+}
+# What a price list or an invoice may be in; the OpenAPI document lists them.
+CURRENCIES = ISO_4217 - NOT_MONEY.keys()
 
 
-def _iso_4217(code: str) -> str:
+def _currency(code: str) -> str:
+    if code in NOT_MONEY:
+        raise ValueError(
+            f"{code!r} is ISO 4217's code for {NOT_MONEY[code]}, not a currency to price or "
+            "invoice in"
+        )
     if code not in ISO_4217:
         raise ValueError(f"{code!r} is not an ISO 4217 currency code")
     return code
@@ -38,10 +60,10 @@ Currency = Annotated[
     str,
     Field(
         pattern=CURRENCY_PATTERN,
-        description="ISO 4217 code",
-        json_schema_extra={"enum": sorted(ISO_4217)},
+        description="ISO 4217 code of a currency (not XXX, XTS, metals or units of account)",
+        json_schema_extra={"enum": sorted(CURRENCIES)},
     ),
-    AfterValidator(_iso_4217),
+    AfterValidator(_currency),
 ]
 MinorUnits = Annotated[int, Field(ge=0, le=10**12, description="Integer minor units (cents)")]
 

@@ -332,3 +332,43 @@ async def test_read_only_roles_get_no_forms_and_their_posts_are_refused(
     assert len((await world.portal.get(f"/v1/laundries/{world.laundry}/price-lists")).json()[
         "data"
     ]) == 1  # fmt: skip
+
+
+async def test_set_forms_offer_active_pieces_and_the_retired_ones_a_set_holds(
+    app_client: AsyncClient, world: World
+) -> None:
+    """Decision 0523: a retired piece is not offered for a new set, and stays, marked, in the
+    form of a set that holds it; saving that form unchanged keeps it."""
+    portal = world.portal
+    kit = await portal.made(
+        "/v1/item-types",
+        {"code": "KIT", "name": "Kit", "category": "bed", "unit": "set",
+         "components": [{"itemTypeId": world.duvet, "qty": 1}]},
+    )  # fmt: skip
+    napkin = await portal.made(
+        "/v1/item-types", {"code": "NAPKIN", "name": "Napkin", "category": "kitchen"}
+    )
+    for retired in (world.duvet, napkin["id"]):
+        assert (await portal.patch(f"/v1/item-types/{retired}", {"active": False})).is_success
+    await web_sign_in(app_client, "admin")
+    listed = await app_client.get("/app/catalogue")
+    assert f'name="part_{world.towel}"' in listed.text
+    assert f'name="part_{world.duvet}"' not in listed.text
+    assert f'name="part_{napkin["id"]}"' not in listed.text
+    form = await app_client.get(f"/app/catalogue/item-types/{kit['id']}/edit")
+    assert f'name="part_{world.towel}"' in form.text
+    marked = f'Duvet cover double (retired) <input type="number" min="0" name="part_{world.duvet}"'
+    assert marked in form.text
+    assert f'name="part_{napkin["id"]}"' not in form.text
+    fields = {"csrf": csrf_of(form.text), "code": "KIT", "name": "Kit", "category": "bed",
+              "active": "1", f"part_{world.duvet}": "1", f"part_{world.towel}": "2"}  # fmt: skip
+    saved = await app_client.post(f"/app/catalogue/item-types/{kit['id']}", data=fields)
+    assert saved.status_code == 303, saved.text
+    refused = await app_client.post(
+        f"/app/catalogue/item-types/{kit['id']}", data={**fields, f"part_{napkin['id']}": "1"}
+    )
+    assert refused.status_code == 409
+    api = (await portal.get(f"/v1/item-types/{kit['id']}")).json()
+    assert sorted((c["itemTypeId"], c["qty"]) for c in api["components"]) == sorted(
+        [(world.duvet, 1), (world.towel, 2)]
+    )

@@ -13,7 +13,8 @@ CODE_PATTERN = r"^[A-Z0-9][A-Z0-9_-]{0,63}$"
 WEIGHT = "Grams of one unit; a set left at 0 weighs what its components do"
 COMPONENTS = (
     "A set's pieces (`unit` `set` only); a set its laundry's price list does not name costs "
-    "their unit prices, and whatever of its weight they do not price at the per-kg rate"
+    "their unit prices, and whatever of its weight they do not price at the per-kg rate. A "
+    "deactivated piece is refused (409 `inactive`) unless the set already holds it"
 )
 
 

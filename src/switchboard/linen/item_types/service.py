@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -11,7 +11,7 @@ from switchboard.kit.clock import Clock
 from switchboard.kit.errors import BadRequest, Conflict, NotFound
 from switchboard.kit.paging import PageParams
 from switchboard.linen import figures
-from switchboard.linen.common import delete_unless_used, refuse_while_used
+from switchboard.linen.common import delete_unless_used, refuse_while_used, require_active
 from switchboard.linen.hooks import Uses
 from switchboard.linen.item_types import repository
 from switchboard.linen.item_types.models import ItemType
@@ -84,6 +84,25 @@ async def require_all(
     return found
 
 
+async def require_orderable(
+    session: AsyncSession, *, tenant_id: int, kinds: Mapping[int, ItemType], hint: str
+) -> None:
+    """409 ``inactive`` when one of ``kinds``, the item types of an order's lines, is
+    deactivated (``hint``: what the client can do), or a component of a set among them is:
+    ordering a set orders its pieces, and a retired piece takes no new order (decision 0523)."""
+    require_active(list(kinds.values()), hint=hint, field="lines")
+    wanted = {part for kind in kinds.values() for part, _ in components_of(kind)}
+    pieces = await repository.many(session, tenant_id, wanted)
+    for kind in kinds.values():
+        for part, _ in components_of(kind):
+            if part in pieces and not pieces[part].active:
+                raise Conflict(
+                    f"lines: {pieces[part].name!r}, a component of set {kind.name!r}, is "
+                    "deactivated; reactivate it, or take it out of the set",
+                    code="inactive",
+                )
+
+
 async def list_item_types(
     session: AsyncSession,
     *,
@@ -99,8 +118,16 @@ async def list_item_types(
 
 
 async def _check_components(
-    session: AsyncSession, *, tenant_id: int, unit: str, components: list[Component], own_id: int
+    session: AsyncSession,
+    *,
+    tenant_id: int,
+    unit: str,
+    components: list[Component],
+    own_id: int,
+    kept: Collection[int] = (),
 ) -> list[dict[str, Any]]:
+    """A set's components: pieces of the tenant, each once, and active (409 ``inactive``)
+    unless ``kept``, already in the set when it was deactivated (decision 0523)."""
     if unit != "set":
         if components:
             raise BadRequest("components: only an item of unit `set` has components")
@@ -114,6 +141,11 @@ async def _check_components(
     for component in found.values():
         if component.unit == "set" or component.id == own_id:
             raise BadRequest("components: a set is made of pieces, not of sets")
+    require_active(
+        [found[i] for i in ids if i not in kept],
+        hint="reactivate it, or leave it out of the set",
+        field="components",
+    )
     return [{"itemTypeId": c.item_type_id, "qty": c.qty} for c in components]
 
 
@@ -177,8 +209,9 @@ async def update(
         else [Component.model_validate(c) for c in row.components]
     )
     row.components = await _check_components(
-        session, tenant_id=tenant_id, unit=row.unit, components=components, own_id=row.id
-    )
+        session, tenant_id=tenant_id, unit=row.unit, components=components, own_id=row.id,
+        kept={int(c["itemTypeId"]) for c in row.components},
+    )  # fmt: skip
     row.updated_at = clock.now()
     await session.flush()
     if _figures_of(row) != figures_before:

@@ -169,7 +169,8 @@ async def delete_sheet(sheet_id: IdPath, caller: PortalAdmin, session: Session) 
     summary="draft -> confirmed; the laundry sees it from now on",
     description=(
         "409 `empty` without an ordered item; 409 `inactive` when the sheet's property, its "
-        "laundry or one of its item types was deactivated since the draft was written."
+        "laundry, one of its item types or a component of a set on it was deactivated since "
+        "the draft was written."
     ),
 )
 async def confirm_sheet(

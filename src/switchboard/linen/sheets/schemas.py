@@ -19,6 +19,11 @@ class LineIn(StrictInput):
     note: str = Field(default="", max_length=500)
 
 
+ORDERABLE = (
+    "A deactivated item type, or a set with a deactivated component, is refused (409 `inactive`)"
+)
+
+
 class SheetCreate(StrictInput):
     property_id: int = Field(ge=1, le=ID_MAX)
     laundry_id: int | None = Field(
@@ -36,7 +41,7 @@ class SheetCreate(StrictInput):
     lines: list[LineIn] = Field(
         default_factory=list,
         max_length=200,
-        description="Left out: one line per par level of the property (`linenPar`)",
+        description="Left out: one line per par level of the property (`linenPar`). " + ORDERABLE,
     )
     notes: str = Field(default="", max_length=5000)
 
@@ -50,7 +55,7 @@ class SheetUpdate(StrictInput):
     reason: Reason | None = None
     booking_ref: str | None = Field(default=None, max_length=128)
     guest_count: int | None = Field(default=None, ge=0, le=1000)
-    lines: list[LineIn] | None = Field(default=None, max_length=200)
+    lines: list[LineIn] | None = Field(default=None, max_length=200, description=ORDERABLE)
     notes: str | None = Field(default=None, max_length=5000)
 
 

@@ -203,7 +203,7 @@ async def _build_lines(
     if len(set(ids)) != len(ids):
         raise BadRequest("lines: an item type is listed twice")
     found = await item_types.require_all(session, tenant_id=tenant_id, ids=ids, field="lines")
-    common.require_active(list(found.values()), hint=TO_ORDER)
+    await item_types.require_orderable(session, tenant_id=tenant_id, kinds=found, hint=TO_ORDER)
     return [
         SheetLine(
             tenant_id=tenant_id,
@@ -421,22 +421,20 @@ async def delete(session: AsyncSession, *, tenant_id: int, sheet_id: int) -> Non
 async def _require_active_references(
     session: AsyncSession, sheet: LinenSheet, lines: Sequence[SheetLine]
 ) -> Property:
-    """409 ``inactive`` when the draft's property, laundry or one of its item types was
-    deactivated after it was written: confirming makes the order a laundry works on, and a
-    retired one takes no new order (decision 0517). The property, for the late-order rule."""
+    """409 ``inactive`` when the draft's property, laundry, one of its item types or a component
+    of a set on it was deactivated after it was written: confirming makes the order a laundry
+    works on, and a retired one takes no new order (decisions 0517, 0523). The property, for
+    the late-order rule."""
     tenant_id = sheet.tenant_id
     prop = await properties.get(session, tenant_id=tenant_id, property_id=sheet.property_id)
     laundry = await laundries.get(session, tenant_id=tenant_id, laundry_id=sheet.laundry_id)
-    kinds = await item_types.many(
-        session, tenant_id=tenant_id, ids=[line.item_type_id for line in lines]
-    )
     common.require_active([prop], hint=TO_ORDER, field="propertyId")
     common.require_active(
         [laundry], hint="reactivate it, or give the draft another laundryId", field="laundryId"
     )
-    common.require_active(
-        list(kinds.values()), hint="reactivate it, or take it off the draft", field="lines"
-    )
+    kinds = await item_types.many(session, tenant_id=tenant_id, ids=[i.item_type_id for i in lines])
+    hint = "reactivate it, or take it off the draft"
+    await item_types.require_orderable(session, tenant_id=tenant_id, kinds=kinds, hint=hint)
     return prop
 
 

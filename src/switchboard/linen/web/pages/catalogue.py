@@ -70,11 +70,12 @@ async def edit_item_type_page(
     request: Request, item_type_id: IdPath, viewer: Editor, session: Session
 ) -> Response:
     kind = await item_types.get(session, tenant_id=viewer.tenant.id, item_type_id=item_type_id)
+    counts = {int(c["itemTypeId"]): int(c["qty"]) for c in kind.components}
+    # Active pieces, and the retired ones the set already holds (decision 0523).
     parts = [
         k for k in await all_item_types(session, viewer.tenant.id)
-        if k.unit != "set" and k.id != kind.id
+        if k.unit != "set" and k.id != kind.id and (k.active or k.id in counts)
     ]  # fmt: skip
-    counts = {int(c["itemTypeId"]): int(c["qty"]) for c in kind.components}
     return render(request, "item_type_form.html", viewer, kind=kind, parts=parts, counts=counts)
 
 
