@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from joserfc import jwt
 from joserfc.errors import JoseError
 from joserfc.jws import extract_compact
-from sqlalchemy import exists, select, update
+from sqlalchemy import exists, false, select, update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -29,7 +29,7 @@ from switchboard.auth.external import (
 )
 from switchboard.auth.keycache import ApiKeyCache, CachedKey
 from switchboard.auth.keys import Keyring
-from switchboard.auth.models import ROLES, ApiKey, OidcClient, User
+from switchboard.auth.models import ROLES, ApiKey, OidcClient, RefreshToken, User
 from switchboard.kit.clock import Clock
 from switchboard.kit.crypto import sha256_hex
 from switchboard.kit.db import Database, after_end
@@ -91,15 +91,18 @@ def _role_from(value: Any) -> str | None:
 class _Verified:
     """A token whose signature and times were checked, kept until ``expires``.
 
-    ``audiences`` is set for our own tokens: their user and client are looked up on every use.
-    ``trust`` is set for an external issuer's: the trust of its tenant it was verified under,
-    which the tenant serving the request's Host must still place in the issuer on every use.
+    ``audiences`` is set for our own tokens: their user and client are looked up on every use,
+    and so is their ``grant`` (the refresh-token family they came with, if any), which must not
+    have been revoked (decision 0034). ``trust`` is set for an external issuer's: the trust of
+    its tenant it was verified under, which the tenant serving the request's Host must still
+    place in the issuer on every use.
     """
 
     expires: float
     caller: Caller
     audiences: tuple[str, ...] | None
     trust: ExternalIssuer | None = None
+    grant: str | None = None
 
 
 def _audiences(value: Any) -> tuple[str, ...]:
@@ -206,25 +209,39 @@ class Authenticator:
             self._tokens[token] = verified
         if verified.audiences is None:
             return verified.caller
-        return await self._current(session, verified.caller, verified.audiences)
+        return await self._current(session, verified.caller, verified.audiences, verified.grant)
 
     @staticmethod
-    async def _current(session: AsyncSession, caller: Caller, audiences: tuple[str, ...]) -> Caller:
+    async def _current(
+        session: AsyncSession, caller: Caller, audiences: tuple[str, ...], grant: str | None
+    ) -> Caller:
         """Our own token's principal as the database knows it now (one indexed lookup): the
-        user must still exist and be enabled, its role is the current one, and the token's
-        audience must still be a registered client of the tenant."""
+        user must still exist and be enabled, its role is the current one, the token's
+        audience must still be a registered client of the tenant, and the grant it came with
+        (its refresh-token family) must not have been revoked."""
         client_known = exists().where(
             OidcClient.tenant_id == caller.tenant_id, OidcClient.client_id.in_(audiences)
         )
-        stmt = select(User.username, User.role, User.disabled).where(
+        revoked = (
+            exists().where(
+                RefreshToken.family_id == grant,
+                RefreshToken.tenant_id == caller.tenant_id,
+                RefreshToken.revoked_at.is_not(None),
+            )
+            if grant is not None
+            else false()
+        )
+        stmt = select(User.username, User.role, User.disabled, revoked).where(
             User.id == int(caller.subject), User.tenant_id == caller.tenant_id, client_known
         )
         row = (await session.execute(stmt)).first()
         if row is None:
             raise Unauthorized("the token's user or client is no longer registered")
-        username, role, disabled = row
+        username, role, disabled, grant_revoked = row
         if disabled:
             raise Unauthorized("the token's user is disabled")
+        if grant_revoked:
+            raise Unauthorized("the token's grant was revoked")
         if role == caller.role and username == caller.username:
             return caller
         return dataclasses.replace(caller, role=role, username=username)
@@ -364,7 +381,9 @@ class Authenticator:
         claims = self._decode(token, key)
         expires = self._check_times(claims, now)
         caller = dataclasses.replace(await self._local_caller(session, claims), expires=expires)
-        return _Verified(expires, caller, _audiences(claims.get("aud")))
+        grant = claims.get("grant_id")
+        grant = grant if isinstance(grant, str) and grant else None
+        return _Verified(expires, caller, _audiences(claims.get("aud")), grant=grant)
 
     def _decode(self, token: str, key: Any) -> dict[str, Any]:
         try:

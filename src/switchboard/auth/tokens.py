@@ -65,10 +65,17 @@ class TokenIssuer:
         ``sid``: the browser session signed in with, if any; the ID token carries it (OpenID
         Connect Front-/Back-Channel Logout's ``sid``) and the refresh token remembers it.
         ``refresh_scope``: a refresh grant's new refresh token keeps the scope of the one it
-        replaces, whatever narrower scope the access token was asked for (RFC 6749 §6)."""
+        replaces, whatever narrower scope the access token was asked for (RFC 6749 §6).
+
+        With a refresh token, the access token names its family as ``grant_id``: revoking the
+        family (``/oidc.ashx/revoke``, a reused refresh token, signing out) ends the access
+        tokens of the grant too, since every use of one looks the family up (decision 0034)."""
         kid, key = await self._keyring.ensure_signer(session)
         now = int(self._clock.timestamp())
         scope = " ".join(scopes)
+        grant_id = None
+        if refresh_scope is not None or "offline_access" in scopes:
+            grant_id = family_id or secrets.token_hex(16)
         common = {
             "iss": issuer,
             "sub": str(user.id),
@@ -80,18 +87,17 @@ class TokenIssuer:
             "preferred_username": user.username,
         }
         header = {"alg": "RS256", "kid": kid, "typ": "JWT"}
-        access = jwt.encode(
-            header,
-            {
-                **common,
-                "nbf": now,
-                "jti": secrets.token_hex(16),
-                "client_id": client_id,
-                "scope": scope,
-                "token_use": "access",
-            },
-            key,
-        )
+        access_claims: dict[str, Any] = {
+            **common,
+            "nbf": now,
+            "jti": secrets.token_hex(16),
+            "client_id": client_id,
+            "scope": scope,
+            "token_use": "access",
+        }
+        if grant_id is not None:
+            access_claims["grant_id"] = grant_id
+        access = jwt.encode(header, access_claims, key)
         id_token = None
         auth_time = int((id_claims or {}).get("auth_time", now))
         if "openid" in scopes:
@@ -102,10 +108,10 @@ class TokenIssuer:
                 claims.update(email=user.email, email_verified=user.email_verified)
             id_token = jwt.encode(header, {**claims, **(id_claims or {}), "token_use": "id"}, key)
         refresh = None
-        if refresh_scope is not None or "offline_access" in scopes:
+        if grant_id is not None:
             refresh = await self._new_refresh_token(
                 session, user=user, client_id=client_id, scope=refresh_scope or scope,
-                family_id=family_id, sid=sid, auth_time=auth_time,
+                family_id=grant_id, sid=sid, auth_time=auth_time,
             )  # fmt: skip
         return TokenSet(access, self.access_ttl, scope, id_token, refresh)
 
@@ -116,7 +122,7 @@ class TokenIssuer:
         user: User,
         client_id: str,
         scope: str,
-        family_id: str | None,
+        family_id: str,
         sid: str | None,
         auth_time: int,
     ) -> str:
@@ -125,7 +131,7 @@ class TokenIssuer:
         session.add(
             RefreshToken(
                 token_hash=sha256_hex(token),
-                family_id=family_id or secrets.token_hex(16),
+                family_id=family_id,
                 tenant_id=user.tenant_id,
                 user_id=user.id,
                 client_id=client_id,

@@ -160,7 +160,8 @@ async def sign_out_everywhere(
     """End every session of the user, its password kept (decision 0604): a fresh security
     stamp ends the web apps' session cookies (``auth.models.credential_stamp``) on their next
     request, the identity provider forgets every browser the user signed in with, and the
-    refresh tokens are revoked. API keys and access tokens already issued are left alone."""
+    refresh tokens are revoked, and with them the access tokens issued alongside (decision
+    0034). API keys and access tokens issued without a refresh token are left alone."""
     user = await get_user(session, tenant_id=tenant_id, username=username)
     user.security_stamp = secrets.token_urlsafe(16)
     await lockout.forget_devices(session, user)  # the new stamp distrusts them all
