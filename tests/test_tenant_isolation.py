@@ -278,6 +278,10 @@ WALK: dict[tuple[str, str], Check] = {
 PUBLIC = {
     ("GET", "/api.ashx/v1"),
     ("POST", "/oidc.ashx/token"),
+    # Revocation: the client and the token are looked up in the Host's tenant only; another
+    # tenant's token is left alone (tests/identity/test_revoke.py::
+    # test_another_tenants_token_is_left_alone).
+    ("POST", "/oidc.ashx/revoke"),
     ("GET", "/oidc.ashx/.well-known/openid-configuration"),
     ("GET", "/oidc.ashx/jwks"),
     # Browser sign-in: the tenant is the Host's; another tenant's session cookie, code or client

@@ -80,6 +80,8 @@ SEMANTIC: dict[str, dict[tuple[str, str], tuple[str, str]]] = {
         ("GET", "/oidc.ashx/wallet/request/{state}"): ("400", "no wallet request"),
         ("POST", "/oidc.ashx/wallet/response"): ("400", "no wallet request"),
         ("POST", "/oidc.ashx/token"): ("400", "invalid_grant: no such code, token or user"),
+        # The client may name itself in Basic credentials instead of the form's client_id.
+        ("POST", "/oidc.ashx/revoke"): ("400", "invalid_request: no client_id, in neither"),
     },
     "/api/openapi.json": {
         ("GET", "/v1/invoices"): ("400", "invalid_range: `from` after `to`"),

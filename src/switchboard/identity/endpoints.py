@@ -1,17 +1,18 @@
-"""``/oidc.ashx``: token, discovery, JWKS and userinfo. The tenant is the one the Host maps to."""
+"""``/oidc.ashx``: token, revocation, discovery, JWKS and userinfo. The tenant is the one the Host
+maps to."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Form, Header, Request
+from fastapi import APIRouter, Form, Header, Request, Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.auth.bearer import issuer_for
 from switchboard.auth.models import User
 from switchboard.auth.tokens import TokenSet
-from switchboard.identity import clients, lockout, service
+from switchboard.identity import clients, lockout, revocation, service
 from switchboard.identity.deps import Caller, HostTenant, request_host
 from switchboard.identity.errors import OAuthError
 from switchboard.identity.issuance import service as issuance
@@ -34,6 +35,8 @@ OAUTH_ERRORS: dict[int | str, dict[str, Any]] = {
 
 
 GRANT_TYPES = ("authorization_code", "refresh_token", "password", issuance.PRE_AUTHORIZED_GRANT)
+# How a client authenticates, at the token and the revocation endpoint alike.
+CLIENT_AUTH_METHODS = ("none", "client_secret_basic", "client_secret_post")
 
 
 def _issuer(runtime: RuntimeDep, request: Request) -> str:
@@ -196,6 +199,66 @@ async def _client_grant(
     )
 
 
+REVOKE_ANSWERS: dict[int | str, dict[str, Any]] = {
+    200: {"description": "Revoked, or nothing to revoke (RFC 7009 §2.2): no body", "content": {}},
+    400: {
+        "model": ErrorBody,
+        "description": "invalid_request (no token or client_id, a repeated parameter), "
+        "unsupported_token_type (a token_type_hint of neither kind)",
+    },
+    401: {"model": ErrorBody, "description": "invalid_client"},
+    404: {"model": ErrorBody, "description": "No tenant serves this host"},
+}
+
+
+@router.post(
+    "/revoke",
+    operation_id="revokeToken",
+    response_class=Response,
+    responses=REVOKE_ANSWERS,
+    summary="OAuth 2.0 token revocation (RFC 7009): a refresh or access token, with its grant",
+)
+async def revoke(
+    request: Request,
+    runtime: RuntimeDep,
+    token: Annotated[str, Form(min_length=1)],
+    token_type_hint: Annotated[
+        str | None, Form(json_schema_extra={"enum": list(revocation.TOKEN_TYPE_HINTS)})
+    ] = None,
+    client_id: Annotated[str | None, Form()] = None,
+    client_secret: Annotated[str | None, Form()] = None,
+    authorization: Annotated[str | None, Header(include_in_schema=False)] = None,
+) -> Response:
+    """The client authenticates as at the token endpoint. A token it was issued ends with its
+    whole grant: the refresh tokens at once, the access tokens that came with them on their
+    next use. Any other token (another client's or tenant's, unknown, expired) is left as it
+    is, with the same empty 200 (RFC 7009 §2.2)."""
+    fields = (token, token_type_hint, client_id, client_secret)
+    if any(value is not None and "\x00" in value for value in fields):
+        raise OAuthError("invalid_request", "form fields must not contain NUL characters")
+    repeated = first_repeated((await request.form()).multi_items())
+    if repeated is not None:  # RFC 6749 §3.2, as at the token endpoint
+        raise OAuthError("invalid_request", f"the parameter {repeated} is repeated")
+    async with runtime.db.transaction() as session:
+        tenant = await tenants.resolve_host(session, request_host(request))
+        if tenant is None:
+            raise OAuthError("not_found", "no tenant serves this host", status=404)
+        if token_type_hint is not None and token_type_hint not in revocation.TOKEN_TYPE_HINTS:
+            raise OAuthError("unsupported_token_type", f"token_type_hint {token_type_hint!r}")
+        client = await clients.authenticate_client(
+            session,
+            tenant=tenant,
+            client_id=client_id,
+            client_secret=client_secret,
+            authorization=authorization,
+        )
+        await revocation.revoke(
+            session, tenant=tenant, client=client, token=token, keyring=runtime.keyring,
+            now=runtime.clock.now(),
+        )  # fmt: skip
+    return Response()
+
+
 @router.get(
     "/.well-known/openid-configuration",
     operation_id="getOpenidConfiguration",
@@ -211,6 +274,7 @@ async def discovery(request: Request, runtime: RuntimeDep, tenant: HostTenant) -
         jwks_uri=f"{issuer}/jwks",
         userinfo_endpoint=f"{issuer}/userinfo",
         end_session_endpoint=f"{issuer}/end_session",
+        revocation_endpoint=f"{issuer}/revoke",
         grant_types_supported=list(GRANT_TYPES),
         response_types_supported=["code"],
         response_modes_supported=["query"],
@@ -219,7 +283,8 @@ async def discovery(request: Request, runtime: RuntimeDep, tenant: HostTenant) -
         authorization_response_iss_parameter_supported=True,
         subject_types_supported=["public"],
         id_token_signing_alg_values_supported=["RS256"],
-        token_endpoint_auth_methods_supported=["none", "client_secret_basic", "client_secret_post"],
+        token_endpoint_auth_methods_supported=list(CLIENT_AUTH_METHODS),
+        revocation_endpoint_auth_methods_supported=list(CLIENT_AUTH_METHODS),
         scopes_supported=list(service.SUPPORTED_SCOPES),
         claims_supported=[
             "sub",

@@ -34,6 +34,7 @@ class Discovery(BaseModel):
     jwks_uri: str
     userinfo_endpoint: str
     end_session_endpoint: str
+    revocation_endpoint: str
     grant_types_supported: list[str]
     response_types_supported: list[str]
     response_modes_supported: list[str]
@@ -43,6 +44,7 @@ class Discovery(BaseModel):
     subject_types_supported: list[str]
     id_token_signing_alg_values_supported: list[str]
     token_endpoint_auth_methods_supported: list[str]
+    revocation_endpoint_auth_methods_supported: list[str]
     scopes_supported: list[str]
     claims_supported: list[str]
     # OpenID4VCI 1.0 section 12.3: a wallet redeems a pre-authorized code without a client_id.
