@@ -10,6 +10,31 @@ from httpx import AsyncClient, Response
 
 from tests.factories import TenantFixture
 
+PILLOWCASE = {"code": "PILLOWCASE", "name": "Pillowcase", "category": "bed", "weightGrams": 150}
+NAPKIN = {"code": "NAPKIN", "name": "Napkin", "category": "kitchen"}
+
+
+# The refusal of an order of the double bed set once its pillowcase is retired (decision 0523).
+SET_REFUSED = (
+    "lines: 'Pillowcase', a component of set 'Double bed set', is deactivated; reactivate it, "
+    "or take it out of the set"
+)
+
+
+def refused_inactive(answer: Response, description: str) -> None:
+    """``answer`` is the 409 ``inactive`` saying ``description``."""
+    assert answer.status_code == 409, answer.text
+    assert answer.json() == {"error": "inactive", "error_description": description}
+
+
+def bed_set_body(duvet: int, pillowcase: int, **extra: Any) -> dict[str, Any]:
+    """A double bed set of one duvet cover and two pillowcases."""
+    return {
+        "code": "SET_DOUBLE", "name": "Double bed set", "category": "bed", "unit": "set",
+        "components": [{"itemTypeId": duvet, "qty": 1}, {"itemTypeId": pillowcase, "qty": 2}],
+        **extra,
+    }  # fmt: skip
+
 
 def make_pdf(text: str = "Invoice") -> bytes:
     """A minimal one-page PDF with a correct cross-reference table and trailer."""
@@ -83,6 +108,12 @@ class Portal:
         result: dict[str, Any] = response.json()
         return result
 
+    async def retire(self, *item_type_ids: int) -> None:
+        """Deactivate item types, as unticking *active* does."""
+        for item_type_id in item_type_ids:
+            answer = await self.patch(f"/v1/item-types/{item_type_id}", {"active": False})
+            assert answer.status_code == 200, answer.text
+
     # --- a small world: item types, a laundry with prices and a key, a property ---------
 
     async def world(self) -> World:
@@ -135,6 +166,13 @@ class World:
             **extra,
         }
         return await self.portal.made("/v1/sheets", body)
+
+    async def bed_set(self) -> tuple[int, dict[str, Any]]:
+        """A pillowcase of 150 g and a double bed set of the duvet cover and two of them: the
+        pillowcase's id and the set."""
+        pillowcase = await self.portal.made("/v1/item-types", PILLOWCASE)
+        made = await self.portal.made("/v1/item-types", bed_set_body(self.duvet, pillowcase["id"]))
+        return int(pillowcase["id"]), made
 
     async def confirmed(self, service_date: str = "2026-01-10") -> dict[str, Any]:
         sheet = await self.sheet(service_date)

@@ -4,60 +4,37 @@ edited or confirmed with such a set is 409 ``inactive``, as one naming the piece
 
 from __future__ import annotations
 
-from typing import Any
-
-from tests.linen.helpers import Portal, World
+from tests.linen.helpers import PILLOWCASE, SET_REFUSED, World, bed_set_body, refused_inactive
 
 PIECE_REFUSED = "components: 'Pillowcase' is deactivated; reactivate it, or leave it out of the set"
-SET_REFUSED = (
-    "lines: 'Pillowcase', a component of set 'Double bed set', is deactivated; reactivate it, "
-    "or take it out of the set"
-)
-
-
-async def _pillowcase(portal: Portal) -> int:
-    made = await portal.made(
-        "/v1/item-types",
-        {"code": "PILLOWCASE", "name": "Pillowcase", "category": "bed", "weightGrams": 150},
-    )
-    return int(made["id"])
-
-
-def _bed_set(world: World, pillowcase: int, **extra: Any) -> dict[str, Any]:
-    return {
-        "code": "SET_DOUBLE", "name": "Double bed set", "category": "bed", "unit": "set",
-        "components": [{"itemTypeId": world.duvet, "qty": 1},
-                       {"itemTypeId": pillowcase, "qty": 2}],
-        **extra,
-    }  # fmt: skip
-
-
-def _refused(answer: Any, description: str) -> None:
-    assert answer.status_code == 409, answer.text
-    assert answer.json() == {"error": "inactive", "error_description": description}
 
 
 async def test_a_deactivated_piece_is_not_made_a_component(world: World) -> None:
     portal = world.portal
-    pillowcase = await _pillowcase(portal)
-    assert (await portal.patch(f"/v1/item-types/{pillowcase}", {"active": False})).is_success
+    pillowcase = int((await portal.made("/v1/item-types", PILLOWCASE))["id"])
+    await portal.retire(pillowcase)
     catalogue = (await portal.get("/v1/item-types")).json()
 
-    _refused(await portal.post("/v1/item-types", _bed_set(world, pillowcase)), PIECE_REFUSED)
+    refused_inactive(
+        await portal.post("/v1/item-types", bed_set_body(world.duvet, pillowcase)), PIECE_REFUSED
+    )
     # A retired set is held to it too, as a retired property's default laundry is.
-    retired = _bed_set(world, pillowcase, active=False)
-    _refused(await portal.post("/v1/item-types", retired), PIECE_REFUSED)
+    retired = bed_set_body(world.duvet, pillowcase, active=False)
+    refused_inactive(await portal.post("/v1/item-types", retired), PIECE_REFUSED)
     assert (await portal.get("/v1/item-types")).json() == catalogue
 
     duvet_set = await portal.made(
         "/v1/item-types",
-        {**_bed_set(world, pillowcase), "components": [{"itemTypeId": world.duvet, "qty": 1}]},
+        {
+            **bed_set_body(world.duvet, pillowcase),
+            "components": [{"itemTypeId": world.duvet, "qty": 1}],
+        },
     )
     added = {"components": [*duvet_set["components"], {"itemTypeId": pillowcase, "qty": 2}]}
-    _refused(await portal.patch(f"/v1/item-types/{duvet_set['id']}", added), PIECE_REFUSED)
+    refused_inactive(await portal.patch(f"/v1/item-types/{duvet_set['id']}", added), PIECE_REFUSED)
     towel = (await portal.get(f"/v1/item-types/{world.towel}")).json()
     into_set = {"unit": "set", "components": [{"itemTypeId": pillowcase, "qty": 1}]}
-    _refused(await portal.patch(f"/v1/item-types/{world.towel}", into_set), PIECE_REFUSED)
+    refused_inactive(await portal.patch(f"/v1/item-types/{world.towel}", into_set), PIECE_REFUSED)
     assert (await portal.get(f"/v1/item-types/{duvet_set['id']}")).json() == duvet_set
     assert (await portal.get(f"/v1/item-types/{world.towel}")).json() == towel
 
@@ -69,8 +46,7 @@ async def test_a_deactivated_piece_is_not_made_a_component(world: World) -> None
 
 async def test_a_set_with_a_retired_piece_keeps_it_and_takes_no_new_order(world: World) -> None:
     portal = world.portal
-    pillowcase = await _pillowcase(portal)
-    bed_set = await portal.made("/v1/item-types", _bed_set(world, pillowcase))
+    pillowcase, bed_set = await world.bed_set()
     set_line = [{"itemTypeId": bed_set["id"], "qtyOrdered": 2}]
     ordered = await portal.made(
         "/v1/sheets", {"propertyId": world.property, "serviceDate": "2026-01-10", "lines": set_line}
@@ -92,10 +68,10 @@ async def test_a_set_with_a_retired_piece_keeps_it_and_takes_no_new_order(world:
     # No new order: a new sheet, an edited draft, a confirmation.
     sheets_before = (await portal.get("/v1/sheets")).json()
     new = {"propertyId": world.property, "serviceDate": "2026-01-12", "lines": set_line}
-    _refused(await portal.post("/v1/sheets", new), SET_REFUSED)
+    refused_inactive(await portal.post("/v1/sheets", new), SET_REFUSED)
     edited = await portal.patch(f"/v1/sheets/{towels['id']}", {"lines": set_line})
-    _refused(edited, SET_REFUSED)
-    _refused(await portal.post(f"/v1/sheets/{ordered['id']}/confirm"), SET_REFUSED)
+    refused_inactive(edited, SET_REFUSED)
+    refused_inactive(await portal.post(f"/v1/sheets/{ordered['id']}/confirm"), SET_REFUSED)
     assert (await portal.get("/v1/sheets")).json() == sheets_before
     assert (await portal.get(f"/v1/sheets/{towels['id']}")).json() == towels
     draft = (await portal.get(f"/v1/sheets/{ordered['id']}")).json()
@@ -105,7 +81,7 @@ async def test_a_set_with_a_retired_piece_keeps_it_and_takes_no_new_order(world:
 
     # The set's own flag is named first, in the words used for any item type.
     assert (await portal.patch(f"/v1/item-types/{bed_set['id']}", {"active": False})).is_success
-    _refused(
+    refused_inactive(
         await portal.post(f"/v1/sheets/{ordered['id']}/confirm"),
         "lines: 'Double bed set' is deactivated; reactivate it, or take it off the draft",
     )
@@ -115,7 +91,7 @@ async def test_a_set_with_a_retired_piece_keeps_it_and_takes_no_new_order(world:
     only_duvet = {"components": [{"itemTypeId": world.duvet, "qty": 1}]}
     assert (await portal.patch(f"/v1/item-types/{bed_set['id']}", only_duvet)).is_success
     back = {"components": [*only_duvet["components"], {"itemTypeId": pillowcase, "qty": 2}]}
-    _refused(await portal.patch(f"/v1/item-types/{bed_set['id']}", back), PIECE_REFUSED)
+    refused_inactive(await portal.patch(f"/v1/item-types/{bed_set['id']}", back), PIECE_REFUSED)
     confirmed = await portal.post(f"/v1/sheets/{ordered['id']}/confirm")
     assert (confirmed.status_code, confirmed.json()["status"]) == (200, "confirmed")
     jobs = await portal.client.get("/api/laundry/jobs", headers=world.laundry_headers())
@@ -124,15 +100,14 @@ async def test_a_set_with_a_retired_piece_keeps_it_and_takes_no_new_order(world:
 
 async def test_a_reactivated_piece_lets_the_set_be_ordered_again(world: World) -> None:
     portal = world.portal
-    pillowcase = await _pillowcase(portal)
-    bed_set = await portal.made("/v1/item-types", _bed_set(world, pillowcase))
+    pillowcase, bed_set = await world.bed_set()
     draft = await portal.made(
         "/v1/sheets",
         {"propertyId": world.property, "serviceDate": "2026-01-10",
          "lines": [{"itemTypeId": bed_set["id"], "qtyOrdered": 1}]},
     )  # fmt: skip
     assert (await portal.patch(f"/v1/item-types/{pillowcase}", {"active": False})).is_success
-    _refused(await portal.post(f"/v1/sheets/{draft['id']}/confirm"), SET_REFUSED)
+    refused_inactive(await portal.post(f"/v1/sheets/{draft['id']}/confirm"), SET_REFUSED)
     assert (await portal.patch(f"/v1/item-types/{pillowcase}", {"active": True})).is_success
     confirmed = await portal.post(f"/v1/sheets/{draft['id']}/confirm")
     assert (confirmed.status_code, confirmed.json()["status"]) == (200, "confirmed")

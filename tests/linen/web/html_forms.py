@@ -3,6 +3,7 @@ selected options and text areas (enough for the linen web app's forms)."""
 
 from __future__ import annotations
 
+import re
 from html.parser import HTMLParser
 
 
@@ -59,3 +60,8 @@ def form_fields(html: str, form_id: str) -> dict[str, list[str]]:
     for name, value in reader.fields:
         out.setdefault(name, []).append(value)
     return out
+
+
+def offered(html: str, prefix: str) -> set[int]:
+    """The item types a page's forms offer as ``<prefix><id>`` quantity fields."""
+    return {int(i) for i in re.findall(rf'name="{re.escape(prefix)}(\d+)"', html)}

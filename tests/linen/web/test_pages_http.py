@@ -225,15 +225,7 @@ async def test_the_pdfs_carry_the_lines(app_client: AsyncClient, world: World) -
 async def test_set_components_are_expanded_on_the_packing_list(
     app_client: AsyncClient, world: World, portal: Portal
 ) -> None:
-    pillow = await portal.made(
-        "/v1/item-types", {"code": "PILLOWCASE", "name": "Pillowcase", "category": "bed"}
-    )
-    bed_set = await portal.made(
-        "/v1/item-types",
-        {"code": "SET_DOUBLE", "name": "Double bed set", "category": "bed", "unit": "set",
-         "components": [{"itemTypeId": world.duvet, "qty": 1},
-                        {"itemTypeId": pillow["id"], "qty": 2}]},
-    )  # fmt: skip
+    _, bed_set = await world.bed_set()
     sheet = await portal.made(
         "/v1/sheets",
         {"propertyId": world.property, "serviceDate": DAY,

@@ -6,8 +6,8 @@ from __future__ import annotations
 from httpx import AsyncClient
 
 from tests.console.signin import csrf_of
-from tests.linen.helpers import World
-from tests.linen.web.html_forms import form_fields
+from tests.linen.helpers import NAPKIN, World
+from tests.linen.web.html_forms import form_fields, offered
 from tests.linen.web.test_pages_http import DAY, web_sign_in
 
 
@@ -89,3 +89,33 @@ async def test_a_refused_form_leads_back_to_its_page(app_client: AsyncClient, wo
     )
     assert refused.status_code == 400
     assert '<a href="/app/properties/new">Back to the form</a>' in refused.text
+
+
+async def test_the_par_levels_offer_active_item_types_and_keep_the_retired_ones_listed(
+    app_client: AsyncClient, world: World
+) -> None:
+    """Decision 0524: a retired item type is not offered as a new par level, and stays, marked,
+    in the form of a property that lists it; saving that form unchanged keeps it."""
+    portal = world.portal
+    napkin = await portal.made("/v1/item-types", NAPKIN)
+    par = [{"itemTypeId": world.duvet, "qty": 2}, {"itemTypeId": world.towel, "qty": 4}]
+    assert (await portal.patch(f"/v1/properties/{world.property}", {"linenPar": par})).is_success
+    await portal.retire(world.towel, napkin["id"])
+    await web_sign_in(app_client, "admin")
+    fresh = await app_client.get("/app/properties/new")
+    assert offered(fresh.text, "par_") == {world.duvet}
+    form = await app_client.get(f"/app/properties/{world.property}/edit")
+    assert offered(form.text, "par_") == {world.duvet, world.towel}
+    marked = f'Bath towel (retired) <input type="number" min="0" name="par_{world.towel}" value="4"'
+    assert marked in form.text
+    fields = form_fields(form.text, "property-form")
+    saved = await app_client.post(f"/app/properties/{world.property}", data=fields)
+    assert saved.status_code == 303, saved.text
+    refused = await app_client.post(
+        f"/app/properties/{world.property}", data={**fields, f"par_{napkin['id']}": ["1"]}
+    )
+    assert refused.status_code == 409
+    api = (await portal.get(f"/v1/properties/{world.property}")).json()
+    assert api["linenPar"] == par
+    detail = await app_client.get(f"/app/properties/{world.property}")
+    assert "<td>Bath towel (retired)</td>" in detail.text

@@ -135,16 +135,7 @@ async def test_a_sheet_of_sets_shows_what_their_pieces_cost_and_weigh(
     app_client: AsyncClient, world: World
 ) -> None:
     portal = world.portal
-    pillowcase = await portal.made(
-        "/v1/item-types",
-        {"code": "PILLOWCASE", "name": "Pillowcase", "category": "bed", "weightGrams": 150},
-    )
-    bed_set = await portal.made(
-        "/v1/item-types",
-        {"code": "SET_DOUBLE", "name": "Double bed set", "category": "bed", "unit": "set",
-         "components": [{"itemTypeId": world.duvet, "qty": 1},
-                        {"itemTypeId": pillowcase["id"], "qty": 2}]},
-    )  # fmt: skip
+    _, bed_set = await world.bed_set()
     sheet = await portal.made(
         "/v1/sheets",
         {"propertyId": world.property, "serviceDate": DAY,

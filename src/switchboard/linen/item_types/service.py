@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -84,6 +84,30 @@ async def require_all(
     return found
 
 
+async def require_chosen(
+    session: AsyncSession,
+    *,
+    tenant_id: int,
+    ids: list[int],
+    field: str,
+    hint: str,
+    kept: Collection[int] = (),
+    vet: Callable[[ItemType], None] | None = None,
+) -> dict[int, ItemType]:
+    """The item types a list of a set's components or a property's par levels names: each
+    once, the tenant's (400, held as ``referenced`` in :func:`require_all`), passed by ``vet``
+    (its own 400s), and active (409 ``inactive``, ``hint``: what the client can do) unless
+    ``kept``, already on the list when deactivated (decisions 0523, 0524)."""
+    if len(set(ids)) != len(ids):
+        raise BadRequest(f"{field}: an item type is listed twice")
+    found = await require_all(session, tenant_id=tenant_id, ids=ids, field=field, referenced=True)
+    if vet is not None:
+        for kind in found.values():
+            vet(kind)
+    require_active([found[i] for i in ids if i not in kept], hint=hint, field=field)
+    return found
+
+
 async def require_orderable(
     session: AsyncSession, *, tenant_id: int, kinds: Mapping[int, ItemType], hint: str
 ) -> None:
@@ -132,20 +156,16 @@ async def _check_components(
         if components:
             raise BadRequest("components: only an item of unit `set` has components")
         return []
-    ids = [c.item_type_id for c in components]
-    if len(set(ids)) != len(ids):
-        raise BadRequest("components: an item type is listed twice")
-    found = await require_all(
-        session, tenant_id=tenant_id, ids=ids, field="components", referenced=True
-    )
-    for component in found.values():
+
+    def piece(component: ItemType) -> None:
         if component.unit == "set" or component.id == own_id:
             raise BadRequest("components: a set is made of pieces, not of sets")
-    require_active(
-        [found[i] for i in ids if i not in kept],
-        hint="reactivate it, or leave it out of the set",
-        field="components",
-    )
+
+    await require_chosen(
+        session, tenant_id=tenant_id, ids=[c.item_type_id for c in components],
+        field="components", hint="reactivate it, or leave it out of the set", kept=kept,
+        vet=piece,
+    )  # fmt: skip
     return [{"itemTypeId": c.item_type_id, "qty": c.qty} for c in components]
 
 

@@ -47,6 +47,12 @@ class ParLineOut(Schema):
     qty: int
 
 
+PAR = (
+    "What a sheet left without lines orders, one line per item type above 0; a deactivated "
+    "item type is refused (409 `inactive`)"
+)
+
+
 class PropertyCreate(StrictInput):
     code: str = Field(pattern=CODE_PATTERN, description="Human reference, unique per tenant")
     name: str = Field(min_length=1, max_length=200)
@@ -67,7 +73,7 @@ class PropertyCreate(StrictInput):
         description="New sheets go to it unless they name another; a deactivated laundry is "
         "refused (409 `inactive`)",
     )
-    linen_par: list[ParLine] = Field(default_factory=list, max_length=500)
+    linen_par: list[ParLine] = Field(default_factory=list, max_length=500, description=PAR)
     delivery_note: str = Field(default="", max_length=2000, description="Where linen is left")
     group_ids: list[Id] = Field(default_factory=list, max_length=100)
     notes: str = Field(default="", max_length=5000)
@@ -97,7 +103,9 @@ class PropertyUpdate(StrictInput):
         description="null clears it; a deactivated laundry is refused (409 `inactive`) unless "
         "it is already the property's",
     )
-    linen_par: list[ParLine] | None = Field(default=None, max_length=500)
+    linen_par: list[ParLine] | None = Field(
+        default=None, max_length=500, description=PAR + " unless the property already lists it"
+    )
     delivery_note: str | None = Field(default=None, max_length=2000)
     group_ids: list[Id] | None = Field(default=None, max_length=100)
     notes: str | None = Field(default=None, max_length=5000)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.kit.clock import Clock
@@ -85,13 +87,19 @@ async def _check_default_laundry(
         require_active([laundry], hint="choose an active laundry", field="defaultLaundryId")
 
 
-async def _check_par(session: AsyncSession, tenant_id: int, par: list[ParLine]) -> None:
-    ids = [line.item_type_id for line in par]
-    if len(set(ids)) != len(ids):
-        raise BadRequest("linenPar: an item type is listed twice")
-    await item_types.require_all(
-        session, tenant_id=tenant_id, ids=ids, field="linenPar", referenced=True
-    )
+async def _check_par(
+    session: AsyncSession, tenant_id: int, par: list[ParLine], *, current: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Par levels name the tenant's item types, each once, and active ones (409 ``inactive``):
+    a sheet made from them orders them. One the property already lists stays allowed after it
+    was deactivated, so that a form sending the par levels back is not refused (decision
+    0524)."""
+    await item_types.require_chosen(
+        session, tenant_id=tenant_id, ids=[line.item_type_id for line in par], field="linenPar",
+        hint="reactivate it, or leave it out of the par levels",
+        kept={int(line["itemTypeId"]) for line in current},
+    )  # fmt: skip
+    return [{"itemTypeId": line.item_type_id, "qty": line.qty} for line in par]
 
 
 async def create(
@@ -99,7 +107,7 @@ async def create(
 ) -> Property:
     await _check_code(session, tenant_id, body.code, 0)
     await _check_default_laundry(session, tenant_id, body.default_laundry_id, current=None)
-    await _check_par(session, tenant_id, body.linen_par)
+    linen_par = await _check_par(session, tenant_id, body.linen_par, current=[])
     await groups.require_ids(session, tenant_id=tenant_id, ids=body.group_ids, field="groupIds")
     now = clock.now()
     row = Property(
@@ -115,7 +123,7 @@ async def create(
         max_guests=body.max_guests,
         beds=[{"bedType": b.bed_type, "count": b.count} for b in body.beds],
         default_laundry_id=body.default_laundry_id,
-        linen_par=[{"itemTypeId": p.item_type_id, "qty": p.qty} for p in body.linen_par],
+        linen_par=linen_par,
         delivery_note=body.delivery_note,
         notes=body.notes,
         created_at=now,
@@ -154,8 +162,7 @@ async def update(
         )
         row.default_laundry_id = body.default_laundry_id
     if body.linen_par is not None:
-        await _check_par(session, tenant_id, body.linen_par)
-        row.linen_par = [{"itemTypeId": p.item_type_id, "qty": p.qty} for p in body.linen_par]
+        row.linen_par = await _check_par(session, tenant_id, body.linen_par, current=row.linen_par)
     if body.group_ids is not None:
         await groups.set_groups_of_property(
             session, tenant_id=tenant_id, property_id=row.id, group_ids=body.group_ids

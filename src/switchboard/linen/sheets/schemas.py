@@ -41,7 +41,8 @@ class SheetCreate(StrictInput):
     lines: list[LineIn] = Field(
         default_factory=list,
         max_length=200,
-        description="Left out: one line per par level of the property (`linenPar`). " + ORDERABLE,
+        description="Left out: one line per par level of the property (`linenPar`) above 0, "
+        "a deactivated one refused as a line naming it is. " + ORDERABLE,
     )
     notes: str = Field(default="", max_length=5000)
 

@@ -27,12 +27,7 @@ from switchboard.linen.properties.models import Property
 from switchboard.linen.sheets import repository
 from switchboard.linen.sheets.models import LinenSheet, SheetLine
 from switchboard.linen.sheets.repository import SheetFilter
-from switchboard.linen.sheets.schemas import (
-    DeliveryReport,
-    LineIn,
-    SheetCreate,
-    SheetUpdate,
-)
+from switchboard.linen.sheets.schemas import DeliveryReport, LineIn, SheetCreate, SheetUpdate
 
 STATUSES = ("draft", "confirmed", "delivered", "invoiced", "cancelled")
 # Sheets whose weight and estimate follow the price lists and item types as they change; an
@@ -51,6 +46,8 @@ LATE_ORDER_NOTICE = dt.timedelta(days=1)
 # that runs a little fast is not refused (docs/linen.md). Later is a 400.
 CLOCK_SKEW = dt.timedelta(minutes=5)
 TO_ORDER = "reactivate it to order"
+# A sheet left without lines orders the par levels, one of which may have been retired since.
+FROM_PAR = "it is a par level of the property: reactivate it, send lines, or take it off linenPar"
 
 
 def next_status(current: str, action: str) -> str:
@@ -197,13 +194,13 @@ def parse_statuses(value: str | None) -> tuple[str, ...]:
 
 
 async def _build_lines(
-    session: AsyncSession, tenant_id: int, sheet_id: int, given: list[LineIn]
+    session: AsyncSession, tenant_id: int, sheet_id: int, given: list[LineIn], hint: str = TO_ORDER
 ) -> list[SheetLine]:
     ids = [line.item_type_id for line in given]
     if len(set(ids)) != len(ids):
         raise BadRequest("lines: an item type is listed twice")
     found = await item_types.require_all(session, tenant_id=tenant_id, ids=ids, field="lines")
-    await item_types.require_orderable(session, tenant_id=tenant_id, kinds=found, hint=TO_ORDER)
+    await item_types.require_orderable(session, tenant_id=tenant_id, kinds=found, hint=hint)
     return [
         SheetLine(
             tenant_id=tenant_id,
@@ -354,16 +351,16 @@ async def create(
             updated_at=now,
         ),
     )
-    given = body.lines
+    given, hint = body.lines, TO_ORDER
     if "lines" not in body.model_fields_set:  # no lines sent: order the property's par levels
+        hint = FROM_PAR
         given = [
             LineIn(item_type_id=int(par["itemTypeId"]), qty_ordered=int(par["qty"]))
             for par in prop.linen_par
             if int(par["qty"]) > 0
         ]
-    await repository.replace_lines(
-        session, tenant_id, sheet.id, await _build_lines(session, tenant_id, sheet.id, given)
-    )
+    lines = await _build_lines(session, tenant_id, sheet.id, given, hint)
+    await repository.replace_lines(session, tenant_id, sheet.id, lines)
     await _recompute(session, sheet)
     await session.flush()
     return sheet

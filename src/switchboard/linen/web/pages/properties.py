@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
 
 from switchboard.linen.groups import service as groups
+from switchboard.linen.item_types.models import ItemType
 from switchboard.linen.properties import service
 from switchboard.linen.properties.models import Property
 from switchboard.linen.properties.schemas import ZONES, PropertyCreate, PropertyUpdate
@@ -58,12 +59,20 @@ async def list_page(
     )  # fmt: skip
 
 
+def _par_choices(catalogue: list[ItemType], prop: Property | None) -> list[ItemType]:
+    """The item types a form offers as par levels: the active ones, and those the property
+    already lists, retired since (decision 0524), so that saving keeps them."""
+    listed = {int(p["itemTypeId"]) for p in prop.linen_par} if prop else set()
+    return [kind for kind in catalogue if kind.active or kind.id in listed]
+
+
 @router.get("/new")
 async def new_page(request: Request, viewer: Editor, session: Session) -> Response:
     choices = await _choices(session, viewer.tenant.id)
     return render(
         request, "property_form.html", viewer, prop=None, group_ids=[], **choices,
         offered=laundry_choices(choices["laundries"], None),
+        par_kinds=_par_choices(choices["catalogue"], None),
     )  # fmt: skip
 
 
@@ -151,6 +160,7 @@ async def edit_page(
     return render(
         request, "property_form.html", viewer, prop=prop, group_ids=group_ids.get(prop.id, []),
         **choices, offered=laundry_choices(choices["laundries"], prop.default_laundry_id),
+        par_kinds=_par_choices(choices["catalogue"], prop),
     )  # fmt: skip
 
 
