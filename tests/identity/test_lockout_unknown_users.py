@@ -8,7 +8,6 @@ import asyncio
 import html
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
-from urllib.parse import urlencode
 
 import pytest
 from httpx import ASGITransport, AsyncClient, Response
@@ -25,7 +24,7 @@ from switchboard.tenants import service as tenants
 from tests.console.signin import console_clients
 from tests.factories import PASSWORD, TenantFixture
 from tests.identity.signin_helpers import parse_form
-from tests.identity.test_signin_errors import VERIFIER, challenge
+from tests.identity.test_signin_errors import console_authorize_url
 
 WRONG = "not-the-password"
 NOBODY = "no-such-user"
@@ -55,17 +54,6 @@ async def grant(transport: ASGITransport, host: str, username: str, password: st
     return response.status_code, response.headers.get("retry-after"), error
 
 
-def login_url(host: str) -> str:
-    params = {
-        "response_type": "code",
-        "client_id": "console",
-        "redirect_uri": f"http://{host}/admin/callback",
-        "code_challenge": challenge(VERIFIER),
-        "code_challenge_method": "S256",
-    }
-    return f"http://{host}/oidc.ashx/authorize?{urlencode(params)}"
-
-
 def message(page: Response) -> str:
     found = re.search(r'<p class="error" role="alert">(.*?)</p>', page.text)
     return html.unescape(found.group(1)) if found else ""
@@ -74,7 +62,7 @@ def message(page: Response) -> str:
 async def login(transport: ASGITransport, host: str, username: str, password: str) -> Answer:
     """One try at the login page in a browser of its own (no device cookie)."""
     async with AsyncClient(transport=transport) as browser:
-        form = parse_form(await browser.get(login_url(host)))
+        form = parse_form(await browser.get(console_authorize_url(host)))
         fields = {**form.fields, "username": username, "password": password}
         answer = await browser.post(form.url, data=fields)
     return answer.status_code, answer.headers.get("retry-after"), message(answer)

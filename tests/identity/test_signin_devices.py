@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack
-from urllib.parse import urlencode
 
 import pytest
 from httpx import ASGITransport, AsyncClient, Response
@@ -25,23 +24,15 @@ from switchboard.tenants import service as tenants
 from tests.console.signin import console_clients
 from tests.factories import PASSWORD, TenantFixture
 from tests.identity.signin_helpers import parse_form, redirect_params, sign_in
-from tests.identity.test_signin_errors import VERIFIER, challenge
+from tests.identity.test_signin_errors import console_authorize_url
 
 WRONG = "not-the-password"
 Browser = Callable[[], AsyncClient]
 
 
 def url(host: str, **extra: str) -> str:
-    params = {
-        "response_type": "code",
-        "client_id": "console",
-        "redirect_uri": f"http://{host}/admin/callback",
-        "code_challenge": challenge(VERIFIER),
-        "code_challenge_method": "S256",
-        "prompt": "login",  # the login page each time, even in a browser signed in
-        **extra,
-    }
-    return f"http://{host}/oidc.ashx/authorize?{urlencode(params)}"
+    # the login page each time, even in a browser signed in
+    return console_authorize_url(host, **{"prompt": "login", **extra})
 
 
 @pytest.fixture

@@ -31,6 +31,19 @@ def challenge(verifier: str) -> str:
     return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
 
+def console_authorize_url(host: str, **extra: str) -> str:
+    """An authorization request of the console client on ``host``, PKCE with ``VERIFIER``."""
+    params = {
+        "response_type": "code",
+        "client_id": "console",
+        "redirect_uri": f"http://{host}/admin/callback",
+        "code_challenge": challenge(VERIFIER),
+        "code_challenge_method": "S256",
+        **extra,
+    }
+    return f"http://{host}/oidc.ashx/authorize?{urlencode(params)}"
+
+
 def authorize_url(**overrides: str | None) -> str:
     params: dict[str, str | None] = {
         "response_type": "code",

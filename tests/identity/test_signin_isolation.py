@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from urllib.parse import urlencode
 
 import pytest
 from httpx import ASGITransport, AsyncClient
@@ -13,19 +12,7 @@ from switchboard.runtime import Runtime
 from tests.console.signin import console_clients
 from tests.factories import PASSWORD, TenantFixture
 from tests.identity.signin_helpers import redirect_params, sign_in
-from tests.identity.test_signin_errors import VERIFIER, challenge
-
-
-def url(host: str, **extra: str) -> str:
-    params = {
-        "response_type": "code",
-        "client_id": "console",
-        "redirect_uri": f"http://{host}/admin/callback",
-        "code_challenge": challenge(VERIFIER),
-        "code_challenge_method": "S256",
-        **extra,
-    }
-    return f"http://{host}/oidc.ashx/authorize?{urlencode(params)}"
+from tests.identity.test_signin_errors import VERIFIER, console_authorize_url
 
 
 @pytest.fixture
@@ -41,12 +28,13 @@ async def browser(
 async def test_sessions_codes_and_uris_stay_in_their_tenant(
     browser: AsyncClient, acme: TenantFixture, globex: TenantFixture
 ) -> None:
-    answer = await sign_in(browser, url(acme.host))
+    answer = await sign_in(browser, console_authorize_url(acme.host))
     code = redirect_params(answer)["code"]
     # acme's session cookie, replayed on globex's host, signs nobody in there.
     cookie = next(c.value for c in browser.cookies.jar if c.name == "sb_idp_session")
     replay = await browser.get(
-        url(globex.host, prompt="none"), headers={"Cookie": f"sb_idp_session={cookie}"}
+        console_authorize_url(globex.host, prompt="none"),
+        headers={"Cookie": f"sb_idp_session={cookie}"},
     )
     assert redirect_params(replay)["error"] == "login_required"
     # acme's code is unknown at globex's token endpoint (same client id on both tenants).
@@ -63,11 +51,11 @@ async def test_sessions_codes_and_uris_stay_in_their_tenant(
     assert (exchanged.status_code, exchanged.json()["error"]) == (400, "invalid_grant")
     # globex's client does not accept acme's redirect URI.
     foreign = await browser.get(
-        url(globex.host).replace("globex.test%2Fadmin", "acme.test%2Fadmin")
+        console_authorize_url(globex.host).replace("globex.test%2Fadmin", "acme.test%2Fadmin")
     )
     assert foreign.status_code == 400
     # globex's own admin (same username, another user) signs in on globex's host.
-    globex_login = await sign_in(browser, url(globex.host), password=PASSWORD)
+    globex_login = await sign_in(browser, console_authorize_url(globex.host), password=PASSWORD)
     token = await browser.post(
         f"http://{globex.host}/oidc.ashx/token",
         data={
