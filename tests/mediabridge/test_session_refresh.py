@@ -62,28 +62,30 @@ async def test_the_bridge_refreshes_a_session_the_trunk_makes_it_refresh(
 
 @pytest.mark.slow
 @BRIDGE_ONLY
-async def test_a_refresh_refused_481_ends_the_call_with_bye(
-    bridge: Bridge, platform: Platform, tmp_path: Path
-) -> None:
-    record = await call_through(
-        bridge, platform, tmp_path, "uas_refresh_refused.xml", "bye", "+14155550182"
-    )
-    assert (record["status"], record["endedReason"]) == ("ended-failed-final", "")
-    assert record["errorDetail"] == (
-        "the far end did not take the session refresh (481 Call/Transaction Does Not Exist)"
-    )
-
-
-@pytest.mark.slow
-@BRIDGE_ONLY
-async def test_a_session_the_trunk_never_refreshes_is_ended_before_it_expires(
-    bridge: Bridge, platform: Platform, tmp_path: Path
-) -> None:
-    record = await call_through(
-        bridge, platform, tmp_path, "uas_never_refreshes.xml", "hold", "+14155550183"
-    )
-    assert (record["status"], record["endedReason"]) == ("ended-failed-final", "")
-    assert record["errorDetail"] == "the session expired: no refresh within 4 s"
+@pytest.mark.parametrize(
+    ("scenario", "trunk", "phone", "detail"),
+    [
+        pytest.param(
+            "uas_refresh_refused.xml", "bye", "+14155550182",
+            "the far end did not take the session refresh (481 Call/Transaction Does Not Exist)",
+            id="refresh-refused-481",
+        ),
+        pytest.param(
+            "uas_never_refreshes.xml", "hold", "+14155550183",
+            "the session expired: no refresh within 4 s", id="never-refreshed",
+        ),
+    ],
+)  # fmt: skip
+async def test_a_session_gone_is_ended_with_bye_and_reported(
+    bridge: Bridge, platform: Platform, tmp_path: Path, scenario: str, trunk: str, phone: str,
+    detail: str,
+) -> None:  # fmt: skip
+    """A refresh of the bridge refused 481, or a trunk that names itself the refresher and never
+    refreshes: the bridge sends BYE (each scenario waits for it) and reports why."""
+    record = await call_through(bridge, platform, tmp_path, scenario, trunk, phone)
+    assert (record["status"], record["endedReason"], record["errorDetail"]) == (
+        "ended-failed-final", "", detail,
+    )  # fmt: skip
 
 
 @pytest.mark.parametrize(
