@@ -85,6 +85,7 @@ class CallMedia:
     session_id: int = field(default_factory=lambda: secrets.randbelow(2**31))
     version: int = field(init=False)
     sent: bytes = b""
+    direction: str = "sendrecv"  # the direction of ``sent``
     negotiated: Negotiated | None = None
     # told the direction of each new offer of the far end the bridge takes (``sendonly``: the
     # far end holds the call), so the other leg of a relay can be offered the same
@@ -127,6 +128,11 @@ class CallMedia:
         dtmf = self.negotiated.dtmf if self.negotiated.dtmf is not None else DTMF_PT
         return self._send([self.negotiated.payload_type], dtmf, direction)
 
+    def again(self) -> bytes:
+        """The offer of a session refresh (decision 0334): the call as it is, in the direction
+        the bridge last sent; after the first refresh the same SDP, its version too."""
+        return self.offer(self.direction)
+
     def answered(self, answer: bytes) -> bool:
         """Apply the far end's answer to ``offer()``; False when it cannot be used."""
         taken = self._take(_parse(answer))
@@ -162,5 +168,5 @@ class CallMedia:
             self.version += 1
             body = describe(leg.host, leg.port, self.session_id, self.version, payload_types,
                             dtmf, direction)  # fmt: skip
-        self.sent = body
+        self.sent, self.direction = body, direction
         return body

@@ -19,7 +19,7 @@ from aiosipua import SipRequest
 # the methods the bridge takes (in a dialog, or INVITE and OPTIONS outside one)
 ALLOWED = ("INVITE", "ACK", "BYE", "CANCEL", "OPTIONS", "NOTIFY", "INFO", "UPDATE")
 ALLOW = ", ".join(ALLOWED)
-# the extensions the bridge takes: session timers, as the side that is refreshed (decision 0328)
+# the extensions the bridge takes: session timers, either side refreshing (decisions 0328, 0334)
 SUPPORTED = ("timer",)
 # what an OPTIONS (a carrier's keep-alive probe) and the 2xx of an INVITE say the bridge takes
 CAPABILITIES = {"Allow": ALLOW, "Accept": "application/sdp", "Supported": ", ".join(SUPPORTED)}

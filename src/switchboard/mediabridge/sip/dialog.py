@@ -13,9 +13,11 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from aiosipua import SipRequest, SipResponse
+from aiosipua.session_timer import parse_session_expires
 
 from switchboard.mediabridge.sip import checks, messages
 from switchboard.mediabridge.sip.endpoint import SipEndpoint
+from switchboard.mediabridge.sip.refresher import SessionTimer
 from switchboard.mediabridge.sip.timer import session_timer
 from switchboard.mediabridge.sip.transaction import ClientTransaction, resend_2xx, send_request
 
@@ -33,6 +35,9 @@ class SessionMedia(Protocol):
 
     def answered(self, answer: bytes) -> bool:
         """Apply the far end's answer to that offer; False when it cannot be used."""
+
+    def again(self) -> bytes:
+        """The bridge's last SDP once more: the offer of a session refresh."""
 
 
 @dataclass
@@ -92,9 +97,16 @@ class Dialog:
     failure: str = ""
     # the status lines of the ``Event: refer`` NOTIFYs' sipfrag bodies, as they arrive
     notified: asyncio.Queue[int] = field(default_factory=asyncio.Queue)
+    # the session timer (RFC 4028): refreshes when the far end made the bridge the refresher,
+    # ends the call when the far end stops refreshing (``refresher.py``, decision 0334)
+    timer: SessionTimer = field(init=False)
     _unacked: _Unacked | None = None
     _offering: bool = False  # the bridge's own re-INVITE awaits its answer (``reinvite``)
+    _offers: asyncio.Lock = field(default_factory=asyncio.Lock)  # one re-INVITE of ours at once
     _last_invite: tuple[int, SipResponse] | None = None
+
+    def __post_init__(self) -> None:
+        self.timer = SessionTimer(self)
 
     def register(self) -> None:
         self.endpoint.add_dialog(self.call_id, self)
@@ -123,11 +135,13 @@ class Dialog:
         extra: dict[str, str] = {}
         if method == "BYE":
             self.ended = True
+            self.timer.close()
             self.far_bye.set()
         elif method == "UPDATE":
             status, extra, body, _ = self._offer_answer(request)
             if status < 300:
                 self._retarget(request)
+                self._took(extra)
         elif method == "NOTIFY":
             event = (request.headers.get_first("event") or "").split(";")[0].strip().lower()
             if event == "refer":
@@ -170,8 +184,14 @@ class Dialog:
         self._last_invite = (cseq, response)
         if status < 300:
             self._retarget(request)
+            self._took(extra)
             task = asyncio.ensure_future(self._await_ack(response, addr, transport))
             self._unacked = _Unacked(cseq, response, offered, task)
+
+    def _took(self, answered: dict[str, str]) -> None:
+        """The far end's re-INVITE or UPDATE is answered 2xx: a session refresh when the answer
+        names the far end the refresher, the end of the timer when it names no interval."""
+        self.timer.took(parse_session_expires(answered.get("Session-Expires", ""))[0])
 
     def _retarget(self, request: SipRequest) -> None:
         """A re-INVITE or an UPDATE the bridge took names where the far end's requests now go
@@ -261,28 +281,57 @@ class Dialog:
 
     async def reinvite(self, offer: bytes) -> bytes | None:
         """Send ``offer`` in a re-INVITE (RFC 3261 §14.1) and return the far end's answer, once
-        acknowledged; None when it was refused or not answered. A 491 (the far end's own offer
-        crossed it) is retried once, after 2.1 to 4 s when this side made the dialog's Call-ID,
-        else within 2 s."""
+        acknowledged; None when it was refused or not answered."""
+        response = await self.offer(offer)
+        if response is None or response.status_code >= 300:
+            return None
+        return response.body or None
+
+    async def refresh(self) -> SipResponse | None:
+        """A session refresh (RFC 4028 §7.4): the bridge's last SDP again in a re-INVITE, its
+        answer applied; the final response (None: none came, or the call is over)."""
+        if self.media is None or self.ended:
+            return None
+        response = await self.offer(self.media.again())
+        if response is not None and response.status_code < 300 and response.body:
+            self.media.answered(response.body)
+        return response
+
+    def expire(self, failure: str) -> None:
+        """The session timer ended the session: whoever carries the call sends the BYE."""
+        if not self.ended:
+            self._break(failure)
+
+    async def offer(self, offer: bytes) -> SipResponse | None:
+        """Send ``offer`` in a re-INVITE with the session timer's headers, one of the bridge's
+        at a time, and return the final response (None: none came, or the call is over). A
+        491 (the far end's own offer crossed it) is retried once, after 2.1 to 4 s when this
+        side made the dialog's Call-ID, else within 2 s. A 2xx sets the session timer anew."""
+        response: SipResponse | None = None
         for retry in (False, True):
             if retry:
                 owner = self.call_id.endswith("@" + self.endpoint.advertise)
                 await asyncio.sleep((210 + secrets.randbelow(191)) / 100 if owner
                                     else secrets.randbelow(201) / 100)  # fmt: skip
-            if self.ended:
-                return None
-            self._offering = True
-            try:
-                status, answer = await self._offer_once(offer)
-            finally:
-                self._offering = False
-            if status != 491:
-                return answer
-        return None
+            async with self._offers:
+                if self.ended:
+                    return None
+                self._offering = True
+                try:
+                    response = await self._offer_once(offer)
+                finally:
+                    self._offering = False
+            if response is not None and response.status_code < 300:
+                self.timer.answered(response)
+            if response is None or response.status_code != 491:
+                return response
+        return response
 
-    async def _offer_once(self, offer: bytes) -> tuple[int, bytes | None]:
+    async def _offer_once(self, offer: bytes) -> SipResponse | None:
         request = self._request("INVITE", contact=self.endpoint.contact(), body=offer)
         request.headers.set_single("Allow", checks.ALLOW)
+        for name, value in self.timer.headers().items():
+            request.headers.set_single(name, value)
         cseq = self.cseq
         txn = ClientTransaction(self.endpoint, request, await self.next_hop(), self.transport)
         txn.start()
@@ -297,11 +346,11 @@ class Dialog:
             if response is not None:
                 txn.send_ack(self._ack_of(request, response, cseq, same_branch=True))
             asyncio.get_running_loop().call_later(64 * self.endpoint.t1, txn.close)
-            return (response.status_code if response is not None else 0), None
+            return response
         txn.send_ack(self._ack_of(request, response, cseq, same_branch=False), self.addr)
         # kept a while, so that a 2xx sent again (the ACK lost) is acknowledged again
         asyncio.get_running_loop().call_later(64 * self.endpoint.t1, txn.close)
-        return response.status_code, response.body or None
+        return response
 
     def _ack_of(
         self, request: SipRequest, response: SipResponse, cseq: int, *, same_branch: bool
@@ -322,6 +371,7 @@ class Dialog:
         if self.ended:
             return 0
         self.ended = True
+        self.timer.close()
         response = await send_request(
             self.endpoint, self._request("BYE"), await self.next_hop(), self.transport
         )
@@ -352,6 +402,7 @@ class Dialog:
         return Transfer(response.status_code, status)
 
     def close(self) -> None:
+        self.timer.close()
         if self._unacked is not None:
             self._unacked.task.cancel()
             self._unacked = None

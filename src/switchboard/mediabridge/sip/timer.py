@@ -1,12 +1,14 @@
-"""Session timers (RFC 4028), as the side that is refreshed (decision 0328).
+"""Session timers (RFC 4028): the answer to the far end's INVITE, re-INVITE or UPDATE
+(decision 0328).
 
 A carrier that runs a session timer sends ``Session-Expires`` (and ``Supported: timer``) in its
 INVITE, and again in each re-INVITE or UPDATE that refreshes the session. The bridge's 2xx
-names the far end as the refresher (``refresher=uac``, with ``Require: timer``), so the bridge
-never sends a refresh of its own; an interval under RFC 4028's floor of 90 s is refused 422
-with ``Min-SE: 90``. A far end that does not say ``Supported: timer`` runs no timer: its
-``Session-Expires`` (a proxy's) is left unanswered, which turns the timer off (§7.2).
-"""
+names the far end as the refresher (``refresher=uac``, with ``Require: timer``); an interval
+under RFC 4028's floor of 90 s is refused 422 with ``Min-SE: 90``. A far end that does not say
+``Supported: timer`` runs no timer: its ``Session-Expires`` (a proxy's) is left unanswered,
+which turns the timer off (§7.2). The timer that follows (the bridge's own refreshes when a
+far end's 2xx makes it the refresher, the end of a session nobody refreshed) is
+``refresher.py`` (decision 0334)."""
 
 from __future__ import annotations
 
@@ -30,5 +32,5 @@ def session_timer(request: SipRequest) -> tuple[int, dict[str, str]]:
     if "timer" not in (tag.lower() for tag in option_tags(request, "supported")):
         return 200, {}
     # The far end refreshes, even when it asked the bridge to (refresher=uas): a UAC follows
-    # the 2xx's refresher (RFC 4028 §7.2), and the bridge sends no refreshes (decision 0328).
+    # the 2xx's refresher (RFC 4028 §7.2; decisions 0328, 0334).
     return 200, {"Session-Expires": f"{interval};refresher=uac", "Require": "timer"}

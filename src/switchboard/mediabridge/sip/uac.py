@@ -87,9 +87,11 @@ class Invite:
                 from_value=self.local, to_value=self.to, call_id=self.call_id, cseq=cseq,
                 contact=endpoint.contact(), body=self.offer,
             )  # fmt: skip
-            # what the trunk may send in the dialog (UPDATE among them, RFC 3311 §5.1); no
-            # Supported: timer, so a trunk that times the session refreshes it (decision 0328)
+            # what the trunk may send in the dialog (UPDATE among them, RFC 3311 §5.1), and
+            # session timers: the trunk's 2xx may name either side the refresher, and names the
+            # interval (the bridge asks for none, decision 0334)
             request.headers.set_single("Allow", checks.ALLOW)
+            request.headers.set_single("Supported", ", ".join(checks.SUPPORTED))
             if auth is not None:
                 request.headers.set_single(*auth)
             txn = ClientTransaction(endpoint, request, address, trunk.transport)
@@ -228,6 +230,7 @@ class Invite:
             route=ack_route,
         )  # fmt: skip
         txn.send_ack(ack, await dialog.next_hop())
+        dialog.timer.answered(response)  # the session timer, as the 2xx sets it (RFC 4028 §7.2)
         return dialog
 
     def close(self) -> None:

@@ -1,0 +1,100 @@
+"""Session timers with the bridge as the refresher, and sessions the far end stops refreshing
+(RFC 4028 §10, decision 0334): sipp trunks whose 2xx to the bridge's INVITE names a 4 s session.
+A short interval is the far end's own choice, and the bridge follows it. The pure rules (when a
+refresh is due, when an unrefreshed session is given up) are at the end."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from switchboard.mediabridge.sip.refresher import expiry_delay, expiry_margin, refresh_delay
+from tests.mediabridge.components import Sipp
+from tests.mediabridge.conftest import BRIDGE_ONLY, Bridge, Platform
+from tests.mediabridge.test_reinvite import sdp_version, sipp_messages
+
+
+async def call_through(
+    bridge: Bridge, platform: Platform, tmp_path: Path, scenario: str, trunk: str, phone: str,
+    trace: Path | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """Place a call to ``phone`` through ``trunk``, answered by sipp running ``scenario``; the
+    call's record once it ended (sipp completed its scenario)."""
+    extra = ["-mi", "127.0.0.1"]
+    if trace is not None:
+        extra += ["-trace_msg", "-message_file", str(trace)]
+    sipp = await Sipp(scenario, bridge.ports[trunk]).start(tmp_path, extra=extra)
+    try:
+        await platform.route(phone, [trunk])
+        call_id = await platform.place(phone)
+        record = await platform.ended(call_id, within=30)
+        assert await sipp.exit_code() == 0, sipp.log.read_text() if sipp.log else ""
+    finally:
+        await sipp.stop()
+    return record
+
+
+@pytest.mark.slow
+@BRIDGE_ONLY
+async def test_the_bridge_refreshes_a_session_the_trunk_makes_it_refresh(
+    bridge: Bridge, platform: Platform, tmp_path: Path
+) -> None:
+    trace = tmp_path / "refreshes.log"
+    record = await call_through(
+        bridge, platform, tmp_path, "uas_refreshed_by_bridge.xml", "echo", "+14155550181", trace
+    )
+    # the scenario checked each refresh's headers and that it came within the interval; the
+    # trunk hung up after the second
+    assert (record["status"], record["endedReason"], record["errorDetail"]) == (
+        "ended-failed-final", "far-hangup", "",
+    )  # fmt: skip
+    received = sipp_messages(trace)
+    invites = [m for m in received if m.startswith("INVITE ")]
+    assert len(invites) == 3, received
+    first, *refreshes = invites
+    # the refresh offers the call as it is (one codec: a version up), then the same SDP again
+    versions = [sdp_version(message) for message in refreshes]
+    assert versions == [sdp_version(first) + 1] * 2
+    assert refreshes[0].split("\n\n", 1)[1] == refreshes[1].split("\n\n", 1)[1]
+
+
+@pytest.mark.slow
+@BRIDGE_ONLY
+@pytest.mark.parametrize(
+    ("scenario", "trunk", "phone", "detail"),
+    [
+        pytest.param(
+            "uas_refresh_refused.xml", "bye", "+14155550182",
+            "the far end did not take the session refresh (481 Call/Transaction Does Not Exist)",
+            id="refresh-refused-481",
+        ),
+        pytest.param(
+            "uas_never_refreshes.xml", "hold", "+14155550183",
+            "the session expired: no refresh within 4 s", id="never-refreshed",
+        ),
+    ],
+)  # fmt: skip
+async def test_a_session_gone_is_ended_with_bye_and_reported(
+    bridge: Bridge, platform: Platform, tmp_path: Path, scenario: str, trunk: str, phone: str,
+    detail: str,
+) -> None:  # fmt: skip
+    """A refresh of the bridge refused 481, or a trunk that names itself the refresher and never
+    refreshes: the bridge sends BYE (each scenario waits for it) and reports why."""
+    record = await call_through(bridge, platform, tmp_path, scenario, trunk, phone)
+    assert (record["status"], record["endedReason"], record["errorDetail"]) == (
+        "ended-failed-final", "", detail,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("interval", "refresh", "margin", "given_up"),
+    [(4, 2, 4 / 3, 4 - 4 / 3), (90, 45, 30, 60), (1800, 900, 32, 1768)],
+)
+def test_refresh_at_half_the_interval_and_give_up_a_margin_before_it_ends(
+    interval: int, refresh: float, margin: float, given_up: float
+) -> None:
+    assert refresh_delay(interval) == refresh
+    assert expiry_margin(interval) == pytest.approx(margin)
+    assert expiry_delay(interval) == pytest.approx(given_up)
