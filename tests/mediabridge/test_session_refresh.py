@@ -9,8 +9,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aiosipua import SipMessage, SipRequest
 
-from switchboard.mediabridge.sip.refresher import expiry_delay, expiry_margin, refresh_delay
+from switchboard.mediabridge.sip.refresher import (
+    expiry_delay,
+    expiry_margin,
+    granted,
+    refresh_delay,
+)
+from switchboard.mediabridge.sip.timer import session_timer
 from tests.mediabridge.components import Sipp
 from tests.mediabridge.conftest import BRIDGE_ONLY, Bridge, Platform
 from tests.mediabridge.test_reinvite import sdp_version, sipp_messages
@@ -98,3 +105,45 @@ def test_refresh_at_half_the_interval_and_give_up_a_margin_before_it_ends(
     assert refresh_delay(interval) == refresh
     assert expiry_margin(interval) == pytest.approx(margin)
     assert expiry_delay(interval) == pytest.approx(given_up)
+
+
+def invite(**headers: str) -> SipRequest:
+    lines = [
+        "INVITE sip:+4930166@127.0.0.1 SIP/2.0",
+        "Via: SIP/2.0/UDP 127.0.0.1:5070;branch=z9hG4bK-1",
+        "From: <sip:+4930100@127.0.0.1>;tag=a",
+        "To: <sip:+4930166@127.0.0.1>",
+        "Call-ID: refresher-table",
+        "CSeq: 1 INVITE",
+        *(f"{name}: {value}" for name, value in headers.items()),
+        "Content-Length: 0",
+    ]
+    message = SipMessage.parse(("\r\n".join(lines) + "\r\n\r\n").encode())
+    assert isinstance(message, SipRequest)
+    return message
+
+
+@pytest.mark.parametrize(
+    ("asked", "answered", "bridge_refreshes"),
+    [
+        ("1800;refresher=uas", "1800;refresher=uas", True),  # asked to: the bridge refreshes
+        ("1800;refresher=uac", "1800;refresher=uac", False),
+        ("1800", "1800;refresher=uac", False),  # none named: the far end, which wanted it
+        ("90;refresher=uas", "90;refresher=uas", True),
+    ],
+)
+def test_the_refresher_a_request_names_is_kept(
+    asked: str, answered: str, bridge_refreshes: bool
+) -> None:
+    """RFC 4028 §9, table 2: a UAS that supports the timer keeps the refresher the request
+    names; the bridge's own 2xx then tells its timer whether it refreshes."""
+    status, headers = session_timer(invite(Supported="timer", **{"Session-Expires": asked}))
+    assert (status, headers) == (200, {"Session-Expires": answered, "Require": "timer"})
+    assert granted(headers["Session-Expires"]) == (int(asked.split(";")[0]), bridge_refreshes)
+    # under the floor: 422 whoever refreshes; a far end without the timer runs none
+    assert session_timer(invite(Supported="timer", **{"Session-Expires": "60;refresher=uas"})) == (
+        422,
+        {"Min-SE": "90"},
+    )
+    assert session_timer(invite(**{"Session-Expires": asked})) == (200, {})
+    assert granted("") == (0, False)

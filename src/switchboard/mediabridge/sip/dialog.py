@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from aiosipua import SipRequest, SipResponse
-from aiosipua.session_timer import parse_session_expires
 
 from switchboard.mediabridge.sip import checks, messages
 from switchboard.mediabridge.sip.endpoint import SipEndpoint
@@ -189,9 +188,9 @@ class Dialog:
             self._unacked = _Unacked(cseq, response, offered, task)
 
     def _took(self, answered: dict[str, str]) -> None:
-        """The far end's re-INVITE or UPDATE is answered 2xx: a session refresh when the answer
-        names the far end the refresher, the end of the timer when it names no interval."""
-        self.timer.took(parse_session_expires(answered.get("Session-Expires", ""))[0])
+        """The far end's re-INVITE or UPDATE is answered 2xx: a session refresh, with the
+        refresher the answer names; the end of the timer when it names no interval."""
+        self.timer.took(answered.get("Session-Expires", ""))
 
     def _retarget(self, request: SipRequest) -> None:
         """A re-INVITE or an UPDATE the bridge took names where the far end's requests now go

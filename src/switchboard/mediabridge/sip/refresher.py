@@ -3,9 +3,9 @@ the far end made it the refresher, and ends a session the far end stopped refres
 
 The role and the interval come from the last 2xx that set them: the far end's to the bridge's
 INVITE or re-INVITE (``refresher=uac`` or no refresher: the bridge, as the UAC, refreshes;
-``uas``: the far end), or the bridge's own to the far end's INVITE, re-INVITE or UPDATE (always
-``refresher=uac``, the far end, decision 0328). A 2xx without ``Session-Expires`` turns the
-timer off (§7.2, §9).
+``uas``: the far end), or the bridge's own to the far end's INVITE, re-INVITE or UPDATE
+(``refresher=uas`` when the request asked the bridge to refresh, else ``uac``, the far end). A
+2xx without ``Session-Expires`` turns the timer off (§7.2, §9).
 
 As the refresher the bridge sends a re-INVITE with its last SDP again at half the interval; the
 refresh's 2xx sets the timer anew. A ``422`` raises the interval to its ``Min-SE`` and the
@@ -62,10 +62,11 @@ def negotiated(response: SipResponse) -> tuple[int, bool] | None:
     return interval, refresher != "uas"
 
 
-def granted(response: SipResponse) -> int:
-    """The interval of the bridge's own 2xx (0: it names none, no timer runs)."""
-    found = negotiated(response)
-    return found[0] if found is not None else 0
+def granted(session_expires: str) -> tuple[int, bool]:
+    """What the bridge's own 2xx (the bridge its UAS) says in its ``Session-Expires``: the
+    interval (0: none, no timer runs) and whether the bridge refreshes (``refresher=uas``)."""
+    interval, refresher = parse_session_expires(session_expires)
+    return (interval, refresher == "uas") if interval > 0 else (0, False)
 
 
 def min_se(response: SipResponse) -> int:
@@ -116,10 +117,10 @@ class SessionTimer:
         found = negotiated(response)
         self._set(*(found or (0, False)))
 
-    def took(self, interval: int) -> None:
-        """The bridge answered the far end's INVITE, re-INVITE or UPDATE 2xx with
-        ``Session-Expires: interval;refresher=uac`` (0: with none)."""
-        self._set(interval, False)
+    def took(self, session_expires: str) -> None:
+        """The bridge answered the far end's INVITE, re-INVITE or UPDATE 2xx with this
+        ``Session-Expires`` ("": with none)."""
+        self._set(*granted(session_expires))
 
     def _set(self, interval: int, we_refresh: bool) -> None:
         if self._closed:

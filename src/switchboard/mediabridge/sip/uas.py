@@ -13,7 +13,6 @@ from aiosipua import SipRequest, SipResponse
 from switchboard.mediabridge.sip import checks, messages
 from switchboard.mediabridge.sip.dialog import Dialog
 from switchboard.mediabridge.sip.endpoint import SipEndpoint
-from switchboard.mediabridge.sip.refresher import granted
 from switchboard.mediabridge.sip.timer import session_timer
 from switchboard.mediabridge.sip.transaction import resend_2xx
 
@@ -101,8 +100,9 @@ class ServerInvite:
         self.endpoint.send(response, self.addr, self.transport)
         if 200 <= status < 300:
             self.dialog = self._make_dialog(response)
-            # the far end refreshes (decision 0328); the bridge ends a session it stops refreshing
-            self.dialog.timer.took(granted(response))
+            # whoever the 2xx names refreshes; the bridge ends a session the far end stops
+            # refreshing (decision 0334)
+            self.dialog.timer.took(response.headers.get_first("session-expires") or "")
             if self.transport == "udp":
                 self._resend = asyncio.ensure_future(
                     resend_2xx(self.endpoint, response, self.addr, self.transport)
