@@ -1,5 +1,5 @@
-"""``/oidc.ashx``: token, revocation, discovery, JWKS and userinfo. The tenant is the one the Host
-maps to."""
+"""``/oidc.ashx``: token, revocation, introspection, discovery, JWKS and userinfo. The tenant is
+the one the Host maps to."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from switchboard.auth.bearer import issuer_for
 from switchboard.auth.models import OidcClient, User
 from switchboard.auth.tokens import TokenSet
-from switchboard.identity import clients, lockout, revocation, service
+from switchboard.identity import clients, introspection, lockout, revocation, service
 from switchboard.identity.deps import Caller, HostTenant, request_host
 from switchboard.identity.errors import OAuthError
 from switchboard.identity.issuance import service as issuance
-from switchboard.identity.schemas import Discovery, TokenResponse, UserInfo
+from switchboard.identity.schemas import Discovery, TokenIntrospection, TokenResponse, UserInfo
 from switchboard.identity.signin import service as signin
 from switchboard.kit.errors import Forbidden, Unauthorized
 from switchboard.kit.http import JsonResponse, first_repeated
@@ -37,6 +37,8 @@ OAUTH_ERRORS: dict[int | str, dict[str, Any]] = {
 GRANT_TYPES = ("authorization_code", "refresh_token", "password", issuance.PRE_AUTHORIZED_GRANT)
 # How a client authenticates, at the token and the revocation endpoint alike.
 CLIENT_AUTH_METHODS = ("none", "client_secret_basic", "client_secret_post")
+# Introspection is for confidential clients only (decision 0036).
+SECRET_AUTH_METHODS = ("client_secret_basic", "client_secret_post")
 
 
 def _issuer(runtime: RuntimeDep, request: Request) -> str:
@@ -54,8 +56,9 @@ async def _check_form(request: Request, *fields: str | None) -> None:
 
 @dataclass(frozen=True, slots=True)
 class ClientCredentials:
-    """What a client presents to authenticate at the revocation endpoint, as at the token
-    endpoint: Basic credentials, or ``client_id`` (and ``client_secret``) in the form."""
+    """What a client presents to authenticate at the revocation and introspection endpoints, as
+    at the token endpoint: Basic credentials, or ``client_id`` (and ``client_secret``) in the
+    form."""
 
     client_id: str | None
     client_secret: str | None
@@ -291,6 +294,50 @@ async def revoke(
     return Response()
 
 
+INTROSPECT_ANSWERS: dict[int | str, dict[str, Any]] = {
+    200: {"description": "The token's state (RFC 7662 §2.2): `active` alone when it is not"},
+    400: {
+        "model": ErrorBody,
+        "description": "invalid_request (no token or client_id, a repeated parameter, a NUL)",
+    },
+    401: {"model": ErrorBody, "description": "invalid_client (also a public client)"},
+    404: NO_TENANT,
+}
+
+
+@router.post(
+    "/introspect",
+    operation_id="introspectToken",
+    response_model=TokenIntrospection,
+    response_model_exclude_none=True,
+    responses=INTROSPECT_ANSWERS,
+    summary="OAuth 2.0 token introspection (RFC 7662): whether an access or refresh token is "
+    "valid now",
+)
+async def introspect(
+    request: Request,
+    runtime: RuntimeDep,
+    token: Annotated[str, Form(min_length=1)],
+    credentials: ClientCredentialsForm,
+    token_type_hint: Annotated[str | None, Form()] = None,
+) -> TokenIntrospection:
+    """A confidential client of the Host's tenant asks, authenticated as at the token endpoint;
+    it may ask about any token of the tenant, issued to whichever client. An access token is
+    active exactly when the platform's bearer check takes it, a refresh token while the token
+    endpoint would rotate it; anything else answers ``{"active": false}`` alone. The hint is
+    not needed (the token's form tells its kind) and is ignored (RFC 7662 §2.1)."""
+    await _check_form(request, token, token_type_hint, *credentials.form_fields)
+    async with runtime.db.transaction(read_only=True) as session:
+        tenant = await _host_tenant(session, request)
+        client = await credentials.authenticate(session, tenant)
+        if client.secret_hash is None:  # RFC 7662 §2.1: no token scanning by anyone
+            raise OAuthError("invalid_client", "a public client may not introspect", status=401)
+        return await introspection.introspect(
+            session, authenticator=runtime.authenticator, tenant=tenant, token=token,
+            now=runtime.clock.now(),
+        )  # fmt: skip
+
+
 @router.get(
     "/.well-known/openid-configuration",
     operation_id="getOpenidConfiguration",
@@ -307,6 +354,7 @@ async def discovery(request: Request, runtime: RuntimeDep, tenant: HostTenant) -
         userinfo_endpoint=f"{issuer}/userinfo",
         end_session_endpoint=f"{issuer}/end_session",
         revocation_endpoint=f"{issuer}/revoke",
+        introspection_endpoint=f"{issuer}/introspect",
         grant_types_supported=list(GRANT_TYPES),
         response_types_supported=["code"],
         response_modes_supported=["query"],
@@ -317,6 +365,7 @@ async def discovery(request: Request, runtime: RuntimeDep, tenant: HostTenant) -
         id_token_signing_alg_values_supported=["RS256"],
         token_endpoint_auth_methods_supported=list(CLIENT_AUTH_METHODS),
         revocation_endpoint_auth_methods_supported=list(CLIENT_AUTH_METHODS),
+        introspection_endpoint_auth_methods_supported=list(SECRET_AUTH_METHODS),
         scopes_supported=list(service.SUPPORTED_SCOPES),
         claims_supported=[
             "sub",
