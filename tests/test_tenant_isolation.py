@@ -282,6 +282,9 @@ PUBLIC = {
     # tenant's token is left alone (tests/identity/test_revoke.py::
     # test_another_tenants_token_is_left_alone).
     ("POST", "/oidc.ashx/revoke"),
+    # Introspection: the asking client is the Host's tenant's, and another tenant's token is
+    # inactive (tests/identity/test_introspect.py::test_another_tenants_token_is_inactive).
+    ("POST", "/oidc.ashx/introspect"),
     ("GET", "/oidc.ashx/.well-known/openid-configuration"),
     ("GET", "/oidc.ashx/jwks"),
     # Browser sign-in: the tenant is the Host's; another tenant's session cookie, code or client

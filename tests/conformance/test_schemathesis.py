@@ -82,6 +82,7 @@ SEMANTIC: dict[str, dict[tuple[str, str], tuple[str, str]]] = {
         ("POST", "/oidc.ashx/token"): ("400", "invalid_grant: no such code, token or user"),
         # The client may name itself in Basic credentials instead of the form's client_id.
         ("POST", "/oidc.ashx/revoke"): ("400", "invalid_request: no client_id, in neither"),
+        ("POST", "/oidc.ashx/introspect"): ("400", "invalid_request: likewise"),
     },
     "/api/openapi.json": {
         ("GET", "/v1/invoices"): ("400", "invalid_range: `from` after `to`"),

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from joserfc import jwt
 from joserfc.errors import JoseError
+from joserfc.jwk import RSAKey
 from joserfc.jws import extract_compact
 from sqlalchemy import exists, false, select, update
 from sqlalchemy.exc import SQLAlchemyError
@@ -365,7 +366,36 @@ class Authenticator:
             primary = self._primary = (time.monotonic(), tenant.id if tenant else None)
         return primary[1] == tenant_id
 
+    async def own_access_token(
+        self, session: AsyncSession, token: str
+    ) -> tuple[Caller, dict[str, Any]]:
+        """An access token of this identity provider as the bearer check takes it now, and its
+        claims: signature, times, issuer and tenant, then the user, client and grant as the
+        database knows them (``_current``). Token introspection (RFC 7662) answers by it, so a
+        resource server learns what a request to the platform would. Anything else (an API
+        key, an external issuer's token, an ID token) raises ``Unauthorized``, as does a token
+        the bearer check refuses. The verified-token cache is neither read nor filled."""
+        if token.startswith(API_KEY_PREFIX):
+            raise Unauthorized("an API key is no access token")
+        key = await self._own_key(session, token)
+        if key is None:
+            raise Unauthorized("not signed by this identity provider")
+        verified, claims = await self._own_token(session, token, key, self._clock.timestamp())
+        assert verified.audiences is not None
+        caller = await self._current(session, verified.caller, verified.audiences, verified.grant)
+        return caller, claims
+
     async def _jwt(self, session: AsyncSession, token: str, now: float, host: str) -> _Verified:
+        key = await self._own_key(session, token)
+        if key is None:
+            expires, caller, trust = await self._external_caller(session, token, now, host)
+            caller = dataclasses.replace(caller, expires=expires)
+            return _Verified(expires, caller, None, trust)
+        return (await self._own_token(session, token, key, now))[0]
+
+    async def _own_key(self, session: AsyncSession, token: str) -> RSAKey | None:
+        """The key of ours that signed ``token`` by its ``kid``, if any (the keyring reloaded
+        once for a ``kid`` it does not know, decision 0004)."""
         try:
             header = extract_compact(token.encode()).headers()
         except (JoseError, ValueError, UnicodeError) as exc:
@@ -373,17 +403,19 @@ class Authenticator:
         kid = str(header.get("kid", ""))
         if self._keyring.public_key(kid) is None and self._keyring.may_reload_for_unknown_kid():
             await self._keyring.load(session)
-        key = self._keyring.public_key(kid)
-        if key is None:
-            expires, caller, trust = await self._external_caller(session, token, now, host)
-            caller = dataclasses.replace(caller, expires=expires)
-            return _Verified(expires, caller, None, trust)
+        return self._keyring.public_key(kid)
+
+    async def _own_token(
+        self, session: AsyncSession, token: str, key: RSAKey, now: float
+    ) -> tuple[_Verified, dict[str, Any]]:
+        """Our own token signed with ``key``, checked but for the database's current state."""
         claims = self._decode(token, key)
         expires = self._check_times(claims, now)
         caller = dataclasses.replace(await self._local_caller(session, claims), expires=expires)
         grant = claims.get("grant_id")
         grant = grant if isinstance(grant, str) and grant else None
-        return _Verified(expires, caller, _audiences(claims.get("aud")), grant=grant)
+        verified = _Verified(expires, caller, _audiences(claims.get("aud")), grant=grant)
+        return verified, claims
 
     def _decode(self, token: str, key: Any) -> dict[str, Any]:
         try:

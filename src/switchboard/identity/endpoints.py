@@ -1,22 +1,22 @@
-"""``/oidc.ashx``: token, revocation, discovery, JWKS and userinfo. The tenant is the one the Host
-maps to."""
+"""``/oidc.ashx``: token, revocation, introspection, discovery, JWKS and userinfo. The tenant is
+the one the Host maps to."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Form, Header, Request, Response
+from fastapi import APIRouter, Depends, Form, Header, Request, Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from switchboard.auth.bearer import issuer_for
-from switchboard.auth.models import User
+from switchboard.auth.models import OidcClient, User
 from switchboard.auth.tokens import TokenSet
-from switchboard.identity import clients, lockout, revocation, service
+from switchboard.identity import clients, introspection, lockout, revocation, service
 from switchboard.identity.deps import Caller, HostTenant, request_host
 from switchboard.identity.errors import OAuthError
 from switchboard.identity.issuance import service as issuance
-from switchboard.identity.schemas import Discovery, TokenResponse, UserInfo
+from switchboard.identity.schemas import Discovery, TokenIntrospection, TokenResponse, UserInfo
 from switchboard.identity.signin import service as signin
 from switchboard.kit.errors import Forbidden, Unauthorized
 from switchboard.kit.http import JsonResponse, first_repeated
@@ -37,10 +37,64 @@ OAUTH_ERRORS: dict[int | str, dict[str, Any]] = {
 GRANT_TYPES = ("authorization_code", "refresh_token", "password", issuance.PRE_AUTHORIZED_GRANT)
 # How a client authenticates, at the token and the revocation endpoint alike.
 CLIENT_AUTH_METHODS = ("none", "client_secret_basic", "client_secret_post")
+# Introspection is for confidential clients only (decision 0036).
+SECRET_AUTH_METHODS = ("client_secret_basic", "client_secret_post")
 
 
 def _issuer(runtime: RuntimeDep, request: Request) -> str:
     return issuer_for(runtime.settings.public_scheme, request_host(request).lower())
+
+
+async def _check_form(request: Request, *fields: str | None) -> None:
+    """The form rules of every endpoint here: no NUL in a field, no parameter twice."""
+    if any(value is not None and "\x00" in value for value in fields):
+        raise OAuthError("invalid_request", "form fields must not contain NUL characters")
+    repeated = first_repeated((await request.form()).multi_items())
+    if repeated is not None:  # RFC 6749 §3.2: which value would win is the parser's whim
+        raise OAuthError("invalid_request", f"the parameter {repeated} is repeated")
+
+
+@dataclass(frozen=True, slots=True)
+class ClientCredentials:
+    """What a client presents to authenticate at the revocation and introspection endpoints, as
+    at the token endpoint: Basic credentials, or ``client_id`` (and ``client_secret``) in the
+    form."""
+
+    client_id: str | None
+    client_secret: str | None
+    authorization: str | None
+
+    @property
+    def form_fields(self) -> tuple[str | None, str | None]:
+        return self.client_id, self.client_secret
+
+    async def authenticate(self, session: AsyncSession, tenant: Tenant) -> OidcClient:
+        return await clients.authenticate_client(
+            session,
+            tenant=tenant,
+            client_id=self.client_id,
+            client_secret=self.client_secret,
+            authorization=self.authorization,
+        )
+
+
+async def _client_credentials(
+    client_id: Annotated[str | None, Form()] = None,
+    client_secret: Annotated[str | None, Form()] = None,
+    authorization: Annotated[str | None, Header(include_in_schema=False)] = None,
+) -> ClientCredentials:
+    return ClientCredentials(client_id, client_secret, authorization)
+
+
+ClientCredentialsForm = Annotated[ClientCredentials, Depends(_client_credentials)]
+
+
+async def _host_tenant(session: AsyncSession, request: Request) -> Tenant:
+    """The tenant the Host maps to, or the OAuth error body's 404."""
+    tenant = await tenants.resolve_host(session, request_host(request))
+    if tenant is None:
+        raise OAuthError("not_found", "no tenant serves this host", status=404)  # spec 7
+    return tenant
 
 
 @router.post(
@@ -73,11 +127,7 @@ async def token(
         grant_type, client_id, client_secret, username, password, scope, refresh_token, code,
         redirect_uri, code_verifier, pre_authorized_code, tx_code,
     )  # fmt: skip
-    if any(value is not None and "\x00" in value for value in fields):
-        raise OAuthError("invalid_request", "form fields must not contain NUL characters")
-    repeated = first_repeated((await request.form()).multi_items())
-    if repeated is not None:  # RFC 6749 §3.2: which value would win is the parser's whim
-        raise OAuthError("invalid_request", f"the parameter {repeated} is repeated")
+    await _check_form(request, *fields)
     issuer = _issuer(runtime, request)
     result: TokenSet | None = None
     failure: OAuthError | None = None
@@ -93,9 +143,7 @@ async def token(
         )
     # Failed attempts must be recorded even though the request fails: commit, then answer.
     async with runtime.db.transaction() as session:
-        tenant = await tenants.resolve_host(session, request_host(request))
-        if tenant is None:
-            raise OAuthError("not_found", "no tenant serves this host", status=404)  # spec 7
+        tenant = await _host_tenant(session, request)
         try:
             if grant_type not in GRANT_TYPES:
                 raise OAuthError("unsupported_grant_type", f"grant_type {grant_type!r}")
@@ -199,6 +247,8 @@ async def _client_grant(
     )
 
 
+NO_TENANT: dict[str, Any] = {"model": ErrorBody, "description": "No tenant serves this host"}
+
 REVOKE_ANSWERS: dict[int | str, dict[str, Any]] = {
     200: {"description": "Revoked, or nothing to revoke (RFC 7009 §2.2): no body", "content": {}},
     400: {
@@ -207,7 +257,7 @@ REVOKE_ANSWERS: dict[int | str, dict[str, Any]] = {
         "unsupported_token_type (a token_type_hint of neither kind)",
     },
     401: {"model": ErrorBody, "description": "invalid_client"},
-    404: {"model": ErrorBody, "description": "No tenant serves this host"},
+    404: NO_TENANT,
 }
 
 
@@ -222,41 +272,70 @@ async def revoke(
     request: Request,
     runtime: RuntimeDep,
     token: Annotated[str, Form(min_length=1)],
+    credentials: ClientCredentialsForm,
     token_type_hint: Annotated[
         str | None, Form(json_schema_extra={"enum": list(revocation.TOKEN_TYPE_HINTS)})
     ] = None,
-    client_id: Annotated[str | None, Form()] = None,
-    client_secret: Annotated[str | None, Form()] = None,
-    authorization: Annotated[str | None, Header(include_in_schema=False)] = None,
 ) -> Response:
     """The client authenticates as at the token endpoint. A token it was issued ends with its
     whole grant: the refresh tokens at once, the access tokens that came with them on their
     next use. Any other token (another client's or tenant's, unknown, expired) is left as it
     is, with the same empty 200 (RFC 7009 §2.2)."""
-    fields = (token, token_type_hint, client_id, client_secret)
-    if any(value is not None and "\x00" in value for value in fields):
-        raise OAuthError("invalid_request", "form fields must not contain NUL characters")
-    repeated = first_repeated((await request.form()).multi_items())
-    if repeated is not None:  # RFC 6749 §3.2, as at the token endpoint
-        raise OAuthError("invalid_request", f"the parameter {repeated} is repeated")
+    await _check_form(request, token, token_type_hint, *credentials.form_fields)
     async with runtime.db.transaction() as session:
-        tenant = await tenants.resolve_host(session, request_host(request))
-        if tenant is None:
-            raise OAuthError("not_found", "no tenant serves this host", status=404)
+        tenant = await _host_tenant(session, request)
         if token_type_hint is not None and token_type_hint not in revocation.TOKEN_TYPE_HINTS:
             raise OAuthError("unsupported_token_type", f"token_type_hint {token_type_hint!r}")
-        client = await clients.authenticate_client(
-            session,
-            tenant=tenant,
-            client_id=client_id,
-            client_secret=client_secret,
-            authorization=authorization,
-        )
+        client = await credentials.authenticate(session, tenant)
         await revocation.revoke(
             session, tenant=tenant, client=client, token=token, keyring=runtime.keyring,
             now=runtime.clock.now(),
         )  # fmt: skip
     return Response()
+
+
+INTROSPECT_ANSWERS: dict[int | str, dict[str, Any]] = {
+    200: {"description": "The token's state (RFC 7662 §2.2): `active` alone when it is not"},
+    400: {
+        "model": ErrorBody,
+        "description": "invalid_request (no token or client_id, a repeated parameter, a NUL)",
+    },
+    401: {"model": ErrorBody, "description": "invalid_client (also a public client)"},
+    404: NO_TENANT,
+}
+
+
+@router.post(
+    "/introspect",
+    operation_id="introspectToken",
+    response_model=TokenIntrospection,
+    response_model_exclude_none=True,
+    responses=INTROSPECT_ANSWERS,
+    summary="OAuth 2.0 token introspection (RFC 7662): whether an access or refresh token is "
+    "valid now",
+)
+async def introspect(
+    request: Request,
+    runtime: RuntimeDep,
+    token: Annotated[str, Form(min_length=1)],
+    credentials: ClientCredentialsForm,
+    token_type_hint: Annotated[str | None, Form()] = None,
+) -> TokenIntrospection:
+    """A confidential client of the Host's tenant asks, authenticated as at the token endpoint;
+    it may ask about any token of the tenant, issued to whichever client. An access token is
+    active exactly when the platform's bearer check takes it, a refresh token while the token
+    endpoint would rotate it; anything else answers ``{"active": false}`` alone. The hint is
+    not needed (the token's form tells its kind) and is ignored (RFC 7662 §2.1)."""
+    await _check_form(request, token, token_type_hint, *credentials.form_fields)
+    async with runtime.db.transaction(read_only=True) as session:
+        tenant = await _host_tenant(session, request)
+        client = await credentials.authenticate(session, tenant)
+        if client.secret_hash is None:  # RFC 7662 §2.1: no token scanning by anyone
+            raise OAuthError("invalid_client", "a public client may not introspect", status=401)
+        return await introspection.introspect(
+            session, authenticator=runtime.authenticator, tenant=tenant, token=token,
+            now=runtime.clock.now(),
+        )  # fmt: skip
 
 
 @router.get(
@@ -275,6 +354,7 @@ async def discovery(request: Request, runtime: RuntimeDep, tenant: HostTenant) -
         userinfo_endpoint=f"{issuer}/userinfo",
         end_session_endpoint=f"{issuer}/end_session",
         revocation_endpoint=f"{issuer}/revoke",
+        introspection_endpoint=f"{issuer}/introspect",
         grant_types_supported=list(GRANT_TYPES),
         response_types_supported=["code"],
         response_modes_supported=["query"],
@@ -285,6 +365,7 @@ async def discovery(request: Request, runtime: RuntimeDep, tenant: HostTenant) -
         id_token_signing_alg_values_supported=["RS256"],
         token_endpoint_auth_methods_supported=list(CLIENT_AUTH_METHODS),
         revocation_endpoint_auth_methods_supported=list(CLIENT_AUTH_METHODS),
+        introspection_endpoint_auth_methods_supported=list(SECRET_AUTH_METHODS),
         scopes_supported=list(service.SUPPORTED_SCOPES),
         claims_supported=[
             "sub",
@@ -314,7 +395,7 @@ async def jwks(runtime: RuntimeDep, session: Session) -> JsonResponse:
 USERINFO_ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorBody, "description": "Bearer missing, invalid or of another tenant"},
     403: {"model": ErrorBody, "description": "An access token issued without the openid scope"},
-    404: {"model": ErrorBody, "description": "No tenant serves this host"},
+    404: NO_TENANT,
 }
 
 
