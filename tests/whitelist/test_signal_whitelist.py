@@ -11,6 +11,7 @@ from sqlalchemy import update
 from switchboard.platform.whitelist.models import Whitelist
 from switchboard.runtime import Runtime
 from tests.factories import TenantFixture
+from tests.whitelist.conftest import sign
 
 URL = "/signal.ashx"
 
@@ -221,3 +222,28 @@ async def test_raw_body_is_what_counts(app_client: AsyncClient, acme: TenantFixt
     response = await app_client.post(URL, params={"whitelist": "add"}, headers=headers, content=raw)
     assert response.status_code == 200
     assert response.json()["comment"] == "ü" * 200
+
+
+async def test_a_key_named_twice_is_refused_under_any_media_type(
+    app_client: AsyncClient, acme: TenantFixture, acme_secret: str
+) -> None:
+    """``curl -d`` sends the JSON as a form: it is read as JSON, so it is held to JSON's rules
+    (decisions 0016 and 0212), before any credential is looked at."""
+    headers = await acme.auth(app_client)
+    await _add(app_client, headers, {"number": "+4930111", "comment": "office"})
+    add = b'{"number":"+4930111","comment":"office","number":"+1900"}'
+    write = b'{"numbers":[{"number":"+1555","comment":"us","comment":"uk"}]}'
+    for action, raw in (("add", add), ("write", write)):
+        signature = sign(acme_secret, f"whitelist-{action}|acme|{len(raw)}")
+        for media_type in ("application/x-www-form-urlencoded", "text/plain", None):
+            for credentials in (headers, {"X-Platform-Admin-Signature": signature}, {}):
+                sent = {**credentials, **({"Content-Type": media_type} if media_type else {})}
+                response = await app_client.post(
+                    URL, params={"whitelist": action}, headers=sent, content=raw
+                )
+                assert response.status_code == 400, (action, media_type, response.text)
+                assert response.json()["error"] == "invalid_request"
+                assert "more than once" in response.json()["error_description"]
+    assert (await _list(app_client, headers))["numbers"] == [
+        {"number": "+4930111", "comment": "office"}
+    ]
