@@ -247,3 +247,34 @@ async def test_a_key_named_twice_is_refused_under_any_media_type(
     assert (await _list(app_client, headers))["numbers"] == [
         {"number": "+4930111", "comment": "office"}
     ]
+
+
+async def test_a_refusal_names_the_input_as_sent(
+    app_client: AsyncClient, acme: TenantFixture
+) -> None:
+    """``name: what is wrong`` (decision 0214): in a write of thousands of numbers, which one."""
+    headers = await acme.auth(app_client)
+    cases: list[tuple[dict[str, str], Any, str]] = [
+        ({"whitelist": "add"}, {"number": "1" * 33}, "number: must be 1 to 32 characters"),
+        ({"whitelist": "add"}, {"number": "  "}, "number: must be 1 to 32 characters"),
+        ({"whitelist": "add"}, {"Number": "+49\u0007"}, "number: must not contain control"),
+        ({"whitelist": "add"}, ["+4930111"], "body: must be a JSON object"),
+        (
+            {"whitelist": "write"},
+            {"numbers": [{"number": "+1"}, {"number": "+2"}, {"number": ""}]},
+            "numbers.2.number: must be 1 to 32 characters",
+        ),
+        (
+            {"whitelist": "write"},
+            {"numbers": [{"number": "+1"}, {"number": "+2\u0007 3"}]},
+            "numbers.1.number: must not contain control",
+        ),
+        ({"whitelist": "remove"}, {"number": "+1"}, "whitelist: unknown action 'remove'"),
+        ({}, {"number": "+1"}, "whitelist: required"),
+    ]
+    for params, body, described in cases:
+        response = await app_client.post(URL, params=params, headers=headers, json=body)
+        assert response.status_code == 400, (body, response.text)
+        assert response.json()["error"] == "invalid_request"
+        assert response.json()["error_description"].startswith(described), response.text
+    assert await _list(app_client, headers) == {"tenant": "acme", "numbers": [], "count": 0}

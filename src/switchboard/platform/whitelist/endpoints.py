@@ -60,9 +60,9 @@ WRONG_METHOD: dict[int | str, dict[str, Any]] = {
 
 def _action(request: Request, value: str | None) -> Action:
     if value is None:
-        raise BadRequest("the whitelist query parameter is required: list, add or write")
+        raise BadRequest("whitelist: required: list, add or write")
     if value not in ACTIONS:
-        raise BadRequest(f"unknown whitelist action {value!r}; expected list, add or write")
+        raise BadRequest(f"whitelist: unknown action {value!r}; expected list, add or write")
     action: Action = value
     wanted = "GET" if action == "list" else "POST"
     if request.method != wanted:
@@ -172,7 +172,7 @@ def _parse(raw: bytes, model: type[BaseModel]) -> Any:
     except orjson.JSONDecodeError:
         raise BadRequest("the request body is not valid JSON") from None
     if not isinstance(document, dict):
-        raise BadRequest("the request body must be a JSON object")
+        raise BadRequest("body: must be a JSON object")
     try:
         return model.model_validate(document)
     except ValidationError as exc:
