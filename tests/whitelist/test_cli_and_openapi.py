@@ -88,3 +88,28 @@ async def test_the_document_requires_every_member_the_whitelist_replies_carry(
     assert set(schemas["WhitelistWritten"]["required"]) == set(written)
     assert added["ok"] is True
     assert written["ok"] is True
+
+
+async def test_the_document_says_unknown_body_keys_are_refused(
+    app_client: AsyncClient, acme: TenantFixture
+) -> None:
+    """The server refuses a key that is no field (decision 0033), at the top and in each entry;
+    the document says so with `additionalProperties: false`, as for every other JSON body."""
+    document = (await app_client.get("/openapi.json")).json()
+    operation = document["paths"]["/signal.ashx"]["post"]
+    add, write = operation["requestBody"]["content"]["application/json"]["schema"]["oneOf"][:2]
+    assert "add" in add["title"]
+    assert "write" in write["title"]
+    for schema in (add, write, write["properties"]["numbers"]["items"]):
+        assert schema["additionalProperties"] is False, schema
+    headers = await acme.auth(app_client)
+    for action, body in (
+        ("add", {"number": "+4930111", "label": "office"}),
+        ("write", {"numbers": [{"number": "+4930111"}], "replace": True}),
+        ("write", {"numbers": [{"number": "+4930111", "label": "office"}]}),
+    ):
+        response = await app_client.post(
+            f"/signal.ashx?whitelist={action}", headers=headers, json=body
+        )
+        assert response.status_code == 400, response.text
+        assert "not a field of this request" in response.json()["error_description"]

@@ -11,6 +11,7 @@ from sqlalchemy import update
 from switchboard.platform.whitelist.models import Whitelist
 from switchboard.runtime import Runtime
 from tests.factories import TenantFixture
+from tests.whitelist.conftest import sign
 
 URL = "/signal.ashx"
 
@@ -221,3 +222,59 @@ async def test_raw_body_is_what_counts(app_client: AsyncClient, acme: TenantFixt
     response = await app_client.post(URL, params={"whitelist": "add"}, headers=headers, content=raw)
     assert response.status_code == 200
     assert response.json()["comment"] == "ü" * 200
+
+
+async def test_a_key_named_twice_is_refused_under_any_media_type(
+    app_client: AsyncClient, acme: TenantFixture, acme_secret: str
+) -> None:
+    """``curl -d`` sends the JSON as a form: it is read as JSON, so it is held to JSON's rules
+    (decisions 0016 and 0212), before any credential is looked at."""
+    headers = await acme.auth(app_client)
+    await _add(app_client, headers, {"number": "+4930111", "comment": "office"})
+    add = b'{"number":"+4930111","comment":"office","number":"+1900"}'
+    write = b'{"numbers":[{"number":"+1555","comment":"us","comment":"uk"}]}'
+    for action, raw in (("add", add), ("write", write)):
+        signature = sign(acme_secret, f"whitelist-{action}|acme|{len(raw)}")
+        for media_type in ("application/x-www-form-urlencoded", "text/plain", None):
+            for credentials in (headers, {"X-Platform-Admin-Signature": signature}, {}):
+                sent = {**credentials, **({"Content-Type": media_type} if media_type else {})}
+                response = await app_client.post(
+                    URL, params={"whitelist": action}, headers=sent, content=raw
+                )
+                assert response.status_code == 400, (action, media_type, response.text)
+                assert response.json()["error"] == "invalid_request"
+                assert "more than once" in response.json()["error_description"]
+    assert (await _list(app_client, headers))["numbers"] == [
+        {"number": "+4930111", "comment": "office"}
+    ]
+
+
+async def test_a_refusal_names_the_input_as_sent(
+    app_client: AsyncClient, acme: TenantFixture
+) -> None:
+    """``name: what is wrong`` (decision 0214): in a write of thousands of numbers, which one."""
+    headers = await acme.auth(app_client)
+    cases: list[tuple[dict[str, str], Any, str]] = [
+        ({"whitelist": "add"}, {"number": "1" * 33}, "number: must be 1 to 32 characters"),
+        ({"whitelist": "add"}, {"number": "  "}, "number: must be 1 to 32 characters"),
+        ({"whitelist": "add"}, {"Number": "+49\u0007"}, "number: must not contain control"),
+        ({"whitelist": "add"}, ["+4930111"], "body: must be a JSON object"),
+        (
+            {"whitelist": "write"},
+            {"numbers": [{"number": "+1"}, {"number": "+2"}, {"number": ""}]},
+            "numbers.2.number: must be 1 to 32 characters",
+        ),
+        (
+            {"whitelist": "write"},
+            {"numbers": [{"number": "+1"}, {"number": "+2\u0007 3"}]},
+            "numbers.1.number: must not contain control",
+        ),
+        ({"whitelist": "remove"}, {"number": "+1"}, "whitelist: unknown action 'remove'"),
+        ({}, {"number": "+1"}, "whitelist: required"),
+    ]
+    for params, body, described in cases:
+        response = await app_client.post(URL, params=params, headers=headers, json=body)
+        assert response.status_code == 400, (body, response.text)
+        assert response.json()["error"] == "invalid_request"
+        assert response.json()["error_description"].startswith(described), response.text
+    assert await _list(app_client, headers) == {"tenant": "acme", "numbers": [], "count": 0}

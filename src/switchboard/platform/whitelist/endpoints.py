@@ -18,7 +18,7 @@ from switchboard.kit.errors import (
     PayloadTooLarge,
     Unauthorized,
 )
-from switchboard.kit.http import describe_validation
+from switchboard.kit.http import describe_validation, json_problem
 from switchboard.kit.schemas import ERROR_RESPONSES, ErrorBody
 from switchboard.platform.whitelist import service
 from switchboard.platform.whitelist.schemas import (
@@ -60,9 +60,9 @@ WRONG_METHOD: dict[int | str, dict[str, Any]] = {
 
 def _action(request: Request, value: str | None) -> Action:
     if value is None:
-        raise BadRequest("the whitelist query parameter is required: list, add or write")
+        raise BadRequest("whitelist: required: list, add or write")
     if value not in ACTIONS:
-        raise BadRequest(f"unknown whitelist action {value!r}; expected list, add or write")
+        raise BadRequest(f"whitelist: unknown action {value!r}; expected list, add or write")
     action: Action = value
     wanted = "GET" if action == "list" else "POST"
     if request.method != wanted:
@@ -73,6 +73,19 @@ def _action(request: Request, value: str | None) -> Action:
             headers={"Allow": wanted},
         )
     return action
+
+
+def _readable(raw: bytes) -> None:
+    """Refuse a body that is no JSON, or names a key twice, before any credential is looked at
+    (decision 0016). The root middleware does this only for bodies sent as JSON; these actions
+    take their JSON under any media type (decision 0212), so ``curl -d`` bodies are checked
+    here."""
+    try:
+        problem = json_problem(raw)
+    except RecursionError:  # deeper than any parser of ours follows
+        problem = "the JSON body nests too deeply"
+    if problem is not None:
+        raise BadRequest(problem)
 
 
 async def authorise(
@@ -94,6 +107,7 @@ async def authorise(
         body = await request.body()
         if len(body) > MAX_BODY_BYTES:
             raise PayloadTooLarge(f"the body is limited to {MAX_BODY_BYTES} bytes")
+        _readable(body)
     if signature is not None:
         canonical = service.canonical_string(action, tenant.name, len(body))
         secret = runtime.box.open(tenant.signaling_secret)
@@ -158,7 +172,7 @@ def _parse(raw: bytes, model: type[BaseModel]) -> Any:
     except orjson.JSONDecodeError:
         raise BadRequest("the request body is not valid JSON") from None
     if not isinstance(document, dict):
-        raise BadRequest("the request body must be a JSON object")
+        raise BadRequest("body: must be a JSON object")
     try:
         return model.model_validate(document)
     except ValidationError as exc:

@@ -51,8 +51,10 @@ class WhitelistWritten(Schema):
     count: int
 
 
+# Unknown keys are refused at every level, as in every JSON body (decision 0033).
 _ENTRY_IN: dict[str, Any] = {
     "type": "object",
+    "additionalProperties": False,
     "required": ["number"],
     "properties": {
         "number": {"type": "string", "minLength": 1, "maxLength": 32},
@@ -71,6 +73,7 @@ POST_BODY_OPENAPI: dict[str, Any] = {
                         {
                             "title": "WhitelistWriteBody (whitelist=write)",
                             "type": "object",
+                            "additionalProperties": False,
                             "required": ["numbers"],
                             "properties": {"numbers": {"type": "array", "items": _ENTRY_IN}},
                         },

@@ -36,24 +36,25 @@ class Entry:
     comment: str
 
 
-def clean_number(number: object) -> str:
-    """A whitelist number as stored: 1 to 32 characters, surrounding spaces removed."""
+def clean_number(number: object, field: str = "number") -> str:
+    """A whitelist number as stored: 1 to 32 characters, surrounding spaces removed. A refusal
+    names ``field``, the input as sent (``numbers.3.number`` in a write, decision 0214)."""
     if not isinstance(number, str):
-        raise BadRequest("number must be a string")
+        raise BadRequest(f"{field}: must be a string")
     number = number.strip()
     if not 1 <= len(number) <= NUMBER_MAX:
-        raise BadRequest(f"number must be 1 to {NUMBER_MAX} characters")
+        raise BadRequest(f"{field}: must be 1 to {NUMBER_MAX} characters")
     if not number.isprintable():
-        raise BadRequest("number must not contain control characters")
+        raise BadRequest(f"{field}: must not contain control characters")
     return number
 
 
-def clean_comment(comment: object) -> str:
+def clean_comment(comment: object, field: str = "comment") -> str:
     """An operator comment, cut to 200 characters."""
     if comment is None:
         return ""
     if not isinstance(comment, str):
-        raise BadRequest("comment must be a string")
+        raise BadRequest(f"{field}: must be a string")
     return comment.replace("\x00", "")[:COMMENT_MAX]
 
 
@@ -181,8 +182,9 @@ async def write_numbers(
         )
     numbers: list[str] = []
     comments: dict[str, str] = {}
-    for entry in entries:
-        _apply_add(numbers, comments, clean_number(entry.number), clean_comment(entry.comment))
+    for i, entry in enumerate(entries):
+        number = clean_number(entry.number, f"numbers.{i}.number")
+        _apply_add(numbers, comments, number, clean_comment(entry.comment, f"numbers.{i}.comment"))
     row = await repository.lock(session, tenant_id)
     await repository.store(session, row, numbers=numbers, comments=comments)
     return len(numbers)
