@@ -280,6 +280,24 @@ async def test_unroutable_paths_still_get_the_error_body(app_client: AsyncClient
     assert response.headers["cache-control"] == "no-store"
 
 
+async def test_a_slash_too_many_is_no_route_and_redirects_nowhere(
+    app_client: AsyncClient, acme: TenantFixture
+) -> None:
+    """One answer for a path that is not a route, on every API alike (the framework's redirect
+    named an absolute URL, http behind a TLS proxy); the spec's base address, with its slash,
+    is the catalogue."""
+    headers = await acme.auth(app_client)
+    for path in (
+        "/api.ashx/v1/calls/", "/api.ashx/v1/webhooks/", "/api.ashx/v1/api-keys/",
+        "/api/v1/properties/", "/oidc.ashx/token/", "/oidc.ashx/jwks/",
+    ):  # fmt: skip
+        response = await app_client.get(path, headers=headers)
+        assert (response.status_code, response.json()["error"]) == (404, "not_found"), path
+        assert "location" not in response.headers, path
+    base = await app_client.get("/api.ashx/v1/")
+    assert (base.status_code, base.content) == (200, (await app_client.get("/api.ashx/v1")).content)
+
+
 async def test_every_response_is_no_store_assets_and_errors_included(
     app_client: AsyncClient,
 ) -> None:

@@ -382,6 +382,10 @@ def new_api(runtime: Any, *, title: str, version: str, description: str = "") ->
         lifespan=lambda _app: runtime.lifespan(),
         generate_unique_id_function=operation_id,
     )
+    # A path with a slash too many is no route (404, the error body), as it is on every API of
+    # the process: the framework's redirect named an absolute URL with the scheme it saw, which
+    # behind a TLS proxy is http, and answered some collections and not others.
+    app.router.redirect_slashes = False
     app.state.runtime = runtime
     install_error_handlers(app)
     return app

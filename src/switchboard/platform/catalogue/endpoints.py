@@ -47,6 +47,7 @@ def catalogue_routes(openapi: dict[str, Any]) -> list[CatalogueRoute]:
     "reference (`docs`) and the OpenAPI description (`openapi`)",
     tags=["catalogue"],
 )
+@router.get(CATALOGUE_PATH + "/", include_in_schema=False)  # the spec's base address, as written
 async def catalogue(request: Request) -> Response:
     """Served by ``fastpath.catalogue_answer`` in the full application; here for the standalone
     platform app, the OpenAPI description and any request the fast path passes on."""
