@@ -89,6 +89,8 @@ async def test_bad_input_is_400_and_changes_nothing(
         {"Did": "10\u00000", "User": "alice"},
         {"Did": "100", "FromNumber": "+1\u0007", "User": "alice"},
         {"Did": "100", "User": "al\u0000ice"},
+        {"Did": "100", "User": " "},  # spaces alone ring nobody
+        {"Did": "100", "User": "\u00a0 "},
     ):
         response = await app_client.post(URL, headers=headers, json=body)
         assert response.status_code == 400, body

@@ -86,9 +86,15 @@ async def test_conflicts_misses_and_bad_input(app_client: AsyncClient, acme: Ten
         {"match": 1, "trunkIds": ["de"]},
         {"match": "+1\u0000*", "trunkIds": ["de"]},
         {"match": "+1*", "trunkIds": ["d\u0000e"]},
+        {"match": "+1*", "trunkIds": ["de", "at", "de"]},  # one call would try "de" twice
     ):
         response = await app_client.post(URL, headers=headers, json=body)
         assert response.status_code == 400, body
+    twice = await app_client.put(f"{URL}/%2B49%2A", headers=headers, json={"trunkIds": ["a", "a"]})
+    assert twice.json() == {
+        "error": "invalid_request",
+        "error_description": "trunkIds: 'a' is listed twice",
+    }
     rename = await app_client.put(
         f"{URL}/%2B49%2A", headers=headers, json={"match": "+48*", "trunkIds": ["x"]}
     )

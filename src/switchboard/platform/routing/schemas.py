@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from switchboard.kit.schemas import Page, PascalSchema, Schema, StrictInput, echoes
 
@@ -28,11 +28,42 @@ OptionalPattern = Annotated[
         description="Empty or absent: any caller",
     ),
 ]
-UserName = Annotated[str, Field(min_length=1, max_length=128, pattern=r"^[^\x00-\x1f\x7f]+$")]
+
+
+def _not_blank(user: str) -> str:
+    """Spaces inside a name, not a name of spaces alone: it would ring nobody's phone."""
+    if not user.strip():
+        raise ValueError("must not be blank")
+    return user
+
+
+UserName = Annotated[
+    str,
+    Field(min_length=1, max_length=128, pattern=r"^[^\x00-\x1f\x7f]+$"),
+    AfterValidator(_not_blank),
+]
 TrunkId = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[^\s\x00-\x1f\x7f]+$")]
+
+
+def _once_each(trunk_ids: list[str]) -> list[str]:
+    """A trunk listed twice would be tried twice for one call: refused, not deduplicated."""
+    seen: set[str] = set()
+    for trunk_id in trunk_ids:
+        if trunk_id in seen:
+            raise ValueError(f"{trunk_id!r} is listed twice")
+        seen.add(trunk_id)
+    return trunk_ids
+
+
 TrunkIds = Annotated[
     list[TrunkId],
-    Field(min_length=1, max_length=TRUNKS_MAX, description="Tried in order by the bridge"),
+    Field(
+        min_length=1,
+        max_length=TRUNKS_MAX,
+        description="Tried in order by the bridge; each trunk once",
+        json_schema_extra={"uniqueItems": True},
+    ),
+    AfterValidator(_once_each),
 ]
 
 
