@@ -156,6 +156,27 @@ async def test_a_refresh_refused_422_goes_again_at_once_with_the_min_se(
     assert 2.8 < between(trace, 7, 9) < 3.5  # its 2xx, the next refresh
 
 
+@pytest.mark.slow
+@BRIDGE_ONLY
+async def test_a_refresh_crossed_by_the_trunks_offer_goes_again_after_the_random_delay(
+    bridge: Bridge, platform: Platform, tmp_path: Path
+) -> None:
+    """The refresh of a 10 s session crosses the trunk's own re-INVITE: each side answers the
+    other 491. The bridge made the call's Call-ID, so it waits 2.1 to 4 s (RFC 3261 §14.1)
+    before the refresh goes again, still within the session; the call goes on."""
+    trace = tmp_path / "crossed.log"
+    record = await call_through(
+        bridge, platform, tmp_path, "uas_refresh_crossed.xml", "hold", "+14155550186", trace
+    )
+    assert outcome(record) == FAR_HANGUP
+    assert flow(trace) == [
+        *ANSWERED, "< INVITE", "> INVITE", "< 491", "> ACK", "> 491", "< ACK", *ANSWERED,
+        "> BYE", "< 200",
+    ]  # fmt: skip
+    assert 2.1 <= between(trace, 7, 9) <= 4.2  # the trunk's 491, the refresh again
+    assert between(trace, 1, 9) < 10  # the first 2xx, the refresh again: inside the session
+
+
 @pytest.mark.parametrize(
     ("interval", "refresh", "margin", "given_up"),
     [(4, 2, 4 / 3, 4 - 4 / 3), (90, 45, 30, 60), (1800, 900, 32, 1768)],
