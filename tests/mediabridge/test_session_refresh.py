@@ -177,6 +177,33 @@ async def test_a_refresh_crossed_by_the_trunks_offer_goes_again_after_the_random
     assert between(trace, 1, 9) < 10  # the first 2xx, the refresh again: inside the session
 
 
+@pytest.mark.slow
+@BRIDGE_ONLY
+async def test_a_refresh_refused_500_is_tried_again_until_the_session_runs_out(
+    bridge: Bridge, platform: Platform, tmp_path: Path
+) -> None:
+    """A refusal that leaves the session standing (not 408 or 481): the bridge tries again
+    half-way through what is left of the 8 s session (until the far end may give it up, 5.33 s
+    after the 2xx, RFC 4028 §10), and sends BYE once less than a second is left."""
+    trace = tmp_path / "failing.log"
+    record = await call_through(
+        bridge, platform, tmp_path, "uas_refresh_failing.xml", "hangup", "+14155550187", trace
+    )
+    assert outcome(record) == (
+        "ended-failed-final", "",
+        "the session expired: the far end refused its refresh (500 Server Internal Error)",
+    )  # fmt: skip
+    assert flow(trace) == [
+        *ANSWERED, "< INVITE", "> 500", "< ACK", "< INVITE", "> 500", "< ACK", "< BYE", "> 200",
+    ]  # fmt: skip
+    # the first 500 (its refresh due 4 s after the 2xx), the refresh again half-way through
+    # the 1.33 s left; the second 500, the BYE at once: 0.67 s left
+    left = expiry_delay(8) - between(trace, 1, 4)
+    assert between(trace, 4, 6) == pytest.approx(left / 2, abs=0.15)
+    assert between(trace, 7, 9) < 0.3
+    assert between(trace, 1, 9) < expiry_delay(8)
+
+
 @pytest.mark.parametrize(
     ("interval", "refresh", "margin", "given_up"),
     [(4, 2, 4 / 3, 4 - 4 / 3), (90, 45, 30, 60), (1800, 900, 32, 1768)],
