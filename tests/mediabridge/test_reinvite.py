@@ -7,6 +7,8 @@ media for 1 s (``--rtp-timeout-sec``)."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -88,10 +90,29 @@ def cseq_of(message: str) -> str:
     return found.group(1) if found else ""
 
 
+@dataclass(frozen=True)
+class Traced:
+    """One message of sipp's ``-trace_msg`` log."""
+
+    at: float  # seconds, on sipp's clock
+    received: bool  # False: sipp sent it
+    text: str
+
+
+def sipp_trace(log: Path) -> list[Traced]:
+    """The messages sipp received and sent, in order, from its ``-trace_msg`` log."""
+    parts = re.split(r"^-{10,} *(.*)$", log.read_text(), flags=re.MULTILINE)
+    traced = []
+    for stamp, chunk in zip(parts[1::2], parts[2::2], strict=True):
+        head, _, text = chunk.partition("\n\n")
+        at = datetime.fromisoformat(stamp.strip()).timestamp()
+        traced.append(Traced(at, "message received" in head, text))
+    return traced
+
+
 def sipp_messages(log: Path) -> list[str]:
     """The messages sipp received, from its ``-trace_msg`` log."""
-    chunks = re.split(r"^-{10,}.*$", log.read_text(), flags=re.MULTILINE)
-    return [chunk.split("\n\n", 1)[1] for chunk in chunks if "message received" in chunk]
+    return [message.text for message in sipp_trace(log) if message.received]
 
 
 async def test_a_trunk_that_refreshes_the_session_keeps_its_call_to_the_end(

@@ -1,6 +1,7 @@
 """Session timers with the bridge as the refresher, and sessions the far end stops refreshing
-(RFC 4028 §10, decision 0334): sipp trunks whose 2xx to the bridge's INVITE names a 4 s session.
-A short interval is the far end's own choice, and the bridge follows it. The pure rules (when a
+(RFC 4028 §10, decision 0334): sipp trunks whose 2xx to the bridge's INVITE names a session of a
+few seconds, and which take, refuse (422, 481, 500) or cross (491) the bridge's refreshes. A
+short interval is the far end's own choice, and the bridge follows it. The pure rules (when a
 refresh is due, when an unrefreshed session is given up) are at the end."""
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from switchboard.mediabridge.sip.refresher import (
 from switchboard.mediabridge.sip.timer import session_timer
 from tests.mediabridge.components import Sipp
 from tests.mediabridge.conftest import BRIDGE_ONLY, Bridge, Platform
-from tests.mediabridge.test_reinvite import sdp_version, sipp_messages
+from tests.mediabridge.test_reinvite import sdp_version, sipp_messages, sipp_trace
 
 
 async def call_through(
@@ -43,6 +44,35 @@ async def call_through(
     return record
 
 
+def steps(trace: Path) -> list[tuple[float, str]]:
+    """What sipp received (``<``) and sent (``>``), in order, each with when: the request's
+    method or the response's status, ``< INVITE``, ``> 422``."""
+    found = []
+    for message in sipp_trace(trace):
+        first = message.text.split(None, 2)
+        word = first[1] if first[0].startswith("SIP/") else first[0]
+        found.append((message.at, f"{'<' if message.received else '>'} {word}"))
+    return found
+
+
+def flow(trace: Path) -> list[str]:
+    return [step for _, step in steps(trace)]
+
+
+def between(trace: Path, earlier: int, later: int) -> float:
+    """Seconds from step ``earlier`` of the trace to step ``later``."""
+    found = steps(trace)
+    return found[later][0] - found[earlier][0]
+
+
+ANSWERED = ["< INVITE", "> 200", "< ACK"]  # the bridge's INVITE, or a refresh taken
+FAR_HANGUP = ("ended-failed-final", "far-hangup", "")
+
+
+def outcome(record: dict[str, Any]) -> tuple[str, str, str]:
+    return record["status"], record["endedReason"], record["errorDetail"]
+
+
 @pytest.mark.slow
 @BRIDGE_ONLY
 async def test_the_bridge_refreshes_a_session_the_trunk_makes_it_refresh(
@@ -54,9 +84,7 @@ async def test_the_bridge_refreshes_a_session_the_trunk_makes_it_refresh(
     )
     # the scenario checked each refresh's headers and that it came within the interval; the
     # trunk hung up after the second
-    assert (record["status"], record["endedReason"], record["errorDetail"]) == (
-        "ended-failed-final", "far-hangup", "",
-    )  # fmt: skip
+    assert outcome(record) == FAR_HANGUP
     received = sipp_messages(trace)
     invites = [m for m in received if m.startswith("INVITE ")]
     assert len(invites) == 3, received
@@ -90,9 +118,90 @@ async def test_a_session_gone_is_ended_with_bye_and_reported(
     """A refresh of the bridge refused 481, or a trunk that names itself the refresher and never
     refreshes: the bridge sends BYE (each scenario waits for it) and reports why."""
     record = await call_through(bridge, platform, tmp_path, scenario, trunk, phone)
-    assert (record["status"], record["endedReason"], record["errorDetail"]) == (
-        "ended-failed-final", "", detail,
+    assert outcome(record) == ("ended-failed-final", "", detail)
+
+
+@pytest.mark.slow
+@BRIDGE_ONLY
+async def test_a_2xx_that_names_no_refresher_leaves_the_refresh_to_the_bridge(
+    bridge: Bridge, platform: Platform, tmp_path: Path
+) -> None:
+    """``Session-Expires: 4`` without a refresher: the UAC chooses (RFC 4028 §7.2), and the
+    bridge refreshes twice, naming itself (``refresher=uac``: the scenario checks it)."""
+    trace = tmp_path / "unnamed.log"
+    record = await call_through(
+        bridge, platform, tmp_path, "uas_refresher_unnamed.xml", "pcma", "+14155550184", trace
+    )
+    assert outcome(record) == FAR_HANGUP
+    assert flow(trace) == ANSWERED * 3 + ["> BYE", "< 200"]
+
+
+@pytest.mark.slow
+@BRIDGE_ONLY
+async def test_a_refresh_refused_422_goes_again_at_once_with_the_min_se(
+    bridge: Bridge, platform: Platform, tmp_path: Path
+) -> None:
+    """The trunk finds the 4 s its own 2xx named too short: the refresh goes again at once with
+    ``Session-Expires: 6`` and ``Min-SE: 6`` (the scenario checks both), and the 2xx's 6 s
+    session has the next refresh 3 s later."""
+    trace = tmp_path / "too-small.log"
+    record = await call_through(
+        bridge, platform, tmp_path, "uas_refresh_too_small.xml", "bye", "+14155550185", trace
+    )
+    assert outcome(record) == FAR_HANGUP
+    assert flow(trace) == [
+        *ANSWERED, "< INVITE", "> 422", "< ACK", *ANSWERED, *ANSWERED, "> BYE", "< 200",
+    ]  # fmt: skip
+    assert between(trace, 4, 6) < 0.5  # the 422, the refresh again
+    assert 2.8 < between(trace, 7, 9) < 3.5  # its 2xx, the next refresh
+
+
+@pytest.mark.slow
+@BRIDGE_ONLY
+async def test_a_refresh_crossed_by_the_trunks_offer_goes_again_after_the_random_delay(
+    bridge: Bridge, platform: Platform, tmp_path: Path
+) -> None:
+    """The refresh of a 10 s session crosses the trunk's own re-INVITE: each side answers the
+    other 491. The bridge made the call's Call-ID, so it waits 2.1 to 4 s (RFC 3261 §14.1)
+    before the refresh goes again, still within the session; the call goes on."""
+    trace = tmp_path / "crossed.log"
+    record = await call_through(
+        bridge, platform, tmp_path, "uas_refresh_crossed.xml", "hold", "+14155550186", trace
+    )
+    assert outcome(record) == FAR_HANGUP
+    assert flow(trace) == [
+        *ANSWERED, "< INVITE", "> INVITE", "< 491", "> ACK", "> 491", "< ACK", *ANSWERED,
+        "> BYE", "< 200",
+    ]  # fmt: skip
+    assert 2.1 <= between(trace, 7, 9) <= 4.2  # the trunk's 491, the refresh again
+    assert between(trace, 1, 9) < 10  # the first 2xx, the refresh again: inside the session
+
+
+@pytest.mark.slow
+@BRIDGE_ONLY
+async def test_a_refresh_refused_500_is_tried_again_until_the_session_runs_out(
+    bridge: Bridge, platform: Platform, tmp_path: Path
+) -> None:
+    """A refusal that leaves the session standing (not 408 or 481): the bridge tries again
+    half-way through what is left of the 8 s session (until the far end may give it up, 5.33 s
+    after the 2xx, RFC 4028 §10), and sends BYE once less than a second is left."""
+    trace = tmp_path / "failing.log"
+    record = await call_through(
+        bridge, platform, tmp_path, "uas_refresh_failing.xml", "hangup", "+14155550187", trace
+    )
+    assert outcome(record) == (
+        "ended-failed-final", "",
+        "the session expired: the far end refused its refresh (500 Server Internal Error)",
     )  # fmt: skip
+    assert flow(trace) == [
+        *ANSWERED, "< INVITE", "> 500", "< ACK", "< INVITE", "> 500", "< ACK", "< BYE", "> 200",
+    ]  # fmt: skip
+    # the first 500 (its refresh due 4 s after the 2xx), the refresh again half-way through
+    # the 1.33 s left; the second 500, the BYE at once: 0.67 s left
+    left = expiry_delay(8) - between(trace, 1, 4)
+    assert between(trace, 4, 6) == pytest.approx(left / 2, abs=0.15)
+    assert between(trace, 7, 9) < 0.3
+    assert between(trace, 1, 9) < expiry_delay(8)
 
 
 @pytest.mark.parametrize(
