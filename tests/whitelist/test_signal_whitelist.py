@@ -247,6 +247,12 @@ async def test_a_key_named_twice_is_refused_under_any_media_type(
     assert (await _list(app_client, headers))["numbers"] == [
         {"number": "+4930111", "comment": "office"}
     ]
+    # no body at all is no malformed body: without credentials it is 401, with them 400
+    for action in ("add", "write"):
+        bare = await app_client.post(URL, params={"whitelist": action})
+        assert (bare.status_code, bare.json()["error"]) == (401, "invalid_token")
+        empty = await app_client.post(URL, params={"whitelist": action}, headers=headers)
+        assert (empty.status_code, empty.json()["error"]) == (400, "invalid_request")
 
 
 async def test_a_refusal_names_the_input_as_sent(

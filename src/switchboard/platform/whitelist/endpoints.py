@@ -79,7 +79,10 @@ def _readable(raw: bytes) -> None:
     """Refuse a body that is no JSON, or names a key twice, before any credential is looked at
     (decision 0016). The root middleware does this only for bodies sent as JSON; these actions
     take their JSON under any media type (decision 0212), so ``curl -d`` bodies are checked
-    here."""
+    here. No body at all is no malformed body: the credentials are looked at first, and its
+    absence is refused with the fields."""
+    if not raw:
+        return
     try:
         problem = json_problem(raw)
     except RecursionError:  # deeper than any parser of ours follows
