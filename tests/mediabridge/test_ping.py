@@ -92,7 +92,7 @@ async def test_a_trunk_is_down_while_it_refuses_and_up_once_it_answers(
 ) -> None:
     """Any answer below 500 is a trunk that is there (a 404 or a 405 to OPTIONS included); a
     5xx is one that is not. The waits are recorded, not slept."""
-    endpoint = SipEndpoint("127.0.0.1", 0, t1=0.05)
+    endpoint = SipEndpoint("127.0.0.1", free_port(), t1=0.05)  # UDP and TCP alike
     await endpoint.start()
     far = await Udp.open()
     trunk = Trunk(

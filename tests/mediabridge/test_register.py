@@ -89,7 +89,7 @@ async def test_the_bridge_registers_refreshes_and_unregisters(tmp_path: Path) ->
 async def test_a_refused_registration_is_tried_again_later_and_later() -> None:
     """``Retry-After`` when the registrar gives one, else a backoff doubling from 30 s; once
     bound, a refresh 30 s before the grant ends. The waits are recorded, not slept."""
-    endpoint = SipEndpoint("127.0.0.1", 0, t1=0.05)
+    endpoint = SipEndpoint("127.0.0.1", free_port(), t1=0.05)  # UDP and TCP alike
     await endpoint.start()
     registrar = await Udp.open()
     trunk = Trunk(

@@ -63,6 +63,7 @@ class RoomPeer:
         self.microphone = microphone  # for the first mesh edge, else silence
         self.peer_id = ""
         self.mode = "mesh"
+        self.modes: list[str] = []  # every mode the room told this peer of, in order
         self.mesh: dict[str, RTCPeerConnection] = {}
         self.publisher: RTCPeerConnection | None = None
         self.subscribers: dict[str, RTCPeerConnection] = {}
@@ -122,6 +123,7 @@ class RoomPeer:
 
     async def on_welcome(self, message: dict[str, Any]) -> None:
         self.peer_id, self.mode = message["peerId"], message["mode"]
+        self.modes.append(self.mode)
         for other in message["peers"]:
             pc = self._mesh(other["peerId"])
             await pc.setLocalDescription(await pc.createOffer())
@@ -140,6 +142,8 @@ class RoomPeer:
 
     async def on_mode(self, message: dict[str, Any]) -> None:
         self.mode = message["mode"]
+        if self.modes[-1:] != [self.mode]:
+            self.modes.append(self.mode)
         if self.mode != "sfu":  # a demote: no publisher to offer (the SFU would refuse it)
             return
         pc = self.publisher = _with_media(_pc())

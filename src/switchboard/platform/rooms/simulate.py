@@ -95,8 +95,10 @@ async def _watch(crowd: Crowd, count: int, stop: asyncio.Event) -> None:
         if now != joined:
             joined = now
             _say(f"joined {joined}/{count}")
-        modes = {p.mode for p in crowd.peers if p.peer_id}
-        if len(modes) == 1 and (mode := modes.pop()) != (crowd.modes[-1] if crowd.modes else ""):
+        # the first peer's account of the room's modes: every change it was told of, however
+        # late this look comes (a look now and then would miss a mode that did not last)
+        told = crowd.peers[0].modes if crowd.peers else []
+        for mode in told[len(crowd.modes) :]:
             crowd.modes.append(mode)
             _say(f"mode {mode}")
         with contextlib.suppress(TimeoutError):
