@@ -288,7 +288,7 @@ async def revoke(
             raise OAuthError("unsupported_token_type", f"token_type_hint {token_type_hint!r}")
         client = await credentials.authenticate(session, tenant)
         await revocation.revoke(
-            session, tenant=tenant, client=client, token=token, keyring=runtime.keyring,
+            session, tenant=tenant, client=client, token=token, authenticator=runtime.authenticator,
             now=runtime.clock.now(),
         )  # fmt: skip
     return Response()

@@ -14,16 +14,14 @@ from __future__ import annotations
 
 import datetime as dt
 
-from joserfc import jwt
-from joserfc.errors import JoseError
-from joserfc.jws import extract_compact
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from switchboard.auth.keys import Keyring
+from switchboard.auth.bearer import Authenticator
 from switchboard.auth.models import OidcClient, RefreshToken
 from switchboard.identity.service import revoke_refresh_family
 from switchboard.kit.crypto import sha256_hex
+from switchboard.kit.errors import Unauthorized
 from switchboard.tenants.models import Tenant
 
 TOKEN_TYPE_HINTS = ("refresh_token", "access_token")
@@ -35,7 +33,7 @@ async def revoke(
     tenant: Tenant,
     client: OidcClient,
     token: str,
-    keyring: Keyring,
+    authenticator: Authenticator,
     now: dt.datetime,
 ) -> None:
     """Revoke the grant ``token`` belongs to, if ``client`` of ``tenant`` was issued it.
@@ -44,7 +42,7 @@ async def revoke(
     JWTs), so the request's ``token_type_hint`` is not needed to find it: RFC 7009 §2.1 lets a
     server that tells the kind itself ignore the hint."""
     if token.count(".") == 2:
-        grant = await _access_token_grant(session, token, keyring=keyring, now=now)
+        grant = await _access_token_grant(session, token, authenticator=authenticator)
         if grant is None:
             return
         which = RefreshToken.family_id == grant
@@ -66,26 +64,12 @@ async def revoke(
 
 
 async def _access_token_grant(
-    session: AsyncSession, token: str, *, keyring: Keyring, now: dt.datetime
+    session: AsyncSession, token: str, *, authenticator: Authenticator
 ) -> str | None:
     """The grant (refresh-token family) an unexpired access token of ours names, if any."""
     try:
-        kid = str(extract_compact(token.encode()).headers().get("kid", ""))
-    except (JoseError, ValueError, UnicodeError):
-        return None
-    if keyring.public_key(kid) is None and keyring.may_reload_for_unknown_kid():
-        await keyring.load(session)
-    key = keyring.public_key(kid)
-    if key is None:
-        return None
-    try:
-        claims = jwt.decode(token, key, algorithms=["RS256"]).claims
-    except (JoseError, ValueError):
-        return None
-    exp = claims.get("exp")
-    if claims.get("token_use") != "access" or not isinstance(exp, int | float):
+        claims = await authenticator.own_access_claims(session, token)
+    except Unauthorized:
         return None
     grant = claims.get("grant_id")
-    if exp <= now.timestamp() or not isinstance(grant, str) or not grant:
-        return None
-    return grant
+    return grant if isinstance(grant, str) and grant else None
