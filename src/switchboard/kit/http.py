@@ -250,12 +250,17 @@ def describe_validation(errors: Sequence[Any]) -> str:
     return "; ".join(parts) or "invalid request"
 
 
+def media_type(request: Request) -> str:
+    """The request body's media type, lower case, without its parameters ("" when none)."""
+    return request.headers.get("content-type", "").split(";")[0].strip().lower()
+
+
 def _body_not_json(request: Request, errors: Sequence[Any]) -> str | None:
     """The media type of a body that a JSON endpoint could not read because it was sent as
     something else, or without a ``Content-Type`` (FastAPI then validates the raw bytes, and
     says only that they are no object), in the words of decision 0212 (``, not text/plain``), or
     None."""
-    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    media = media_type(request)
     if media == "application/json" or media.endswith("+json"):
         return None
     for err in errors:

@@ -25,7 +25,7 @@ from switchboard.identity.errors import OAuthError
 from switchboard.identity.signin import options, pages
 from switchboard.identity.signin import service as signin
 from switchboard.kit.clientip import client_ip, parse_networks
-from switchboard.kit.http import first_repeated, not_utf8
+from switchboard.kit.http import first_repeated, media_type, not_utf8
 from switchboard.runtime import Runtime, RuntimeDep
 from switchboard.tenants import service as tenants
 from switchboard.tenants.models import Tenant
@@ -188,8 +188,7 @@ async def posted_form(request: Request) -> FormData | Response:
     error page for another kind of body (415), or for bytes that are not UTF-8 (the parser would
     replace them, and ``state`` would go back to the client altered)."""
     raw = await request.body()  # kept by the request: the form is parsed from it
-    kind = request.headers.get("content-type", "").partition(";")[0].strip().lower()
-    if raw and kind != FORM:
+    if raw and media_type(request) != FORM:
         return pages.error_page(f"a form is posted as {FORM}", status=415)
     if not_utf8(raw):
         return pages.error_page(NOT_UTF8)
